@@ -1,0 +1,35 @@
+// The commander program. Exit codes (cli.md): 0 ok, 1 configuration errors, 2 usage error or
+// unreadable file; commander's own usage errors exit 2 too.
+import { Command, CommanderError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { registerValidate } from './validate.js';
+import { registerServe } from './serve.js';
+import { registerDryRun } from './dry-run.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+const program = new Command();
+program
+  .name('endpoint-service')
+  .description('Turn a declarative endpoints.xml into a running HTTP service')
+  .version(pkg.version, '-V, --version')
+  .option('--no-color', 'disable colors (NO_COLOR is respected too)')
+  .showSuggestionAfterError(true)
+  .exitOverride();
+
+registerValidate(program);
+registerServe(program);
+registerDryRun(program);
+for (const command of program.commands) command.exitOverride();
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // --help and --version end with exitCode 0; everything else commander raises is a usage error.
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
+  } else {
+    process.stderr.write(`endpoint-service: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 2;
+  }
+}

@@ -1,0 +1,301 @@
+// The compiled application: plain readonly data that validate, dry-run and serve all read.
+// Everything decidable from the configuration is decided here (templates split, files
+// resolved, task graph computed), so the request path only walks this structure.
+
+import type { TaskGraph } from '../plan/graph.js';
+
+export interface Position {
+  /** The path as given on the command line, or of the referenced file. */
+  readonly file: string;
+  /** 1-based. */
+  readonly line: number;
+  /** 1-based. */
+  readonly column: number;
+}
+
+// ---------------------------------------------------------------------------------------
+// Templates
+
+export const SYSTEM_PARAMETERS = [
+  'request-id',
+  'endpoint',
+  'environment',
+  'client-ip',
+  'user-agent',
+  'base-url',
+] as const;
+export type SystemParameter = (typeof SYSTEM_PARAMETERS)[number];
+
+/** How a placeholder's value is escaped; decided by where the template stands. */
+export type Escaping =
+  /** as is (plain-text mail bodies, text/plain response bodies, values compared in conditions) */
+  | 'none'
+  /** a URL: a placeholder at the very start is inserted as is, others encodeURIComponent */
+  | 'url'
+  /** application/x-www-form-urlencoded value (get-parameter, post-parameter) */
+  | 'form'
+  /** inside a JSON string: JSON-escaped, without the quotes */
+  | 'json'
+  /** XML text or attribute value */
+  | 'xml'
+  /** HTML text */
+  | 'html'
+  /** header values, mail addresses, subjects: a value with CR or LF fails the task */
+  | 'header';
+
+export type TemplatePart =
+  | { readonly kind: 'literal'; readonly text: string }
+  /** a declared parameter of the endpoint (shadows a system parameter of the same name) */
+  | { readonly kind: 'parameter'; readonly name: string }
+  | { readonly kind: 'system'; readonly name: SystemParameter }
+  /** an intermediate value the element declares as input */
+  | { readonly kind: 'intermediate'; readonly name: string }
+  /** ${env:NAME}: a secret for logs and dry-run */
+  | { readonly kind: 'env'; readonly name: string }
+  /** only in <error> actions */
+  | { readonly kind: 'internal-error-text' };
+
+export interface Template {
+  /** The text as written (after XML entity decoding). */
+  readonly source: string;
+  readonly escaping: Escaping;
+  /** Literal parts are already in their final, escaped form for the context. */
+  readonly parts: readonly TemplatePart[];
+  readonly position: Position;
+}
+
+// ---------------------------------------------------------------------------------------
+// Conditions
+
+export type ComparisonOperator = 'equals' | 'notequals' | 'gt' | 'ge' | 'lt' | 'le';
+export type Condition =
+  | {
+      readonly kind: 'compare';
+      readonly operator: ComparisonOperator;
+      readonly left: Template;
+      readonly right: Template;
+      /** e.g. `${newsletter} equals "yes"`, for plans */
+      readonly text: string;
+      readonly position: Position;
+    }
+  | {
+      readonly kind: 'predicate';
+      readonly operator: 'isempty' | 'hasmultiple';
+      readonly left: Template;
+      readonly expected: boolean;
+      readonly text: string;
+      readonly position: Position;
+    };
+
+// ---------------------------------------------------------------------------------------
+// Parameters
+
+export interface ParameterDeclaration {
+  readonly name: string;
+  /** A literal; with it the parameter is optional. */
+  readonly defaultValue: string | null;
+  readonly position: Position;
+}
+
+// ---------------------------------------------------------------------------------------
+// Actions
+
+export interface RedirectAction {
+  readonly kind: 'redirect';
+  readonly url: Template;
+  /** Empty: any URL. */
+  readonly whitelist: readonly string[];
+  readonly position: Position;
+}
+export interface StaticAction {
+  readonly kind: 'static';
+  /** As written, relative to static/. */
+  readonly filename: string;
+  /** Resolved, checked to exist inside static/. */
+  readonly absolutePath: string;
+  readonly contentType: string;
+  readonly downloadFilename: Template | null;
+  readonly position: Position;
+}
+export interface UrlAction {
+  readonly kind: 'url';
+  readonly url: Template;
+  readonly downloadFilename: Template | null;
+  readonly position: Position;
+}
+export interface ForwardAction {
+  readonly kind: 'forward';
+  readonly endpoint: string;
+  /** null: pass on this endpoint's bound parameters; else only these. */
+  readonly inputParameters: readonly NamedTemplate[] | null;
+  readonly position: Position;
+}
+export interface BodyAction {
+  readonly kind: 'body';
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: Template;
+  readonly position: Position;
+}
+export interface EmptyAction {
+  readonly kind: 'empty';
+}
+
+export type SuccessAction = EmptyAction | RedirectAction | StaticAction | UrlAction | ForwardAction | BodyAction;
+/** <error> may not forward nor carry a download filename (downloadFilename is always null). */
+export type ErrorAction = EmptyAction | RedirectAction | StaticAction | UrlAction | BodyAction;
+
+export interface SuccessResponse {
+  readonly condition: Condition | null;
+  readonly action: SuccessAction;
+  /** Task ids the response waits for (after + producers of its inputs); only with tasks="wait". */
+  readonly after: readonly string[];
+  readonly inputs: readonly string[];
+  readonly position: Position;
+}
+
+export interface ErrorResponse {
+  readonly action: ErrorAction;
+  readonly position: Position | null;
+}
+
+export interface NamedTemplate {
+  readonly name: string;
+  readonly value: Template;
+  readonly position: Position;
+}
+
+// ---------------------------------------------------------------------------------------
+// Tasks
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
+
+export interface TaskBase {
+  /** The id attribute, or `task-N` (1-based position among the endpoint's tasks). */
+  readonly id: string;
+  readonly explicitId: boolean;
+  /** Class as written. */
+  readonly className: string;
+  readonly condition: Condition | null;
+  readonly ignoreIfError: boolean;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  /** Explicit <after task-id>. */
+  readonly after: readonly string[];
+  /** <input-intermediate-value name>. */
+  readonly inputs: readonly string[];
+  readonly position: Position;
+}
+
+export type OutputSelector =
+  | { readonly kind: 'jsonpath'; readonly path: string }
+  | { readonly kind: 'xpath'; readonly path: string };
+
+export interface OutputIntermediateValue {
+  readonly name: string;
+  readonly selector: OutputSelector;
+  /** Anchored source (the whole value must match), or null. */
+  readonly regex: string | null;
+  readonly position: Position;
+}
+
+export type RequestBody =
+  | { readonly kind: 'json'; readonly template: Template }
+  | { readonly kind: 'xml'; readonly template: Template }
+  | { readonly kind: 'form'; readonly parameters: readonly NamedTemplate[] };
+
+export interface HttpRequestTask extends TaskBase {
+  readonly kind: 'http-request';
+  readonly url: Template;
+  /** Resolved: explicit, else POST with a body, else GET. */
+  readonly method: HttpMethod;
+  readonly getParameters: readonly NamedTemplate[];
+  readonly headers: readonly NamedTemplate[];
+  readonly basicAuth: { readonly username: Template; readonly password: Template } | null;
+  readonly body: RequestBody | null;
+  readonly outputs: readonly OutputIntermediateValue[];
+}
+
+export interface EmailBody {
+  readonly contentType: 'text/plain' | 'text/html';
+  readonly template: Template;
+  /** cid: images found in an HTML body: cid as written -> absolute path in static/. */
+  readonly inlineImages: readonly { readonly cid: string; readonly absolutePath: string }[];
+  readonly position: Position;
+}
+
+export type EmailAttachment =
+  | {
+      readonly kind: 'static';
+      readonly filename: string;
+      readonly absolutePath: string;
+      readonly condition: Condition | null;
+      readonly position: Position;
+    }
+  | { readonly kind: 'uploads'; readonly condition: Condition | null; readonly position: Position };
+
+export interface EmailTask extends TaskBase {
+  readonly kind: 'email';
+  readonly from: Template;
+  readonly to: readonly Template[];
+  readonly cc: readonly Template[];
+  readonly bcc: readonly Template[];
+  readonly replyTo: Template | null;
+  readonly subject: Template;
+  readonly bodies: readonly EmailBody[];
+  readonly attachments: readonly EmailAttachment[];
+}
+
+export type Task = HttpRequestTask | EmailTask;
+export type TaskKind = Task['kind'];
+
+// ---------------------------------------------------------------------------------------
+// Endpoints and the application
+
+export type TasksMode = 'wait' | 'background';
+
+export interface Endpoint {
+  readonly name: string;
+  /** Declared parameters in scope, inherited from folders, lower declarations winning. */
+  readonly parameters: readonly ParameterDeclaration[];
+  readonly parametersByName: ReadonlyMap<string, ParameterDeclaration>;
+  readonly separator: string;
+  readonly tasksMode: TasksMode;
+  /** Parameter names, in order; null when the endpoint has no <include-in-hash>. */
+  readonly includeInHash: readonly string[] | null;
+  /** In file order; at most the last has no condition. */
+  readonly successes: readonly SuccessResponse[];
+  readonly error: ErrorResponse;
+  /** In file order. */
+  readonly tasks: readonly Task[];
+  readonly taskGraph: TaskGraph;
+  readonly position: Position;
+}
+
+export interface EmailSettings {
+  /** null when only headers are configured (the connection comes from --smtp-url). */
+  readonly server: Template | null;
+  readonly port: number | null;
+  readonly username: Template | null;
+  readonly password: Template | null;
+  readonly headers: readonly NamedTemplate[];
+  readonly position: Position;
+}
+
+export interface SecuritySettings {
+  readonly secretKeys: readonly Template[];
+  readonly position: Position;
+}
+
+export interface Application {
+  /** The endpoints.xml path as given. */
+  readonly file: string;
+  /** Absolute application directory. */
+  readonly directory: string;
+  readonly staticDirectory: string;
+  /** In file order. */
+  readonly endpoints: readonly Endpoint[];
+  readonly endpointsByName: ReadonlyMap<string, Endpoint>;
+  readonly email: EmailSettings | null;
+  readonly security: SecuritySettings | null;
+}

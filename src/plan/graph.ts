@@ -1,0 +1,132 @@
+// The task graph of one endpoint: who waits for whom, and why; stages as longest-path levels.
+// Built by the compiler (cycles are a configuration error) and read by dry-run and serve.
+
+/** Why `to` waits for `from`: an explicit <after>, intermediate values it consumes, or both. */
+export interface TaskEdge {
+  readonly from: string;
+  readonly to: string;
+  readonly after: boolean;
+  readonly values: readonly string[];
+}
+
+export interface TaskGraph {
+  /** Task ids in file order. */
+  readonly order: readonly string[];
+  /** Each dependency once, in the order first referenced. */
+  readonly dependsOn: ReadonlyMap<string, readonly string[]>;
+  readonly dependents: ReadonlyMap<string, readonly string[]>;
+  readonly edges: readonly TaskEdge[];
+  /** stages[k]: tasks whose longest dependency chain has k tasks before them, in file order. Empty when cyclic. */
+  readonly stages: readonly (readonly string[])[];
+  /** Each cycle once, as ids from a task back to itself (`a -> b -> a` is ['a','b','a']). */
+  readonly cycles: readonly (readonly string[])[];
+}
+
+export interface TaskNode {
+  readonly id: string;
+  /** Ids from <after>, unknown ones already dropped by the caller or ignored here. */
+  readonly after: readonly string[];
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
+}
+
+export function buildTaskGraph(tasks: readonly TaskNode[]): TaskGraph {
+  const ids = new Set(tasks.map((t) => t.id));
+  const producerOf = new Map<string, string>();
+  for (const task of tasks) for (const out of task.outputs) if (!producerOf.has(out)) producerOf.set(out, task.id);
+
+  const edges: TaskEdge[] = [];
+  const dependsOn = new Map<string, string[]>();
+  const dependents = new Map<string, string[]>();
+  for (const task of tasks) {
+    dependsOn.set(task.id, []);
+    if (!dependents.has(task.id)) dependents.set(task.id, []);
+  }
+  for (const task of tasks) {
+    const byProducer = new Map<string, { after: boolean; values: string[] }>();
+    const note = (from: string) => {
+      let e = byProducer.get(from);
+      if (!e) byProducer.set(from, (e = { after: false, values: [] }));
+      return e;
+    };
+    for (const a of task.after) if (ids.has(a)) note(a).after = true;
+    for (const input of task.inputs) {
+      const producer = producerOf.get(input);
+      if (producer !== undefined) note(producer).values.push(input);
+    }
+    for (const [from, e] of byProducer) {
+      edges.push({ from, to: task.id, after: e.after, values: e.values });
+      dependsOn.get(task.id)!.push(from);
+      dependents.get(from)!.push(task.id);
+    }
+  }
+
+  const cycles = findCycles(tasks.map((t) => t.id), dependsOn);
+  const stages = cycles.length > 0 ? [] : computeStages(tasks.map((t) => t.id), dependsOn);
+  return { order: tasks.map((t) => t.id), dependsOn, dependents, edges, stages, cycles };
+}
+
+function computeStages(order: readonly string[], dependsOn: ReadonlyMap<string, readonly string[]>): string[][] {
+  const level = new Map<string, number>();
+  const visit = (id: string): number => {
+    const known = level.get(id);
+    if (known !== undefined) return known;
+    let l = 0;
+    for (const d of dependsOn.get(id) ?? []) l = Math.max(l, visit(d) + 1);
+    level.set(id, l);
+    return l;
+  };
+  const stages: string[][] = [];
+  for (const id of order) {
+    const l = visit(id);
+    while (stages.length <= l) stages.push([]);
+    stages[l]!.push(id);
+  }
+  return stages;
+}
+
+/** Iterative DFS; reports each elementary cycle found through a back edge once, starting at its first task in file order. */
+function findCycles(order: readonly string[], dependsOn: ReadonlyMap<string, readonly string[]>): string[][] {
+  const state = new Map<string, 'active' | 'done'>();
+  const cycles: string[][] = [];
+  const seen = new Set<string>();
+  for (const root of order) {
+    if (state.has(root)) continue;
+    const stack: { id: string; next: number }[] = [{ id: root, next: 0 }];
+    const path: string[] = [root];
+    state.set(root, 'active');
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1]!;
+      const deps = dependsOn.get(frame.id) ?? [];
+      if (frame.next < deps.length) {
+        const dep = deps[frame.next++]!;
+        const s = state.get(dep);
+        if (s === 'active') {
+          // path from dep to frame.id, then back to dep; dependencies point backwards, so reverse for run order
+          const cycle = path.slice(path.indexOf(dep)).reverse();
+          const rotated = rotateToFirst(cycle, order);
+          const key = rotated.join('\u0000');
+          if (!seen.has(key)) {
+            seen.add(key);
+            cycles.push([...rotated, rotated[0]!]);
+          }
+        } else if (s === undefined) {
+          state.set(dep, 'active');
+          path.push(dep);
+          stack.push({ id: dep, next: 0 });
+        }
+      } else {
+        state.set(frame.id, 'done');
+        path.pop();
+        stack.pop();
+      }
+    }
+  }
+  return cycles;
+}
+
+function rotateToFirst(cycle: string[], order: readonly string[]): string[] {
+  let best = 0;
+  for (let i = 1; i < cycle.length; i++) if (order.indexOf(cycle[i]!) < order.indexOf(cycle[best]!)) best = i;
+  return [...cycle.slice(best), ...cycle.slice(0, best)];
+}

@@ -1,0 +1,50 @@
+// Escaping per context. Literal template parts are escaped once at compile time with the same
+// functions that escape placeholder values per request.
+
+import type { Escaping } from '../compiler/ast.js';
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]!);
+}
+const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeXml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => XML_ENTITIES[c]!);
+}
+const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+
+export function escapeJsonString(value: string): string {
+  return JSON.stringify(value).slice(1, -1).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+/** application/x-www-form-urlencoded, as URLSearchParams writes it. */
+export function escapeForm(value: string): string {
+  return encodeURIComponent(value)
+    .replace(/%20/g, '+')
+    .replace(/[!'()~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+}
+
+export class UnsafeValueError extends Error {
+  override readonly name = 'UnsafeValueError';
+}
+
+/** Escapes a placeholder's value for its context; `first` is true for the very first part of a URL. */
+export function escapeValue(escaping: Escaping, value: string, first: boolean): string {
+  switch (escaping) {
+    case 'none':
+      return value;
+    case 'url':
+      return first ? value : encodeURIComponent(value);
+    case 'form':
+      return escapeForm(value);
+    case 'json':
+      return escapeJsonString(value);
+    case 'xml':
+      return escapeXml(value);
+    case 'html':
+      return escapeHtml(value);
+    case 'header':
+      if (/[\r\n]/.test(value)) throw new UnsafeValueError('a value contains a line break (CR or LF), which is not allowed here');
+      return value;
+  }
+}
