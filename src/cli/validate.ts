@@ -1,4 +1,52 @@
-import type { Command } from 'commander';
+// `endpoint-service validate [options] <file...>`: the whole report on stdout; exit 0 valid,
+// 1 errors (or too many warnings), 2 usage error or an unreadable file (wins over 1).
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { compileApplication, type Diagnostic } from '../compiler/index.js';
+import { useColor } from './color.js';
+import { formatDiagnosticsText, formatGithub, formatJson, summaryLine } from './format-diagnostics.js';
+
+type Format = 'text' | 'json' | 'github';
+
+function parseCount(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number of warnings (0 or more).');
+  return Number(value);
+}
+
 export function registerValidate(program: Command): void {
-  program.command('validate').argument('<file...>').action(() => { process.exitCode = 2; });
+  program
+    .command('validate')
+    .description('check endpoints.xml files and report every problem with its position')
+    .argument('<file...>', 'endpoints.xml files')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text'))
+    .option('--max-warnings <n>', 'exit 1 when there are more than n warnings', parseCount)
+    .action((files: string[], options: { format: Format; maxWarnings?: number }) => {
+      const diagnostics: Diagnostic[] = [];
+      const unreadable: string[] = [];
+      let errors = 0;
+      let warnings = 0;
+      for (const file of files) {
+        const result = compileApplication(file, { mode: 'validate' });
+        if (result.unreadable !== null) {
+          unreadable.push(result.unreadable);
+          continue;
+        }
+        diagnostics.push(...result.diagnostics);
+        errors += result.errorCount;
+        warnings += result.warningCount;
+      }
+      for (const message of unreadable) process.stderr.write(`endpoint-service: ${message}\n`);
+      let out: string;
+      if (options.format === 'json') out = formatJson(diagnostics, errors, warnings);
+      else if (options.format === 'github') out = formatGithub(diagnostics);
+      else {
+        out = formatDiagnosticsText(diagnostics, { color: useColor(process.stdout) });
+        out += (diagnostics.length > 0 ? '\n' : '') + summaryLine(errors, warnings) + '\n';
+      }
+      process.stdout.write(out);
+      const tooManyWarnings = options.maxWarnings !== undefined && warnings > options.maxWarnings;
+      if (tooManyWarnings && options.format === 'text') {
+        process.stdout.write(`Too many warnings: ${warnings}, at most ${options.maxWarnings} allowed (--max-warnings).\n`);
+      }
+      process.exitCode = unreadable.length > 0 ? 2 : errors > 0 || tooManyWarnings ? 1 : 0;
+    });
 }

@@ -1,4 +1,154 @@
+// From an endpoints.xml path to an Application and every diagnostic, in one pass.
+
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Application, Endpoint, EmailSettings, SecuritySettings } from './ast.js';
+import type { CompileContext } from './context.js';
+import type { Diagnostic } from './diagnostic.js';
+import { Diagnostics } from './diagnostics.js';
+import { compileFolder } from './endpoints.js';
 import type { CompileOptions, CompileResult } from './index.js';
-export function compileApplication(_file: string, _options: CompileOptions): CompileResult {
-  throw new Error('compiler not implemented yet');
+import { compileEmailSettings, compileSecurity } from './settings.js';
+import { closest } from './suggest.js';
+import { parseXml, type XmlElement } from './xml.js';
+
+export function compileApplication(file: string, options: CompileOptions): CompileResult {
+  const diagnostics = new Diagnostics();
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    return { application: null, diagnostics: [], errorCount: 0, warningCount: 0, unreadable: `Cannot read ${file}: ${reason}.` };
+  }
+  const given = path.dirname(file);
+  const directory = path.resolve(given);
+  const ctx: CompileContext = {
+    diagnostics,
+    mode: options.mode,
+    env: options.env ?? process.env,
+    file,
+    directory,
+    staticDirectory: path.join(directory, 'static'),
+    displayPath: (name) => (given === '.' ? name : path.join(given, name)),
+    fileChecks: new Map(),
+    endpointNames: [],
+    forwards: [],
+  };
+
+  const securityRoot = readSettingsFile(ctx, 'security.xml', 'security');
+  const security: SecuritySettings | null = securityRoot ? compileSecurity(ctx, securityRoot) : null;
+  const emailRoot = readSettingsFile(ctx, 'email-sending-configuration.xml', 'email-sending-configuration');
+  const email: EmailSettings | null = emailRoot ? compileEmailSettings(ctx, emailRoot) : null;
+
+  const endpoints: Endpoint[] = [];
+  const parsed = parseXml(text, file);
+  if (!parsed.ok) {
+    diagnostics.report(parsed.code, { file, line: parsed.line, column: parsed.column }, parsed.message);
+  } else if (parsed.root.name !== 'endpoint-folder') {
+    diagnostics.report('wrong-root-element', parsed.root.position, parsed.root.name, 'endpoint-folder');
+  } else {
+    compileFolder(ctx, parsed.root, { parameters: new Map(), separator: '||' }, { hasSecurity: securityRoot !== null }, endpoints);
+    checkEndpointNames(ctx);
+    checkForwards(ctx);
+    const hasEmailTask = endpoints.some((e) => e.tasks.some((t) => t.kind === 'email'));
+    const smtpKnown = options.smtpUrlGiven === true || (emailRoot !== null && emailRoot.children.some((c) => c.kind === 'element' && c.name === 'server'));
+    if (hasEmailTask && !smtpKnown) {
+      const firstEmail = endpoints.flatMap((e) => e.tasks).find((t) => t.kind === 'email')!;
+      if (options.mode === 'serve') diagnostics.report('smtp-not-configured-serve', firstEmail.position);
+      else if (options.mode === 'validate') diagnostics.report('smtp-not-configured', firstEmail.position);
+    }
+  }
+
+  const sorted = sortDiagnostics(diagnostics.list, file);
+  const errorCount = sorted.filter((d) => d.severity === 'error').length;
+  const warningCount = sorted.length - errorCount;
+  const application: Application | null =
+    errorCount > 0
+      ? null
+      : {
+          file,
+          directory,
+          staticDirectory: ctx.staticDirectory,
+          endpoints,
+          endpointsByName: new Map(endpoints.map((e) => [e.name, e])),
+          email,
+          security,
+        };
+  return { application, diagnostics: sorted, errorCount, warningCount, unreadable: null };
+}
+
+function readSettingsFile(ctx: CompileContext, name: string, rootName: string): XmlElement | null {
+  const absolute = path.join(ctx.directory, name);
+  if (!existsSync(absolute)) return null;
+  const display = ctx.displayPath(name);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch (error) {
+    ctx.diagnostics.report('file-unreadable', { file: display, line: 1, column: 1 }, display, (error as Error).message);
+    return null;
+  }
+  const parsed = parseXml(text, display);
+  if (!parsed.ok) {
+    ctx.diagnostics.report(parsed.code, { file: display, line: parsed.line, column: parsed.column }, parsed.message);
+    return null;
+  }
+  if (parsed.root.name !== rootName) {
+    ctx.diagnostics.report('wrong-root-element', parsed.root.position, parsed.root.name, rootName);
+    return null;
+  }
+  return parsed.root;
+}
+
+function checkEndpointNames(ctx: CompileContext): void {
+  const first = new Map<string, number>();
+  for (const { name, position } of ctx.endpointNames) {
+    const line = first.get(name);
+    if (line !== undefined) ctx.diagnostics.report('duplicate-endpoint', position, name, line);
+    else first.set(name, position.line);
+  }
+}
+
+function checkForwards(ctx: CompileContext): void {
+  const names = new Set(ctx.endpointNames.map((e) => e.name));
+  const targets = new Map<string, { target: string; position: (typeof ctx.forwards)[number]['position'] }[]>();
+  for (const f of ctx.forwards) {
+    if (!names.has(f.target)) {
+      ctx.diagnostics.report('unknown-endpoint', f.position, f.target, closest(f.target, names));
+      continue;
+    }
+    const list = targets.get(f.from) ?? [];
+    list.push({ target: f.target, position: f.position });
+    targets.set(f.from, list);
+  }
+  // Chains are short and few: a walk from each forwarding endpoint finds every cycle through it.
+  const reported = new Set<string>();
+  for (const start of targets.keys()) {
+    const stack: { name: string; path: string[] }[] = [{ name: start, path: [start] }];
+    while (stack.length > 0) {
+      const { name, path: trail } = stack.pop()!;
+      for (const edge of targets.get(name) ?? []) {
+        if (edge.target === start) {
+          const cycle = [...trail, start];
+          const key = [...new Set(trail)].sort().join('\u0000');
+          if (!reported.has(key)) {
+            reported.add(key);
+            const firstEdge = targets.get(start)!.find((e) => e.target === (trail[1] ?? start))!;
+            ctx.diagnostics.report('forward-cycle', firstEdge.position, cycle.join(' -> '));
+          }
+        } else if (!trail.includes(edge.target) && trail.length < 64) stack.push({ name: edge.target, path: [...trail, edge.target] });
+      }
+    }
+  }
+}
+
+function sortDiagnostics(list: readonly Diagnostic[], mainFile: string): Diagnostic[] {
+  return [...list].sort(
+    (a, b) =>
+      (a.file === mainFile ? 0 : 1) - (b.file === mainFile ? 0 : 1) ||
+      a.file.localeCompare(b.file) ||
+      a.line - b.line ||
+      a.column - b.column,
+  );
 }

@@ -1,0 +1,76 @@
+// validate's output formats. The text format is also what serve and dry-run print on stderr
+// for an invalid configuration.
+
+import { readFileSync } from 'node:fs';
+import { Chalk } from 'chalk';
+import type { Diagnostic } from '../compiler/index.js';
+
+export interface TextOptions {
+  readonly color: boolean;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+export function summaryLine(errors: number, warnings: number): string {
+  return `${plural(errors, 'error')}, ${plural(warnings, 'warning')}`;
+}
+
+/** `file:line:col  severity  code  message`, the source line and a caret; no summary. */
+export function formatDiagnosticsText(diagnostics: readonly Diagnostic[], options: TextOptions): string {
+  const chalk = new Chalk({ level: options.color ? 1 : 0 });
+  const sources = new Map<string, string[] | null>();
+  const lineOf = (file: string, line: number): string | undefined => {
+    if (!sources.has(file)) {
+      try {
+        sources.set(file, readFileSync(file, 'utf8').split(/\r?\n/));
+      } catch {
+        sources.set(file, null);
+      }
+    }
+    return sources.get(file)?.[line - 1];
+  };
+  let out = '';
+  for (const d of diagnostics) {
+    const severity = d.severity === 'error' ? chalk.red('error') : chalk.yellow('warning');
+    out += `${chalk.bold(`${d.file}:${d.line}:${d.column}`)}  ${severity}  ${chalk.dim(d.code)}  ${d.message}\n`;
+    const source = lineOf(d.file, d.line);
+    if (source !== undefined && source.length <= 500) {
+      // Control characters (a binary file) would garble the terminal.
+      const expanded = source.replace(/\t/g, '  ').replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, '?');
+      const prefix = source.slice(0, d.column - 1).replace(/\t/g, '  ');
+      out += `  ${expanded}\n  ${' '.repeat(prefix.length)}${chalk.red('^')}\n`;
+    }
+  }
+  return out;
+}
+
+export function formatJson(diagnostics: readonly Diagnostic[], errorCount: number, warningCount: number): string {
+  return (
+    JSON.stringify(
+      {
+        valid: errorCount === 0,
+        errorCount,
+        warningCount,
+        diagnostics: diagnostics.map((d) => ({
+          file: d.file,
+          line: d.line,
+          column: d.column,
+          severity: d.severity,
+          code: d.code,
+          message: d.message,
+        })),
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}
+
+/** GitHub Actions workflow commands; data and properties escaped as the runner expects. */
+export function formatGithub(diagnostics: readonly Diagnostic[]): string {
+  const data = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+  const prop = (s: string) => data(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+  return diagnostics
+    .map((d) => `::${d.severity === 'error' ? 'error' : 'warning'} file=${prop(d.file)},line=${d.line},col=${d.column}::${data(d.message)}\n`)
+    .join('');
+}

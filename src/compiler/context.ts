@@ -1,0 +1,162 @@
+// What every element compiler shares: diagnostics, the command's mode, the environment, the
+// application's folders; plus the generic element reader that reports unknown and
+// unsupported names in one place.
+
+import { realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Position } from './ast.js';
+import { Diagnostics } from './diagnostics.js';
+import type { CompileMode } from './index.js';
+import { closest } from './suggest.js';
+import { attribute, type XmlAttribute, type XmlElement } from './xml.js';
+
+export interface CompileContext {
+  readonly diagnostics: Diagnostics;
+  readonly mode: CompileMode;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** endpoints.xml as given; referenced files are named relative to its folder as given. */
+  readonly file: string;
+  readonly directory: string;
+  readonly staticDirectory: string;
+  /** Path as shown in diagnostics for a file in the application directory. */
+  displayPath(name: string): string;
+  /** Verdicts of resolveInside, per compile: thousands of tasks often share one attachment. */
+  readonly fileChecks: Map<string, 'ok' | 'missing' | 'outside'>;
+  /** Every <endpoint name>, valid or not, for uniqueness and forward targets. */
+  readonly endpointNames: { readonly name: string; readonly position: Position }[];
+  /** Every <forward-to-endpoint>, for targets and cycles across endpoints. */
+  readonly forwards: { readonly from: string; readonly target: string; readonly position: Position }[];
+}
+
+/** OpenEndpoints elements recognised and refused by name (no follow-on diagnostics inside). */
+export const UNSUPPORTED_ELEMENTS: ReadonlySet<string> = new Set([
+  'response-transformation',
+  'ooxml-parameter-expansion',
+  'parameter-transformation',
+  'body-transformation',
+  'attachment-transformation',
+  'attachment-ooxml-parameter-expansion',
+]);
+
+export interface ElementShape {
+  readonly attributes: readonly string[];
+  readonly children: readonly string[];
+  /** Text allowed directly inside (a value or template). */
+  readonly text?: boolean;
+}
+
+export interface ReadElement {
+  readonly element: XmlElement;
+  attr(name: string): XmlAttribute | undefined;
+  /** Known children by name, in document order. */
+  children(name: string): XmlElement[];
+  /** Known children in document order. */
+  readonly known: readonly XmlElement[];
+  /** Unsupported OpenEndpoints children that were reported. */
+  readonly unsupported: readonly XmlElement[];
+}
+
+const isNamespaceAttribute = (name: string) => name === 'xmlns' || name.startsWith('xmlns:') || name.startsWith('xsi:');
+
+/**
+ * Reports unknown attributes and children (with suggestions), unsupported OpenEndpoints
+ * features and stray text, and gives typed access to the rest.
+ */
+export function readElement(ctx: CompileContext, element: XmlElement, shape: ElementShape): ReadElement {
+  for (const a of element.attributes) {
+    if (shape.attributes.includes(a.name) || isNamespaceAttribute(a.name)) continue;
+    if (a.name === 'xslt-file') ctx.diagnostics.report('unsupported-feature', a.position, `The attribute xslt-file on <${element.name}>`);
+    else ctx.diagnostics.report('unknown-attribute', a.position, a.name, element.name, closest(a.name, shape.attributes));
+  }
+  const known: XmlElement[] = [];
+  const unsupported: XmlElement[] = [];
+  let strayText = false;
+  for (const child of element.children) {
+    if (child.kind === 'text') {
+      if (!shape.text && child.text.trim() !== '') strayText = true;
+      continue;
+    }
+    if (shape.children.includes(child.name)) known.push(child);
+    else if (UNSUPPORTED_ELEMENTS.has(child.name)) {
+      unsupported.push(child);
+      ctx.diagnostics.report('unsupported-feature', child.position, `<${child.name}>`);
+    } else ctx.diagnostics.report('unknown-element', child.position, child.name, element.name, closest(child.name, shape.children));
+  }
+  if (strayText) ctx.diagnostics.report('unexpected-text', element.position, element.name);
+  return {
+    element,
+    attr: (name) => attribute(element, name),
+    children: (name) => known.filter((c) => c.name === name),
+    known,
+    unsupported,
+  };
+}
+
+/** The single allowed child of that name; later ones are reported as duplicates. */
+export function single(ctx: CompileContext, read: ReadElement, name: string): XmlElement | undefined {
+  const all = read.children(name);
+  for (const extra of all.slice(1)) ctx.diagnostics.report('duplicate-element', extra.position, name, read.element.name, all[0]!.position.line);
+  return all[0];
+}
+
+export function requireAttribute(ctx: CompileContext, read: ReadElement, name: string): XmlAttribute | undefined {
+  const a = read.attr(name);
+  if (!a) ctx.diagnostics.report('missing-attribute', read.element.position, name, read.element.name);
+  return a;
+}
+
+export function parseBooleanAttribute(ctx: CompileContext, a: XmlAttribute | undefined, element: string): boolean | null {
+  if (!a) return null;
+  if (a.value === 'true') return true;
+  if (a.value === 'false') return false;
+  ctx.diagnostics.report('invalid-value', a.position, `${a.name} on <${element}>`, a.value, '"true" or "false"');
+  return null;
+}
+
+/**
+ * Resolves a path relative to `folder`, which it must not leave (no "..", no absolute path,
+ * no symlink out), and checks that it exists as a file. null after reporting.
+ */
+export function resolveInside(ctx: CompileContext, folder: string, folderLabel: string, relative: string, at: Position): string | null {
+  const target = path.resolve(folder, relative);
+  const key = `${folder}\u0000${relative}`;
+  let verdict = ctx.fileChecks.get(key);
+  if (verdict === undefined) {
+    verdict = checkInside(folder, relative, target);
+    ctx.fileChecks.set(key, verdict);
+  }
+  if (verdict === 'outside') ctx.diagnostics.report('file-outside-folder', at, relative, folderLabel);
+  else if (verdict === 'missing') ctx.diagnostics.report('file-not-found', at, relative, folderLabel);
+  return verdict === 'ok' ? target : null;
+}
+
+function checkInside(folder: string, relative: string, target: string): 'ok' | 'missing' | 'outside' {
+  if (path.isAbsolute(relative) || relative.includes('\0')) return 'outside';
+  const lexical = path.relative(folder, target);
+  if (lexical === '' || lexical.startsWith('..') || path.isAbsolute(lexical)) return 'outside';
+  let real: string;
+  let realFolder: string;
+  try {
+    real = realpathSync(target);
+    realFolder = realpathSync(folder);
+  } catch {
+    return 'missing';
+  }
+  const rel = path.relative(realFolder, real);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return 'outside';
+  try {
+    return statSync(real).isFile() ? 'ok' : 'missing';
+  } catch {
+    return 'missing';
+  }
+}
+
+/** Parses `500ms`, `10s`, `2m`, `1h` to milliseconds. */
+export function parseDuration(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
+  if (!m) return null;
+  const n = Number(m[1]);
+  const factor = m[2] === 'ms' ? 1 : m[2] === 's' ? 1000 : m[2] === 'm' ? 60_000 : 3_600_000;
+  const ms = Math.round(n * factor);
+  return ms > 0 ? ms : null;
+}

@@ -1,0 +1,240 @@
+// One table of diagnostic codes, their severity and their messages. A message says what is
+// wrong and what to do; tests assert codes and positions, not wording.
+
+import type { Position } from './ast.js';
+import type { Diagnostic, Severity } from './diagnostic.js';
+
+const dym = (suggestion: string | undefined, wrap: (s: string) => string = (s) => `"${s}"`) =>
+  suggestion === undefined ? '' : ` Did you mean ${wrap(suggestion)}?`;
+const tag = (s: string) => `<${s}>`;
+
+export const DIAGNOSTICS = {
+  // The file and its XML
+  'file-unreadable': { severity: 'error', message: (path: string, reason: string) => `Cannot read ${path}: ${reason}.` },
+  'file-empty': { severity: 'error', message: (m: string) => capitalise(m) + '.' },
+  'xml-malformed': { severity: 'error', message: (m: string) => capitalise(m) + '.' },
+  'xml-doctype': { severity: 'error', message: (m: string) => capitalise(m) + '.' },
+  'xml-too-deep': { severity: 'error', message: (m: string) => capitalise(m) + ': no configuration needs this; check for a runaway generator.' },
+  'wrong-root-element': {
+    severity: 'error',
+    message: (found: string, expected: string) => `The root element is <${found}>, but this file needs <${expected}>.`,
+  },
+
+  // Structure
+  'unknown-element': {
+    severity: 'error',
+    message: (name: string, parent: string, suggestion?: string) => `Unknown element <${name}> in <${parent}>.${dym(suggestion, tag)}`,
+  },
+  'unknown-attribute': {
+    severity: 'error',
+    message: (name: string, element: string, suggestion?: string) => `Unknown attribute "${name}" on <${element}>.${dym(suggestion)}`,
+  },
+  'unsupported-feature': {
+    severity: 'error',
+    message: (what: string) => `${what} is an OpenEndpoints feature that endpoint-service does not implement: remove it (and whatever only makes sense with it).`,
+  },
+  'missing-attribute': {
+    severity: 'error',
+    message: (name: string, element: string) => `<${element}> needs a "${name}" attribute.`,
+  },
+  'missing-element': {
+    severity: 'error',
+    message: (name: string, parent: string) => `<${parent}> needs a <${name}> element.`,
+  },
+  'duplicate-element': {
+    severity: 'error',
+    message: (name: string, parent: string, firstLine: number) => `<${parent}> may have only one <${name}>; the first is on line ${firstLine}. Remove one of them.`,
+  },
+  'unexpected-text': {
+    severity: 'error',
+    message: (element: string) => `Text is not allowed directly inside <${element}>: move it into the element it belongs to, or remove it.`,
+  },
+  'invalid-value': {
+    severity: 'error',
+    message: (attributeOrElement: string, value: string, expected: string) => `"${value}" is not a valid value for ${attributeOrElement}: expected ${expected}.`,
+  },
+  'multiple-actions': {
+    severity: 'error',
+    message: (parent: string, first: string, second: string) => `<${parent}> may hold only one action, but has <${first}> and <${second}>: keep one.`,
+  },
+
+  // Endpoints and parameters
+  'invalid-endpoint-name': {
+    severity: 'error',
+    message: (name: string) => `Endpoint name "${name}" is not a valid URL path segment: use letters, digits, "_" and "-", starting with a letter or digit.`,
+  },
+  'duplicate-endpoint': {
+    severity: 'error',
+    message: (name: string, firstLine: number) => `Endpoint "${name}" is already defined on line ${firstLine}: endpoint names must be unique.`,
+  },
+  'invalid-parameter-name': {
+    severity: 'error',
+    message: (name: string) => `Parameter name "${name}" is not valid: use letters, digits, "_", "." and "-".`,
+  },
+  'duplicate-parameter': {
+    severity: 'error',
+    message: (name: string, firstLine: number) => `Parameter "${name}" is already declared here on line ${firstLine}: remove one declaration.`,
+  },
+  'parameter-shadows-system': {
+    severity: 'warning',
+    message: (name: string) => `Parameter "${name}" has the name of a system parameter: \${${name}} will mean the request parameter, not the system value.`,
+  },
+  'unknown-hash-parameter': {
+    severity: 'error',
+    message: (name: string, suggestion?: string) => `<include-in-hash> names "${name}", which is not a parameter declared for this endpoint.${dym(suggestion)}`,
+  },
+  'hash-without-security': {
+    severity: 'error',
+    message: () => `<include-in-hash> needs a security.xml with a <secret-key> beside endpoints.xml: without it no request can be authenticated.`,
+  },
+
+  // Templates
+  'template-syntax': { severity: 'error', message: (m: string) => `Invalid placeholder: ${m}.` },
+  'unknown-placeholder': {
+    severity: 'error',
+    message: (name: string, where: string, suggestion?: string) =>
+      `\${${name}} is not a parameter, system parameter or input intermediate value ${where}.${dym(suggestion, (s) => '${' + s + '}')}`,
+  },
+  'placeholder-not-allowed': {
+    severity: 'error',
+    message: (where: string) => `Placeholders are not allowed in ${where}: write a literal value.`,
+  },
+  'error-placeholder': {
+    severity: 'error',
+    message: (name: string) =>
+      `\${${name}} cannot be used in <error>: only system parameters and \${internal-error-text} are available there (the failure may have happened before parameters were bound).`,
+  },
+  'env-not-set': {
+    severity: 'warning',
+    message: (name: string) => `Environment variable ${name} is not set here; it must be set where the service runs.`,
+  },
+  'env-not-set-serve': {
+    severity: 'error',
+    message: (name: string) => `Environment variable ${name} is not set: set it before starting the service.`,
+  },
+
+  // Conditions
+  'invalid-condition': { severity: 'error', message: (m: string) => `Invalid condition: ${m}.` },
+  'unreachable-success': {
+    severity: 'error',
+    message: (line: number) => `This <success> comes after the unconditional <success> on line ${line} and can never be used: the unconditional one must come last.`,
+  },
+
+  // Actions
+  'not-allowed-in-error': {
+    severity: 'error',
+    message: (what: string) => `${what} is not allowed in <error>.`,
+  },
+  'invalid-download-filename': {
+    severity: 'error',
+    message: (value: string) => `download-filename "${value}" may only contain A-Z, a-z, 0-9, "_", "." and "-".`,
+  },
+  'unknown-endpoint': {
+    severity: 'error',
+    message: (name: string, suggestion?: string) => `<forward-to-endpoint> names endpoint "${name}", which does not exist.${dym(suggestion)}`,
+  },
+  'forward-cycle': {
+    severity: 'error',
+    message: (cycle: string) => `Endpoints forward to each other in a cycle: ${cycle}. Break the chain.`,
+  },
+  'success-waits-in-background': {
+    severity: 'error',
+    message: () => `This <success> waits for tasks (<after>/<input-intermediate-value>), but the endpoint has tasks="background", which answers before tasks run: use tasks="wait" or remove the wait.`,
+  },
+  'invalid-json': { severity: 'error', message: (m: string) => `Invalid JSON: ${m}.` },
+  'invalid-xml-body': { severity: 'error', message: (m: string) => `Invalid XML body: ${m}.` },
+  'json-placeholder-position': {
+    severity: 'error',
+    message: (where: string) => `A placeholder ${where} in a JSON body: placeholders may stand only inside JSON string values (write "\${name}").`,
+  },
+
+  // Files
+  'file-not-found': { severity: 'error', message: (path: string, folder: string) => `File "${path}" does not exist in ${folder}.` },
+  'file-outside-folder': {
+    severity: 'error',
+    message: (path: string, folder: string) => `File "${path}" is outside ${folder}: paths must stay inside it (no "..", no absolute path, no link out).`,
+  },
+
+  // Tasks
+  'unknown-task-class': {
+    severity: 'error',
+    message: (name: string, suggestion?: string) =>
+      `Unknown task class "${name}": use HttpRequest or Email (or endpoints.task.HttpRequestTask / endpoints.task.EmailTask).${dym(suggestion)}`,
+  },
+  'duplicate-task-id': {
+    severity: 'error',
+    message: (id: string, firstLine: number) => `Task id "${id}" is already used on line ${firstLine}: task ids must be unique within the endpoint.`,
+  },
+  'unknown-task': {
+    severity: 'error',
+    message: (id: string, suggestion?: string) => `No task with id "${id}" in this endpoint.${dym(suggestion)}`,
+  },
+  'intermediate-value-not-produced': {
+    severity: 'error',
+    message: (name: string, suggestion?: string) =>
+      `Intermediate value "${name}" is used but no task of this endpoint produces it with <output-intermediate-value>.${dym(suggestion)}`,
+  },
+  'intermediate-value-produced-twice': {
+    severity: 'error',
+    message: (name: string, firstLine: number) => `Intermediate value "${name}" is already produced on line ${firstLine}: give each output its own name.`,
+  },
+  'intermediate-value-shadows-parameter': {
+    severity: 'error',
+    message: (name: string) => `Intermediate value "${name}" has the name of a parameter in scope: rename one of them.`,
+  },
+  'output-on-optional-task': {
+    severity: 'error',
+    message: (why: string) => `A task that outputs intermediate values may not have ${why}: its dependants could run without the value.`,
+  },
+  'email-output': { severity: 'error', message: () => `An Email task cannot output intermediate values: only HttpRequest tasks have an answer to read.` },
+  'task-cycle': { severity: 'error', message: (cycle: string) => `Tasks depend on each other in a cycle: ${cycle}. Remove one of the dependencies.` },
+  'invalid-output': { severity: 'error', message: (m: string) => `Invalid <output-intermediate-value>: ${m}.` },
+  'invalid-jsonpath': { severity: 'error', message: (path: string, m: string) => `Invalid JSONPath "${path}": ${m}.` },
+  'invalid-xpath': { severity: 'error', message: (path: string, m: string) => `Invalid XPath "${path}": ${m}.` },
+  'invalid-regex': { severity: 'error', message: (re: string, m: string) => `Invalid regex "${re}": ${m}.` },
+  'conflicting-body': { severity: 'error', message: (m: string) => `${m}.` },
+  'email-without-body': {
+    severity: 'warning',
+    message: () => `This Email task has no <body>: its messages will have an empty text body.`,
+  },
+
+  // Settings files
+  'smtp-not-configured': {
+    severity: 'warning',
+    message: () =>
+      `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / ENDPOINT_SERVICE_SMTP_URL where it runs.`,
+  },
+  'smtp-not-configured-serve': {
+    severity: 'error',
+    message: () => `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / set ENDPOINT_SERVICE_SMTP_URL.`,
+  },
+} as const satisfies Record<string, { severity: Severity; message: (...args: never[]) => string }>;
+
+export type DiagnosticCode = keyof typeof DIAGNOSTICS;
+type Args<C extends DiagnosticCode> = Parameters<(typeof DIAGNOSTICS)[C]['message']>;
+
+/** Collects diagnostics; the one way a problem is raised. */
+export class Diagnostics {
+  readonly list: Diagnostic[] = [];
+
+  report<C extends DiagnosticCode>(code: C, at: Position, ...args: Args<C>): void {
+    const entry = DIAGNOSTICS[code];
+    const message = (entry.message as (...a: Args<C>) => string)(...args);
+    this.list.push({ file: at.file, line: at.line, column: at.column, severity: entry.severity, code: publicCode(code), message });
+  }
+
+  get errorCount(): number {
+    return this.list.filter((d) => d.severity === 'error').length;
+  }
+}
+
+/** Some codes differ only in severity by command; users see one code. */
+function publicCode(code: DiagnosticCode): string {
+  if (code === 'env-not-set-serve') return 'env-not-set';
+  if (code === 'smtp-not-configured-serve') return 'smtp-not-configured';
+  return code;
+}
+
+function capitalise(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}

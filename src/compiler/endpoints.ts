@@ -1,0 +1,233 @@
+// <endpoint-folder> and <endpoint>: inherited parameters and separators, responses, tasks and
+// the checks that tie them together (references, intermediate values, cycles).
+
+import { SYSTEM_PARAMETERS, type Endpoint, type ParameterDeclaration, type Position, type SuccessResponse, type Task } from './ast.js';
+import { readElement, requireAttribute, single, type CompileContext } from './context.js';
+import { compileError, compileSuccess, type ResponseScopes } from './responses.js';
+import { closest } from './suggest.js';
+import { compileTask, readTaskHeader, type TaskHeader } from './tasks.js';
+import type { NameScope } from './templates.js';
+import type { XmlElement } from './xml.js';
+import { buildTaskGraph } from '../plan/graph.js';
+
+const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+const PARAMETER_NAME = /^[A-Za-z0-9_.-]+$/;
+const SYSTEM: ReadonlySet<string> = new Set(SYSTEM_PARAMETERS);
+
+export interface Inherited {
+  readonly parameters: ReadonlyMap<string, ParameterDeclaration>;
+  readonly separator: string;
+}
+
+export interface EndpointEnvironment {
+  readonly hasSecurity: boolean;
+}
+
+/** Compiles a folder and everything below it, appending endpoints in file order. */
+export function compileFolder(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment, out: Endpoint[]): void {
+  const read = readElement(ctx, element, {
+    attributes: ['multiple-value-separator'],
+    children: ['parameter', 'endpoint-folder', 'endpoint'],
+  });
+  const scope: Inherited = {
+    parameters: declareParameters(ctx, read.children('parameter'), inherited.parameters),
+    separator: separatorOf(ctx, read.attr('multiple-value-separator'), inherited.separator),
+  };
+  for (const child of read.known) {
+    if (child.name === 'endpoint-folder') compileFolder(ctx, child, scope, env, out);
+    else if (child.name === 'endpoint') {
+      const endpoint = compileEndpoint(ctx, child, scope, env);
+      if (endpoint) out.push(endpoint);
+    }
+  }
+}
+
+function separatorOf(ctx: CompileContext, attr: { value: string; position: Position } | undefined, inherited: string): string {
+  if (!attr) return inherited;
+  if (attr.value === '') {
+    ctx.diagnostics.report('invalid-value', attr.position, 'multiple-value-separator', attr.value, 'a non-empty separator such as "||" or ","');
+    return inherited;
+  }
+  return attr.value;
+}
+
+function declareParameters(
+  ctx: CompileContext,
+  elements: readonly XmlElement[],
+  inherited: ReadonlyMap<string, ParameterDeclaration>,
+): Map<string, ParameterDeclaration> {
+  const merged = new Map(inherited);
+  const here = new Map<string, ParameterDeclaration>();
+  for (const el of elements) {
+    const r = readElement(ctx, el, { attributes: ['name', 'default-value'], children: [] });
+    const name = requireAttribute(ctx, r, 'name');
+    if (!name) continue;
+    if (!PARAMETER_NAME.test(name.value)) {
+      ctx.diagnostics.report('invalid-parameter-name', name.position, name.value);
+      continue;
+    }
+    const first = here.get(name.value);
+    if (first) {
+      ctx.diagnostics.report('duplicate-parameter', el.position, name.value, first.position.line);
+      continue;
+    }
+    const def = r.attr('default-value');
+    if (def?.value.includes('${')) ctx.diagnostics.report('placeholder-not-allowed', def.position, 'default-value (it is a literal)');
+    if (SYSTEM.has(name.value)) ctx.diagnostics.report('parameter-shadows-system', name.position, name.value);
+    const declaration: ParameterDeclaration = { name: name.value, defaultValue: def?.value ?? null, position: el.position };
+    here.set(name.value, declaration);
+    // Re-inserting moves an overridden parameter to its new place in declaration order.
+    merged.delete(name.value);
+    merged.set(name.value, declaration);
+  }
+  return merged;
+}
+
+function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment): Endpoint | null {
+  const read = readElement(ctx, element, {
+    attributes: ['name', 'multiple-value-separator', 'tasks'],
+    children: ['parameter', 'include-in-hash', 'success', 'error', 'task'],
+  });
+  const before = ctx.diagnostics.errorCount;
+  const nameAttr = requireAttribute(ctx, read, 'name');
+  if (nameAttr && !ENDPOINT_NAME.test(nameAttr.value)) ctx.diagnostics.report('invalid-endpoint-name', nameAttr.position, nameAttr.value);
+  if (nameAttr) ctx.endpointNames.push({ name: nameAttr.value, position: nameAttr.position });
+  const parameters = declareParameters(ctx, read.children('parameter'), inherited.parameters);
+  const separator = separatorOf(ctx, read.attr('multiple-value-separator'), inherited.separator);
+  const tasksAttr = read.attr('tasks');
+  let tasksMode: Endpoint['tasksMode'] = 'wait';
+  if (tasksAttr) {
+    if (tasksAttr.value === 'wait' || tasksAttr.value === 'background') tasksMode = tasksAttr.value;
+    else ctx.diagnostics.report('invalid-value', tasksAttr.position, 'tasks', tasksAttr.value, '"wait" or "background"');
+  }
+
+  // Tasks, first pass: ids and the intermediate values they produce.
+  const headers: TaskHeader[] = [];
+  read.children('task').forEach((t, i) => {
+    const h = readTaskHeader(ctx, t, i);
+    if (h) headers.push(h);
+  });
+  const ids = new Map<string, TaskHeader>();
+  for (const h of headers) {
+    const first = ids.get(h.id);
+    if (first) ctx.diagnostics.report('duplicate-task-id', h.idPosition, h.id, first.idPosition.line);
+    else ids.set(h.id, h);
+  }
+  const producers = new Map<string, { task: string; position: Position }>();
+  for (const h of headers) {
+    for (const o of h.outputs) {
+      const first = producers.get(o.name);
+      if (first) ctx.diagnostics.report('intermediate-value-produced-twice', o.position, o.name, first.position.line);
+      else producers.set(o.name, { task: h.id, position: o.position });
+      if (parameters.has(o.name) || SYSTEM.has(o.name)) ctx.diagnostics.report('intermediate-value-shadows-parameter', o.position, o.name);
+    }
+  }
+  const produced = new Set(producers.keys());
+  const checkAfter = (refs: readonly { id: string; position: Position }[]) => {
+    for (const ref of refs) if (!ids.has(ref.id)) ctx.diagnostics.report('unknown-task', ref.position, ref.id, closest(ref.id, ids.keys()));
+  };
+  const checkInputs = (refs: readonly { name: string; position: Position }[]) => {
+    for (const ref of refs) {
+      if (!producers.has(ref.name)) ctx.diagnostics.report('intermediate-value-not-produced', ref.position, ref.name, closest(ref.name, produced));
+    }
+  };
+
+  // Tasks, second pass.
+  const tasks: Task[] = [];
+  for (const h of headers) {
+    checkAfter(h.after);
+    checkInputs(h.inputs);
+    const scope: NameScope = {
+      parameters,
+      inputs: new Set(h.inputs.map((i) => i.name)),
+      produced,
+      errorAction: false,
+      envOnly: false,
+      where: `in task "${h.id}"`,
+    };
+    const task = compileTask(ctx, h, scope);
+    if (task) tasks.push(task);
+  }
+
+  const graph = buildTaskGraph(
+    headers.map((h) => ({
+      id: h.id,
+      after: h.after.map((a) => a.id),
+      inputs: h.inputs.map((i) => i.name),
+      outputs: h.outputs.map((o) => o.name),
+    })),
+  );
+  for (const cycle of graph.cycles) {
+    const at = ids.get(cycle[0]!)!.element.position;
+    ctx.diagnostics.report('task-cycle', at, cycle.join(' -> '));
+  }
+
+  // Hash.
+  let includeInHash: string[] | null = null;
+  const hashElement = single(ctx, read, 'include-in-hash');
+  if (hashElement) {
+    const r = readElement(ctx, hashElement, { attributes: [], children: ['parameter'] });
+    includeInHash = [];
+    for (const p of r.children('parameter')) {
+      const pr = readElement(ctx, p, { attributes: ['name'], children: [] });
+      const n = requireAttribute(ctx, pr, 'name');
+      if (!n) continue;
+      if (!parameters.has(n.value)) ctx.diagnostics.report('unknown-hash-parameter', n.position, n.value, closest(n.value, parameters.keys()));
+      else includeInHash.push(n.value);
+    }
+    if (!env.hasSecurity) ctx.diagnostics.report('hash-without-security', hashElement.position);
+  }
+
+  // Responses.
+  const scopes: ResponseScopes = {
+    success: (inputs, used) => ({
+      parameters,
+      inputs,
+      produced,
+      errorAction: false,
+      envOnly: false,
+      usedInputs: used,
+      where: 'in this <success>',
+    }),
+    error: { parameters: new Map(), inputs: new Set(), produced: new Set(), errorAction: true, envOnly: false, where: 'in <error>' },
+  };
+  const successes: SuccessResponse[] = [];
+  let unconditionalLine: number | null = null;
+  for (const s of read.children('success')) {
+    if (unconditionalLine !== null) ctx.diagnostics.report('unreachable-success', s.position, unconditionalLine);
+    const draft = compileSuccess(ctx, s, scopes);
+    const hasCondition = s.attributes.some((a) => a.name === 'if');
+    if (!hasCondition && unconditionalLine === null) unconditionalLine = s.position.line;
+    if (!draft) continue;
+    const action = draft.response.action;
+    if (action.kind === 'forward' && nameAttr) ctx.forwards.push({ from: nameAttr.value, target: action.endpoint, position: action.position });
+    checkAfter(draft.afterRefs);
+    checkInputs(draft.inputRefs);
+    if ((draft.afterRefs.length > 0 || draft.inputRefs.length > 0) && tasksMode === 'background') {
+      ctx.diagnostics.report('success-waits-in-background', s.position);
+    }
+    const waitsFor = new Set(draft.response.after.filter((id) => ids.has(id)));
+    for (const input of draft.response.inputs) {
+      const p = producers.get(input);
+      if (p) waitsFor.add(p.task);
+    }
+    successes.push({ ...draft.response, after: [...waitsFor] });
+  }
+  const error = compileError(ctx, single(ctx, read, 'error'), scopes);
+
+  if (!nameAttr || ctx.diagnostics.errorCount > before || !error) return null;
+  return {
+    name: nameAttr.value,
+    parameters: [...parameters.values()],
+    parametersByName: parameters,
+    separator,
+    tasksMode,
+    includeInHash,
+    successes,
+    error,
+    tasks,
+    taskGraph: graph,
+    position: element.position,
+  };
+}
+

@@ -1,0 +1,125 @@
+// Compiles `${...}` templates: names resolved against the element's scope once, literal parts
+// escaped once for their context, so expansion per request is a plain concatenation.
+
+import { SYSTEM_PARAMETERS, type Escaping, type ParameterDeclaration, type Position, type SystemParameter, type Template, type TemplatePart } from './ast.js';
+import type { CompileContext } from './context.js';
+import { closest } from './suggest.js';
+import { parseTemplateSource } from '../template/parse.js';
+import { escapeForm, escapeJsonString, escapeXml } from '../template/escape.js';
+
+const SYSTEM: ReadonlySet<string> = new Set(SYSTEM_PARAMETERS);
+
+/** Which names a template may use where it stands. */
+export interface NameScope {
+  readonly parameters: ReadonlyMap<string, ParameterDeclaration>;
+  /** Intermediate values the element declares as inputs. */
+  readonly inputs: ReadonlySet<string>;
+  /** Values some task of the endpoint produces (for a better message when an input is not declared). */
+  readonly produced: ReadonlySet<string>;
+  /** <error> actions: system parameters, env and internal-error-text only. */
+  readonly errorAction: boolean;
+  /** Settings files: env only. */
+  readonly envOnly: boolean;
+  /** Inputs actually used, to warn about declared-but-unused ones. */
+  readonly usedInputs?: Set<string>;
+  /** e.g. "in this task" */
+  readonly where: string;
+}
+
+export const ENV_ONLY_SCOPE: NameScope = {
+  parameters: new Map(),
+  inputs: new Set(),
+  produced: new Set(),
+  errorAction: false,
+  envOnly: true,
+  where: 'in this file (only ${env:NAME} is available)',
+};
+
+/** How literal text is written for a context; placeholders are escaped per request. */
+export function escapeLiteral(escaping: Escaping, text: string): string {
+  switch (escaping) {
+    case 'form':
+      return escapeForm(text);
+    case 'json':
+      return escapeJsonString(text);
+    case 'xml':
+      return escapeXml(text);
+    default:
+      return text;
+  }
+}
+
+/** Resolves the placeholders of `source` into parts; null after reporting a problem. */
+export function compileParts(ctx: CompileContext, source: string, escaping: Escaping, scope: NameScope, at: Position): TemplatePart[] | null {
+  const parsed = parseTemplateSource(source);
+  if (!parsed.ok) {
+    ctx.diagnostics.report('template-syntax', at, parsed.error.message);
+    return null;
+  }
+  const parts: TemplatePart[] = [];
+  let ok = true;
+  for (const segment of parsed.segments) {
+    if (segment.kind === 'text') {
+      pushLiteral(parts, escapeLiteral(escaping, segment.text));
+      continue;
+    }
+    const part = resolveName(ctx, segment.name, scope, at);
+    if (part === null) ok = false;
+    else parts.push(part);
+  }
+  return ok ? parts : null;
+}
+
+export function pushLiteral(parts: TemplatePart[], text: string): void {
+  if (text === '') return;
+  const last = parts[parts.length - 1];
+  if (last?.kind === 'literal') parts[parts.length - 1] = { kind: 'literal', text: last.text + text };
+  else parts.push({ kind: 'literal', text });
+}
+
+export function compileTemplate(ctx: CompileContext, source: string, escaping: Escaping, scope: NameScope, at: Position): Template | null {
+  const parts = compileParts(ctx, source, escaping, scope, at);
+  return parts === null ? null : { source, escaping, parts, position: at };
+}
+
+/** A literal-only template (values that may not hold placeholders, built by the compiler). */
+export function literalTemplate(text: string, escaping: Escaping, at: Position): Template {
+  return { source: text, escaping, parts: text === '' ? [] : [{ kind: 'literal', text: escapeLiteral(escaping, text) }], position: at };
+}
+
+function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Position): TemplatePart | null {
+  if (name.startsWith('env:')) {
+    const variable = name.slice(4);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) {
+      ctx.diagnostics.report('template-syntax', at, `"\${${name}}" does not name an environment variable (letters, digits and "_")`);
+      return null;
+    }
+    if (ctx.env[variable] === undefined) {
+      if (ctx.mode === 'serve') ctx.diagnostics.report('env-not-set-serve', at, variable);
+      else ctx.diagnostics.report('env-not-set', at, variable);
+    }
+    return { kind: 'env', name: variable };
+  }
+  if (scope.envOnly) {
+    ctx.diagnostics.report('unknown-placeholder', at, name, scope.where);
+    return null;
+  }
+  if (scope.errorAction) {
+    if (name === 'internal-error-text') return { kind: 'internal-error-text' };
+    if (SYSTEM.has(name)) return { kind: 'system', name: name as SystemParameter };
+    ctx.diagnostics.report('error-placeholder', at, name);
+    return null;
+  }
+  if (scope.parameters.has(name)) return { kind: 'parameter', name };
+  if (scope.inputs.has(name)) {
+    scope.usedInputs?.add(name);
+    return { kind: 'intermediate', name };
+  }
+  if (SYSTEM.has(name)) return { kind: 'system', name: name as SystemParameter };
+  const where = scope.produced.has(name)
+    ? `${scope.where}: it is an intermediate value, so declare it with <input-intermediate-value name="${name}"/>`
+    : scope.where;
+  const candidates = [...scope.parameters.keys(), ...scope.inputs, ...SYSTEM_PARAMETERS];
+  ctx.diagnostics.report('unknown-placeholder', at, name, where, scope.produced.has(name) ? undefined : closest(name, candidates));
+  return null;
+}
