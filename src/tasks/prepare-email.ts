@@ -1,14 +1,102 @@
 // CONTRACT: pure, no I/O (attachments are referenced, not read). Expands an Email task for one request.
-import type { EmailSettings, EmailTask } from '../compiler/ast.js';
-import type { ExpansionScope } from '../template/expand.js';
+//
+// Addresses and the subject use 'header' escaping, so a CR or LF in them throws
+// UnsafeValueError; a field that expands to several addresses throws it too, so request data
+// cannot add recipients. Any error thrown here is a failure of the task.
+import { extname, posix } from 'node:path';
+import addressparser from 'nodemailer/lib/addressparser/index.js';
+import type { Condition, EmailSettings, EmailTask, Template } from '../compiler/ast.js';
+import { contentTypeFor } from '../compiler/content-types.js';
+import { evaluateCondition } from '../template/condition.js';
+import { UnsafeValueError } from '../template/escape.js';
+import { expandTemplate, type ExpansionScope } from '../template/expand.js';
 import type { Upload } from '../runtime/upload.js';
-import type { PreparedEmail } from './prepared.js';
+import type { PreparedAttachment, PreparedEmail, PreparedEmailBody } from './prepared.js';
 
+/**
+ * @param separator the endpoint's multiple-value-separator, for attachment conditions.
+ */
 export function prepareEmails(
-  _task: EmailTask,
-  _scope: ExpansionScope,
-  _uploads: readonly Upload[],
-  _settings: EmailSettings | null,
+  task: EmailTask,
+  scope: ExpansionScope,
+  uploads: readonly Upload[],
+  settings: EmailSettings | null,
+  separator: string,
 ): PreparedEmail[] {
-  throw new Error('not implemented yet');
+  const from = expandAddress(task.from, scope, 'from');
+  // An optional copy address left empty by the request is dropped rather than failing the task.
+  const cc = task.cc.map((t) => expandAddress(t, scope, 'cc', true)).filter((a) => a !== '');
+  const bcc = task.bcc.map((t) => expandAddress(t, scope, 'bcc', true)).filter((a) => a !== '');
+  const replyTo = task.replyTo === null ? null : expandAddress(task.replyTo, scope, 'reply-to', true) || null;
+  const subject = expandTemplate(task.subject, scope);
+
+  const headers: Record<string, string> = {};
+  for (const header of settings?.headers ?? []) headers[header.name] = expandTemplate(header.value, scope);
+
+  const bodies: PreparedEmailBody[] = task.bodies.map((b) => ({ contentType: b.contentType, content: expandTemplate(b.template, scope) }));
+
+  const attachments: PreparedAttachment[] = [];
+  for (const attachment of task.attachments) {
+    if (!holds(attachment.condition, scope, separator)) continue;
+    if (attachment.kind === 'static') {
+      attachments.push({
+        filename: posix.basename(attachment.filename.replace(/\\/g, '/')),
+        contentType: contentTypeFor(extname(attachment.filename)),
+        source: { kind: 'file', path: attachment.absolutePath },
+        cid: null,
+      });
+    } else {
+      for (const upload of uploads) {
+        attachments.push({
+          filename: upload.filename,
+          contentType: upload.contentType === '' ? contentTypeFor(extname(upload.filename)) : upload.contentType,
+          source: { kind: 'buffer', content: upload.content },
+          cid: null,
+        });
+      }
+    }
+  }
+  // One part per cid, even when several bodies show the same image.
+  const cids = new Set<string>();
+  for (const body of task.bodies) {
+    for (const image of body.inlineImages) {
+      if (cids.has(image.cid)) continue;
+      cids.add(image.cid);
+      attachments.push({
+        filename: posix.basename(image.absolutePath.replace(/\\/g, '/')),
+        contentType: contentTypeFor(extname(image.absolutePath)),
+        source: { kind: 'file', path: image.absolutePath },
+        cid: image.cid,
+      });
+    }
+  }
+
+  return task.to.map((t) => ({
+    from,
+    to: expandAddress(t, scope, 'to'),
+    cc,
+    bcc,
+    replyTo,
+    subject,
+    headers,
+    bodies,
+    attachments,
+  }));
+}
+
+function holds(condition: Condition | null, scope: ExpansionScope, separator: string): boolean {
+  return condition === null || evaluateCondition(condition, scope, separator);
+}
+
+/** One address per field: `a@x, b@y` from a parameter would otherwise add a recipient. */
+function expandAddress(template: Template, scope: ExpansionScope, field: string, optional = false): string {
+  const value = expandTemplate(template, scope).trim();
+  if (value === '') {
+    if (optional) return '';
+    throw new UnsafeValueError(`the <${field}> address is empty`);
+  }
+  if (addressparser(value, { flatten: true }).length > 1) {
+    throw new UnsafeValueError(`the <${field}> value holds several addresses; write one address per <${field}>`);
+  }
+  return value;
 }

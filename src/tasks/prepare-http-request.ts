@@ -1,8 +1,75 @@
 // CONTRACT: pure, no I/O. Expands an HttpRequest task for one request.
-import type { HttpRequestTask } from '../compiler/ast.js';
-import type { ExpansionScope } from '../template/expand.js';
+//
+// Literal template parts were escaped for their context at compile time and placeholder values
+// are escaped by expandTemplate, so this module only assembles the pieces. Errors thrown here
+// (UnsafeValueError for a CR/LF in a header, MissingValueError) are failures of the task.
+import type { HttpRequestTask, NamedTemplate } from '../compiler/ast.js';
+import { escapeForm, UnsafeValueError } from '../template/escape.js';
+import { expandTemplate, usesEnv, type ExpansionScope } from '../template/expand.js';
 import type { PreparedHttpRequest } from './prepared.js';
 
-export function prepareHttpRequest(_task: HttpRequestTask, _scope: ExpansionScope): PreparedHttpRequest {
-  throw new Error('not implemented yet');
+/**
+ * Headers that carry credentials whatever their template: a literal token written into the
+ * configuration is as secret as one read from ${env:...}.
+ */
+const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization']);
+
+export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope): PreparedHttpRequest {
+  const url = appendQuery(expandTemplate(task.url, scope), formEncode(task.getParameters, scope));
+
+  const headers: Record<string, string> = {};
+  const secret = new Set<string>();
+  for (const header of task.headers) {
+    const name = header.name.toLowerCase();
+    const value = expandTemplate(header.value, scope);
+    // A repeated header is one field with a comma-separated list (RFC 9110, 5.3).
+    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+    if (usesEnv(header.value) || CREDENTIAL_HEADERS.has(name)) secret.add(name);
+  }
+
+  if (task.basicAuth !== null) {
+    const username = expandTemplate(task.basicAuth.username, scope);
+    const password = expandTemplate(task.basicAuth.password, scope);
+    // RFC 7617: the user-id ends at the first colon, so a colon would log in as someone else.
+    if (username.includes(':')) throw new UnsafeValueError('the basic authentication username contains a colon (":"), which is not allowed');
+    headers['authorization'] = 'Basic ' + Buffer.from(`${username}:${password}`, 'utf8').toString('base64');
+    secret.add('authorization');
+  }
+
+  let body: string | null = null;
+  let defaultContentType: string | null = null;
+  if (task.body !== null) {
+    switch (task.body.kind) {
+      case 'json':
+        body = expandTemplate(task.body.template, scope);
+        defaultContentType = 'application/json';
+        break;
+      case 'xml':
+        body = expandTemplate(task.body.template, scope);
+        defaultContentType = 'application/xml';
+        break;
+      case 'form':
+        body = formEncode(task.body.parameters, scope);
+        defaultContentType = 'application/x-www-form-urlencoded';
+        break;
+    }
+  }
+  if (defaultContentType !== null && !('content-type' in headers)) headers['content-type'] = defaultContentType;
+
+  return { method: task.method, url, headers, body, secretHeaders: [...secret] };
+}
+
+/** `name=value&...`: names are literal and encoded here, values are form-escaped templates. */
+function formEncode(parameters: readonly NamedTemplate[], scope: ExpansionScope): string {
+  return parameters.map((p) => `${escapeForm(p.name)}=${expandTemplate(p.value, scope)}`).join('&');
+}
+
+/** Adds to a query the URL may already have, before any fragment. */
+function appendQuery(url: string, query: string): string {
+  if (query === '') return url;
+  const hash = url.indexOf('#');
+  const base = hash >= 0 ? url.slice(0, hash) : url;
+  const fragment = hash >= 0 ? url.slice(hash) : '';
+  const separator = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
+  return base + separator + query + fragment;
 }

@@ -1,0 +1,219 @@
+// Delivers PreparedEmails over one pooled SMTP transport per process, so a busy endpoint does
+// not open a connection per message.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import nodemailer, { type Transporter } from 'nodemailer';
+import SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
+import addressparser from 'nodemailer/lib/addressparser/index.js';
+import type Mail from 'nodemailer/lib/mailer/index.js';
+import type { EmailSettings } from '../compiler/ast.js';
+import { backoffMs } from './http-request.js';
+import type { PreparedEmail } from './prepared.js';
+import { resolveSmtpConnection, type SmtpResolution } from './smtp-settings.js';
+
+export class EmailTaskError extends Error {
+  override readonly name = 'EmailTaskError';
+  constructor(
+    message: string,
+    readonly attempts: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface EmailDeliveryOptions {
+  readonly settings: EmailSettings | null;
+  readonly smtpUrl?: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Errors of the pool outside any send (e.g. an idle connection dropped by the server). */
+  readonly onPoolError?: (message: string) => void;
+}
+
+export interface DeliverOptions {
+  /** Per message attempt. */
+  readonly timeoutMs: number;
+  readonly retries: number;
+  /** Asked before each message: false stops delivery (another task of the request failed). */
+  readonly mayContinue: () => boolean;
+}
+
+export interface DeliveryReport {
+  readonly sent: number;
+  /** Highest attempt count any one message needed. */
+  readonly attempts: number;
+  /** True when mayContinue() stopped delivery before every message was sent. */
+  readonly stopped: boolean;
+}
+
+// Connection-level nodemailer codes: the server was not reached or dropped us.
+const TRANSIENT_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ECONNRESET']);
+
+export class EmailDelivery {
+  private readonly resolution: SmtpResolution;
+  private transport: Transporter | null = null;
+  private closed = false;
+  private readonly onPoolError: (message: string) => void;
+
+  constructor(options: EmailDeliveryOptions) {
+    this.resolution = resolveSmtpConnection(options.settings, options.smtpUrl, options.env);
+    this.onPoolError = options.onPoolError ?? (() => {});
+  }
+
+  /** Host and port, for logs. */
+  get description(): string {
+    return this.resolution.ok ? this.resolution.connection.description : '(no SMTP server)';
+  }
+
+  /**
+   * Sends the messages one after the other; the first refused message fails the task and
+   * the rest are not sent.
+   */
+  async deliver(messages: readonly PreparedEmail[], options: DeliverOptions): Promise<DeliveryReport> {
+    let maxAttempts = 0;
+    for (let i = 0; i < messages.length; i++) {
+      if (!options.mayContinue()) return { sent: i, attempts: maxAttempts, stopped: true };
+      const message = messages[i]!;
+      const label = messages.length > 1 ? `message ${i + 1} of ${messages.length} (to ${message.to})` : `message to ${message.to}`;
+      const attempts = await this.deliverOne(message, label, options);
+      maxAttempts = Math.max(maxAttempts, attempts);
+    }
+    return { sent: messages.length, attempts: maxAttempts, stopped: false };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const transport = this.transport;
+    this.transport = null;
+    transport?.close();
+  }
+
+  private async deliverOne(message: PreparedEmail, label: string, options: DeliverOptions): Promise<number> {
+    let mail: Mail.Options;
+    try {
+      mail = toMailOptions(message);
+    } catch (error) {
+      throw new EmailTaskError(`${label}: ${(error as Error).message}`, 0);
+    }
+    const transport = this.getTransport();
+    const maxAttempts = 1 + Math.max(0, options.retries);
+    for (let attempt = 1; ; attempt++) {
+      let failure: { message: string; transient: boolean };
+      try {
+        await withTimeout(transport.sendMail(mail), options.timeoutMs);
+        return attempt;
+      } catch (error) {
+        failure = describeSmtpError(error, options.timeoutMs, this.description);
+      }
+      const tried = attempt === 1 ? '' : ` (after ${attempt} attempts)`;
+      if (!failure.transient || attempt >= maxAttempts || !options.mayContinue()) {
+        throw new EmailTaskError(`${label}: ${failure.message}${tried}`, attempt);
+      }
+      await sleep(backoffMs(attempt));
+    }
+  }
+
+  private getTransport(): Transporter {
+    if (this.closed) throw new EmailTaskError('the service is shutting down; the SMTP connection is closed', 0);
+    if (!this.resolution.ok) throw new EmailTaskError(this.resolution.error, 0);
+    if (this.transport) return this.transport;
+    const c = this.resolution.connection;
+    const pool = new SMTPPool({
+      pool: true,
+      // A dead or slow server must fail the task rather than hold it for nodemailer's minutes-long defaults.
+      connectionTimeout: 30_000,
+      greetingTimeout: 30_000,
+      socketTimeout: 60_000,
+      disableUrlAccess: true,
+      ...(c.url !== null
+        ? { url: c.url }
+        : {
+            host: c.host!,
+            port: c.port!,
+            secure: c.secure,
+            requireTLS: c.requireTLS,
+            ...(c.auth ? { auth: { user: c.auth.user, pass: c.auth.pass } } : {}),
+          }),
+    });
+    this.transport = nodemailer.createTransport(pool);
+    // An idle pooled connection can be dropped by the server; nodemailer reports it here, and an
+    // EventEmitter 'error' without a listener would take the process down.
+    this.transport.on('error', (error: Error) => this.onPoolError(`SMTP connection to ${this.description}: ${error.message}`));
+    return this.transport;
+  }
+}
+
+/** Exposed for tests and dry-run parity: the nodemailer message built from a PreparedEmail. */
+export function toMailOptions(message: PreparedEmail): Mail.Options {
+  const from = singleAddress('from', message.from);
+  const to = singleAddress('to', message.to);
+  const cc = message.cc.filter((v) => v.trim() !== '').map((v) => singleAddress('cc', v));
+  const bcc = message.bcc.filter((v) => v.trim() !== '').map((v) => singleAddress('bcc', v));
+  const replyTo = message.replyTo !== null && message.replyTo.trim() !== '' ? singleAddress('reply-to', message.replyTo) : undefined;
+  refuseLineBreak('subject', message.subject);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.headers)) {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new Error(`the header name ${JSON.stringify(name)} is not a valid header name`);
+    refuseLineBreak(`header ${name}`, value);
+    headers[name] = value;
+  }
+  if (message.bodies.length === 0) throw new Error('the message has no body');
+  return {
+    from,
+    to,
+    ...(cc.length > 0 ? { cc } : {}),
+    ...(bcc.length > 0 ? { bcc } : {}),
+    ...(replyTo !== undefined ? { replyTo } : {}),
+    subject: message.subject,
+    headers,
+    // Alternatives keep the bodies in the author's order; nodemailer's text/html fields would reorder them.
+    alternatives: message.bodies.map((b) => ({ contentType: `${b.contentType}; charset=utf-8`, content: b.content })),
+    attachments: message.attachments.map((a) => ({
+      filename: a.filename,
+      ...(a.contentType !== null ? { contentType: a.contentType } : {}),
+      ...(a.source.kind === 'file' ? { path: a.source.path } : { content: a.source.content }),
+      ...(a.cid !== null ? { cid: a.cid, contentDisposition: 'inline' as const } : {}),
+    })),
+    disableUrlAccess: true,
+  };
+}
+
+/**
+ * Each address field holds exactly one address: a value from a request that held a list
+ * ("a@x, b@y") would otherwise turn one email into many, a relay for spam.
+ */
+function singleAddress(field: string, value: string): Mail.Address {
+  refuseLineBreak(field, value);
+  const parsed = addressparser(value);
+  const only = parsed.length === 1 ? parsed[0]! : null;
+  if (only === null || !('address' in only) || only.address === '' || !only.address.includes('@')) {
+    throw new Error(`the ${field} value ${JSON.stringify(value)} is not exactly one email address`);
+  }
+  return { name: only.name, address: only.address };
+}
+
+function refuseLineBreak(field: string, value: string): void {
+  if (/[\r\n]/.test(value)) throw new Error(`the ${field} contains a line break (CR or LF), which is not allowed`);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error('timeout'), { code: 'TASK_TIMEOUT' })), ms);
+  });
+  // The losing sendMail may still settle later; its rejection must not go unhandled.
+  promise.catch(() => {});
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function describeSmtpError(error: unknown, timeoutMs: number, server: string): { message: string; transient: boolean } {
+  const e = error as { message?: string; code?: string; responseCode?: number; response?: string };
+  if (e.code === 'TASK_TIMEOUT') {
+    return { message: `${server} did not accept the message within ${timeoutMs} ms`, transient: true };
+  }
+  if (error instanceof EmailTaskError) return { message: error.message, transient: false };
+  const responseCode = typeof e.responseCode === 'number' ? e.responseCode : null;
+  // 4xx replies are the server's "try again later"; 5xx are refusals.
+  const transient = (e.code !== undefined && TRANSIENT_CODES.has(e.code) && responseCode === null) || (responseCode !== null && responseCode >= 400 && responseCode < 500);
+  const text = e.message ?? String(error);
+  return { message: `${server}: ${text}`, transient };
+}
