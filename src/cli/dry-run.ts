@@ -1,12 +1,149 @@
-import type { Command } from 'commander';
+// `endpoint-service dry-run`: the task plan of each endpoint, and with --param a simulated
+// request, without any network or SMTP I/O. The plan goes to stdout; diagnostics, warnings
+// and the reasons a simulated request fails go to stderr (cli.md, "dry-run").
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { compileApplication, type Endpoint } from '../compiler/index.js';
+import { closest } from '../compiler/suggest.js';
+import { chalkFor, useColor } from './color.js';
+import { formatDiagnosticsText, summaryLine } from './format-diagnostics.js';
+import type { Plan } from './plan/model.js';
+import { buildPlan } from './plan/simulate.js';
+import { formatPlanDot } from './plan/format-dot.js';
+import { formatPlanJson } from './plan/format-json.js';
+import { formatPlanMermaid } from './plan/format-mermaid.js';
+import { formatPlanText } from './plan/format-text.js';
+
+const FORMATS = ['text', 'json', 'mermaid', 'dot'] as const;
+type Format = (typeof FORMATS)[number];
+
+interface DryRunOptions {
+  readonly endpoint: string[];
+  readonly param: [string, string][] | undefined;
+  readonly format: Format;
+}
 
 export function registerDryRun(program: Command): void {
   program
     .command('dry-run')
     .description('print the task plan without any network or SMTP I/O')
     .argument('<file>', 'the endpoints.xml')
-    .action(() => {
-      process.stderr.write('dry-run: not implemented yet\n');
-      process.exitCode = 2;
+    .addOption(new Option('--endpoint <name>', 'only this endpoint (repeatable)').argParser(collect).default([] as string[], 'every endpoint'))
+    .option('--param <name=value>', 'simulate a request with this parameter (repeatable; several values for one name are joined with the separator)', collectParam)
+    .addOption(new Option('--format <format>', 'output format').choices(FORMATS).default('text'))
+    .addHelpText(
+      'after',
+      `
+A simulated request uses request-id "dry-run", client-ip 127.0.0.1, user-agent
+"endpoint-service dry-run" and base-url http://127.0.0.1:8080. Secrets print as ***,
+intermediate values as <from TASK-ID>. Nothing is sent.
+
+Examples:
+  endpoint-service dry-run endpoints.xml
+  endpoint-service dry-run --endpoint signup --param email=ann@example.com endpoints.xml
+  endpoint-service dry-run --format mermaid endpoints.xml`,
+    )
+    .action((file: string, options: DryRunOptions) => {
+      process.exitCode = dryRun(file, options);
     });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function collectParam(value: string, previous: [string, string][] | undefined): [string, string][] {
+  const eq = value.indexOf('=');
+  if (eq <= 0) throw new InvalidArgumentError(`expected name=value, got "${value}"`);
+  return [...(previous ?? []), [value.slice(0, eq), value.slice(eq + 1)]];
+}
+
+function dryRun(file: string, options: DryRunOptions): number {
+  const stderrColor = useColor(process.stderr);
+  const err = chalkFor(process.stderr);
+  const warn = (message: string) => process.stderr.write(`${err.yellow('warning')}: ${message}\n`);
+  const fail = (message: string) => process.stderr.write(`${err.red('error')}: ${message}\n`);
+
+  const compiled = compileApplication(file, { mode: 'dry-run', env: process.env });
+  if (compiled.unreadable !== null) {
+    fail(compiled.unreadable);
+    return 2;
+  }
+  if (compiled.application === null || compiled.errorCount > 0) {
+    process.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor }));
+    process.stderr.write(summaryLine(compiled.errorCount, compiled.warningCount) + '\n');
+    return 1;
+  }
+  const application = compiled.application;
+  if (compiled.diagnostics.length > 0) process.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor }));
+
+  let endpoints: readonly Endpoint[] = application.endpoints;
+  if (options.endpoint.length > 0) {
+    const unknown = options.endpoint.filter((name) => !application.endpointsByName.has(name));
+    if (unknown.length > 0) {
+      for (const name of unknown) {
+        const suggestion = closest(name, application.endpointsByName.keys());
+        fail(`there is no endpoint "${name}" in ${file}.${suggestion === undefined ? '' : ` Did you mean "${suggestion}"?`}`);
+      }
+      return 2;
+    }
+    const wanted = new Set(options.endpoint);
+    endpoints = application.endpoints.filter((e) => wanted.has(e.name));
+  }
+
+  let parameters: Map<string, string[]> | null = null;
+  if (options.param !== undefined) {
+    parameters = new Map();
+    for (const [name, value] of options.param) parameters.set(name, [...(parameters.get(name) ?? []), value]);
+  }
+
+  const plan = buildPlan(application, { endpoints, parameters, env: process.env });
+  reportIgnored(plan, warn);
+  if (options.format !== 'text') for (const endpoint of plan.endpoints) for (const note of endpoint.notes) warn(note);
+
+  let failed = false;
+  for (const endpoint of plan.endpoints) {
+    if (endpoint.failure !== null) {
+      failed = true;
+      const via = endpoint.failure.endpoint === endpoint.name ? '' : ` (in forwarded endpoint "${endpoint.failure.endpoint}")`;
+      fail(`endpoint "${endpoint.name}"${via}: the request fails with status ${endpoint.failure.status}: ${endpoint.failure.detail}`);
+    }
+    for (const task of endpoint.tasks) {
+      if (task.failure === null) continue;
+      failed = true;
+      fail(`endpoint "${endpoint.name}", task "${task.id}" would fail: ${task.failure}`);
+    }
+  }
+
+  process.stdout.write(render(plan, options.format));
+  return failed ? 1 : 0;
+}
+
+function render(plan: Plan, format: Format): string {
+  switch (format) {
+    case 'text':
+      return formatPlanText(plan, chalkFor(process.stdout));
+    case 'json':
+      return formatPlanJson(plan);
+    case 'mermaid':
+      return formatPlanMermaid(plan);
+    case 'dot':
+      return formatPlanDot(plan);
+  }
+}
+
+/** One warning per ignored name, listing the endpoints that do not declare it. */
+function reportIgnored(plan: Plan, warn: (message: string) => void): void {
+  const byName = new Map<string, { endpoints: string[]; suggestion: string | null }>();
+  for (const endpoint of plan.endpoints) {
+    for (const { name, suggestion } of endpoint.ignoredParameters) {
+      const entry = byName.get(name) ?? { endpoints: [], suggestion: null };
+      entry.endpoints.push(endpoint.name);
+      entry.suggestion ??= suggestion;
+      byName.set(name, entry);
+    }
+  }
+  for (const [name, { endpoints, suggestion }] of byName) {
+    const which = endpoints.length === 1 ? `endpoint "${endpoints[0]}"` : `endpoints ${endpoints.map((e) => `"${e}"`).join(', ')}`;
+    warn(`parameter "${name}" is not declared by ${which} and is ignored, as serve would.${suggestion === null ? '' : ` Did you mean "${suggestion}"?`}`);
+  }
 }

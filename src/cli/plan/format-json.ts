@@ -1,0 +1,35 @@
+// The JSON document of cli.md, "dry-run": exactly its keys, so scripts can rely on them.
+import type { Plan, TaskPlan } from './model.js';
+
+export function formatPlanJson(plan: Plan): string {
+  const document = {
+    endpoints: plan.endpoints.map((endpoint) => ({
+      name: endpoint.name,
+      response: { kind: endpoint.response.kind, status: endpoint.response.status },
+      tasks: endpoint.tasks.map((task) => taskJson(task, plan.simulation !== null)),
+      stages: endpoint.stages,
+    })),
+  };
+  return JSON.stringify(document, null, 2) + '\n';
+}
+
+function taskJson(task: TaskPlan, simulated: boolean): Record<string, unknown> {
+  const json: Record<string, unknown> = {
+    id: task.id,
+    kind: task.kind,
+    line: task.line,
+    dependsOn: task.dependsOn,
+    inputs: task.inputs,
+    outputs: task.outputs,
+    condition: task.condition,
+    ignoreIfError: task.ignoreIfError,
+    willRun: simulated ? task.willRun : null,
+  };
+  if (simulated && task.willRun !== false) {
+    if (task.request !== null) json['request'] = task.request;
+    if (task.emails !== null) {
+      json['emails'] = task.emails.map((e) => ({ from: e.from, to: e.to, subject: e.subject, attachments: e.attachments }));
+    }
+  }
+  return json;
+}

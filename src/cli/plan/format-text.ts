@@ -1,0 +1,155 @@
+// The plan for people: per endpoint the response, then the tasks stage by stage with what each
+// waits for and why, and, for a simulated request, exactly what would be sent.
+import type { ChalkInstance } from 'chalk';
+import type { EmailPlan, EndpointPlan, Plan, RequestPlan, ResponsePlan, TaskPlan } from './model.js';
+import { reason } from './labels.js';
+import { SIMULATED_REQUEST } from './simulate.js';
+
+export function formatPlanText(plan: Plan, c: ChalkInstance): string {
+  const out: string[] = [];
+  if (plan.simulation !== null) {
+    const given = plan.simulation.parameters.map(([name, values]) => values.map((v) => `${name}=${printable(v)}`).join(', ')).join(', ');
+    out.push(c.bold('Simulated request: ') + (given === '' ? '(no parameters)' : given));
+    out.push(
+      c.dim(`  environment ${plan.simulation.environment}, request-id ${SIMULATED_REQUEST.requestId}, client-ip ${SIMULATED_REQUEST.clientIp}, base-url ${SIMULATED_REQUEST.baseUrl}; nothing is sent`),
+    );
+    out.push('');
+  }
+  plan.endpoints.forEach((endpoint, i) => {
+    if (i > 0) out.push('');
+    out.push(...endpointText(endpoint, plan.simulation !== null, c));
+  });
+  return out.join('\n') + '\n';
+}
+
+function endpointText(endpoint: EndpointPlan, simulated: boolean, c: ChalkInstance): string[] {
+  const out: string[] = [];
+  out.push(`${c.bold.cyan(endpoint.name)} ${c.dim(`(line ${endpoint.line})`)}`);
+
+  if (endpoint.failure !== null) {
+    const where = endpoint.failure.endpoint === endpoint.name ? '' : ` in forwarded endpoint ${endpoint.failure.endpoint}`;
+    out.push(`  ${c.red.bold('request fails')}${where}: ${endpoint.failure.detail}`);
+    out.push(`  response  ${status(endpoint.response, c)} ${endpoint.response.summary}`);
+  } else if (endpoint.responses.length === 1) {
+    out.push(`  response  ${responseLine(endpoint.response, c)}`);
+    out.push(...expandedLines(endpoint.response));
+  } else {
+    // Every <success> in the order serve tries them; the one a simulated request gets is marked.
+    endpoint.responses.forEach((r, i) => {
+      const chosen = endpoint.responseChosen && r.line === endpoint.response.line && r.condition === endpoint.response.condition;
+      const when = r.condition === null ? 'otherwise' : `if ${r.condition}`;
+      const line = `${when}: ${responseLine(r, c)}`;
+      out.push(`  ${i === 0 ? 'response' : '        '}  ${chosen ? `${line}  ${c.green('← chosen')}` : line}`);
+      if (chosen) out.push(...expandedLines(endpoint.response));
+    });
+  }
+  if (endpoint.responseNote !== null) out.push(`            ${c.yellow(endpoint.responseNote)}`);
+
+  if (endpoint.tasks.length === 0) {
+    out.push(`  tasks     ${c.dim('none')}`);
+  } else {
+    const mode = endpoint.tasksMode === 'background' ? 'run in the background after the response is sent' : 'run before the response is sent';
+    const count = endpoint.stages.length;
+    out.push(`  tasks     ${endpoint.tasks.length} in ${count} stage${count === 1 ? '' : 's'}, ${mode}`);
+    const byId = new Map(endpoint.tasks.map((t) => [t.id, t]));
+    endpoint.stages.forEach((stage, k) => {
+      out.push(`  ${c.bold(`stage ${k + 1}`)}${stage.length > 1 ? c.dim('  (these run concurrently)') : ''}`);
+      for (const id of stage) {
+        const task = byId.get(id);
+        if (task !== undefined) out.push(...taskText(endpoint, task, simulated, c));
+      }
+    });
+  }
+  for (const note of endpoint.notes) out.push(`  ${c.yellow('note')}: ${note}`);
+  return out;
+}
+
+function status(response: ResponsePlan, c: ChalkInstance): string {
+  return response.status === null ? c.dim('(status from upstream)') : c.bold(String(response.status));
+}
+
+function responseLine(response: ResponsePlan, c: ChalkInstance): string {
+  return `${status(response, c)} ${response.summary}${waits(response)}`;
+}
+
+/** The expanded target or body, unless the summary already shows it as is. */
+function expandedLines(response: ResponsePlan): string[] {
+  const expanded = response.expanded;
+  return expanded === null || response.summary.includes(expanded) ? [] : indent(`→ ${expanded}`, 12);
+}
+
+function waits(response: ResponsePlan): string {
+  return response.waitsFor.length === 0 ? '' : `, built after ${response.waitsFor.join(', ')}`;
+}
+
+function taskText(endpoint: EndpointPlan, task: TaskPlan, simulated: boolean, c: ChalkInstance): string[] {
+  const out: string[] = [];
+  let mark = '';
+  if (simulated) {
+    if (task.failure !== null) mark = c.red('[fails] ');
+    else if (task.willRun === true) mark = c.green('[runs] ');
+    else if (task.willRun === false) mark = c.dim('[skipped] ');
+    else mark = c.yellow('[maybe] ');
+  }
+  const extras = [`line ${task.line}`];
+  if (task.timeoutMs !== 30_000) extras.push(`timeout ${duration(task.timeoutMs)}`);
+  if (task.retries > 0) extras.push(`${task.retries} ${task.retries === 1 ? 'retry' : 'retries'}`);
+  out.push(`    ${mark}${c.bold(task.id)}  ${task.className}  ${c.dim(extras.join(', '))}`);
+
+  for (const edge of endpoint.edges.filter((e) => e.to === task.id)) {
+    out.push(`      waits for ${c.bold(edge.from)} ${c.dim(`(${reason(edge.after, edge.values)})`)}`);
+  }
+  if (task.condition !== null) out.push(`      if ${task.condition}`);
+  if (task.outputs.length > 0) out.push(`      outputs ${task.outputs.join(', ')}`);
+  if (task.ignoreIfError) out.push(`      ignore-if-error: a failure does not fail the request`);
+  if (simulated && task.willRunReason !== null) out.push(`      ${c.dim(task.willRunReason)}`);
+  if (task.failure !== null) out.push(`      ${c.red('would fail')}: ${task.failure}`);
+  if (task.request !== null) out.push(...requestText(task.request, c));
+  if (task.emails !== null) task.emails.forEach((e, i, all) => out.push(...emailText(e, i, all.length, c)));
+  return out;
+}
+
+function requestText(request: RequestPlan, c: ChalkInstance): string[] {
+  const out = [`      ${c.bold(request.method)} ${request.url}`];
+  for (const [name, value] of Object.entries(request.headers)) out.push(`      ${name}: ${value}`);
+  if (request.body !== null) {
+    out.push('');
+    out.push(...indent(request.body, 6));
+  }
+  return out;
+}
+
+function emailText(email: EmailPlan, index: number, count: number, c: ChalkInstance): string[] {
+  const out = [`      ${c.bold(`email ${index + 1} of ${count}`)}`];
+  const field = (name: string, value: string) => out.push(`        ${name}: ${value}`);
+  field('From', email.from);
+  field('To', email.to.join(', '));
+  if (email.cc.length > 0) field('Cc', email.cc.join(', '));
+  if (email.bcc.length > 0) field('Bcc', email.bcc.join(', '));
+  if (email.replyTo !== null) field('Reply-To', email.replyTo);
+  field('Subject', email.subject);
+  for (const [name, value] of Object.entries(email.headers)) field(name, value);
+  if (email.attachments.length > 0) field('Attachments', email.attachments.join(', '));
+  if (email.inline.length > 0) field('Inline images', email.inline.join(', '));
+  for (const body of email.bodies) {
+    out.push(`        ${c.dim(`-- ${body.contentType}`)}`);
+    out.push(...indent(body.content, 8));
+  }
+  return out;
+}
+
+/** A value with control characters (a CR/LF being tried out) is shown quoted, escapes visible. */
+function printable(value: string): string {
+  return /[\u0000-\u001f\u007f]/.test(value) ? JSON.stringify(value) : value;
+}
+
+function indent(text: string, by: number): string[] {
+  const pad = ' '.repeat(by);
+  return text.split(/\r?\n/).map((line) => (line === '' ? '' : pad + line));
+}
+
+function duration(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}

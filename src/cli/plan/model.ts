@@ -1,0 +1,107 @@
+// The plan of a dry-run: plain data built once from the compiled application and read by every
+// formatter, so text, JSON and graphs always tell the same story.
+
+import type { SuccessAction, TaskKind } from '../../compiler/ast.js';
+import type { TaskEdge } from '../../plan/graph.js';
+import type { Environment } from '../../runtime/parameters.js';
+
+export interface Plan {
+  /** null unless a request is simulated (any --param). */
+  readonly simulation: SimulationInfo | null;
+  readonly endpoints: readonly EndpointPlan[];
+}
+
+export interface SimulationInfo {
+  /** As given with --param, in order of first appearance. */
+  readonly parameters: readonly (readonly [string, readonly string[]])[];
+  readonly environment: Environment;
+}
+
+export interface ResponsePlan {
+  readonly kind: SuccessAction['kind'];
+  /** null where only I/O can tell (response-from-url, a forward to such a response). */
+  readonly status: number | null;
+  /** What it does, with templates as written: `redirect to ${base}/thanks`. */
+  readonly summary: string;
+  /** Simulated: the expanded target or body (secrets masked). */
+  readonly expanded: string | null;
+  /** The <success> condition as written, null for the fallback. */
+  readonly condition: string | null;
+  readonly line: number | null;
+  /** Tasks the response is built after (tasks="wait" only). */
+  readonly waitsFor: readonly string[];
+}
+
+/** The primary action fails on this request: serve answers with the <error> action. */
+export interface PrimaryFailure {
+  readonly detail: string;
+  readonly status: number;
+  /** When the failure is in an endpoint forwarded to, its name. */
+  readonly endpoint: string;
+}
+
+export interface EndpointPlan {
+  readonly name: string;
+  readonly line: number;
+  readonly tasksMode: 'wait' | 'background';
+  /** Every <success> in file order, plus the implicit empty 200 when all are conditional. */
+  readonly responses: readonly ResponsePlan[];
+  /** The chosen one: simulated, or the unconditional one. */
+  readonly response: ResponsePlan;
+  /** True when a simulated request picked `response` among the <success> elements. */
+  readonly responseChosen: boolean;
+  /** Why the chosen response is only a guess (a condition that needs a task result or an unset variable). */
+  readonly responseNote: string | null;
+  readonly failure: PrimaryFailure | null;
+  readonly tasks: readonly TaskPlan[];
+  readonly stages: readonly (readonly string[])[];
+  readonly edges: readonly TaskEdge[];
+  /** Simulated parameters the endpoint does not declare, with a close declared name. */
+  readonly ignoredParameters: readonly { readonly name: string; readonly suggestion: string | null }[];
+  /** Things that could not be checked or shown without I/O or the environment. */
+  readonly notes: readonly string[];
+}
+
+export interface TaskPlan {
+  readonly id: string;
+  readonly kind: TaskKind;
+  readonly className: string;
+  readonly line: number;
+  readonly dependsOn: readonly string[];
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
+  readonly condition: string | null;
+  readonly ignoreIfError: boolean;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  /** null unless simulated; then null too when the condition needs a task result. */
+  readonly willRun: boolean | null;
+  /** Why willRun is what it is, for people. */
+  readonly willRunReason: string | null;
+  readonly request: RequestPlan | null;
+  readonly emails: readonly EmailPlan[] | null;
+  /** The task would fail before sending anything (e.g. a line break in a header value). */
+  readonly failure: string | null;
+}
+
+export interface RequestPlan {
+  readonly method: string;
+  readonly url: string;
+  /** Secret values already replaced by `***`. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | null;
+}
+
+export interface EmailPlan {
+  readonly from: string;
+  readonly to: readonly string[];
+  readonly cc: readonly string[];
+  readonly bcc: readonly string[];
+  readonly replyTo: string | null;
+  readonly subject: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly bodies: readonly { readonly contentType: string; readonly content: string }[];
+  readonly attachments: readonly string[];
+  /** Inline images: `file (cid:…)`. */
+  readonly inline: readonly string[];
+}
