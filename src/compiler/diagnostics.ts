@@ -13,6 +13,7 @@ export const DIAGNOSTICS = {
   'file-unreadable': { severity: 'error', message: (path: string, reason: string) => `Cannot read ${path}: ${reason}.` },
   'file-empty': { severity: 'error', message: (m: string) => capitalise(m) + '.' },
   'xml-malformed': { severity: 'error', message: (m: string) => capitalise(m) + '.' },
+  'xml-encoding': { severity: 'error', message: (m: string) => capitalise(m) + '.' },
   'xml-doctype': { severity: 'error', message: (m: string) => capitalise(m) + '.' },
   'xml-too-deep': { severity: 'error', message: (m: string) => capitalise(m) + ': no configuration needs this; check for a runaway generator.' },
   'wrong-root-element': {
@@ -136,6 +137,11 @@ export const DIAGNOSTICS = {
   'forward-cycle': {
     severity: 'error',
     message: (cycle: string) => `Endpoints forward to each other in a cycle: ${cycle}. Break the chain.`,
+  },
+  'success-condition-uses-intermediate-value': {
+    severity: 'error',
+    message: () =>
+      `The condition of a <success> is evaluated before tasks run, so it cannot use an intermediate value: test a request parameter, or move the choice into the response body.`,
   },
   'success-waits-in-background': {
     severity: 'error',

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { BodyAction, ErrorAction, ErrorResponse, Position, SuccessAction, SuccessResponse, Template } from './ast.js';
 import { compileJsonBody, compileXmlBody } from './bodies.js';
-import { CONDITION_ATTRIBUTES, compileCondition } from './conditions.js';
+import { CONDITION_ATTRIBUTES, compileCondition, conditionUsesIntermediate } from './conditions.js';
 import { readElement, requireAttribute, resolveInside, single, type CompileContext, type ReadElement } from './context.js';
 import { contentTypeFor } from './content-types.js';
 import { compileTemplate, type NameScope } from './templates.js';
@@ -46,8 +46,10 @@ export function compileSuccess(ctx: CompileContext, element: XmlElement, scopes:
   const inputs = new Set(inputRefs.map((i) => i.name));
   const scope = scopes.success(inputs, new Set());
   const condition = compileCondition(ctx, read, scope);
+  // The response is chosen before any task runs (its tasks depend on which one applies).
+  if (condition && conditionUsesIntermediate(condition)) ctx.diagnostics.report('success-condition-uses-intermediate-value', condition.position);
   const action = compileAction(ctx, read, scope, false);
-  if (condition === undefined || action === undefined) return null;
+  if (condition === undefined || action === undefined || (condition && conditionUsesIntermediate(condition))) return null;
   return {
     response: { condition, action, after: afterRefs.map((a) => a.id), inputs: [...inputs], position: element.position },
     afterRefs,
