@@ -5,7 +5,7 @@ import type { Position, Template, TemplatePart } from './ast.js';
 import type { CompileContext } from './context.js';
 import { compileParts, pushLiteral, type NameScope } from './templates.js';
 import { escapeXml } from '../template/escape.js';
-import { parseXml, type XmlElement } from './xml.js';
+import { parseXml, type XmlElement, type XmlText } from './xml.js';
 
 /** A JSON text whose string values may hold placeholders. */
 export function compileJsonBody(ctx: CompileContext, source: string, scope: NameScope, at: Position): Template | null {
@@ -78,7 +78,12 @@ export function compileXmlBody(ctx: CompileContext, container: XmlElement, text:
     }
     root = elements[0]!;
   } else {
-    const parsed = parseXml(text, container.position.file, { line: container.position.line, column: container.position.column });
+    // A single CDATA section (the usual form) is parsed alone, so positions point into the file.
+    const texts = container.children.filter((c): c is XmlText => c.kind === 'text');
+    const sections = texts.filter((c) => c.cdata);
+    const single = sections.length === 1 && sections[0]!.position && texts.every((c) => c.cdata || c.text.trim() === '') ? sections[0]! : null;
+    const base = single?.position ?? container.position;
+    const parsed = parseXml(single ? single.text : text, container.position.file, { line: base.line, column: base.column });
     if (!parsed.ok) {
       ctx.diagnostics.report('invalid-xml-body', { file: container.position.file, line: parsed.line, column: parsed.column }, parsed.message);
       return null;

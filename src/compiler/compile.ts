@@ -10,16 +10,15 @@ import { compileFolder } from './endpoints.js';
 import type { CompileOptions, CompileResult } from './index.js';
 import { compileEmailSettings, compileSecurity } from './settings.js';
 import { closest } from './suggest.js';
-import { parseXml, type XmlElement } from './xml.js';
+import { decodeXml, parseXml, type XmlElement } from './xml.js';
 
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
   const diagnostics = new Diagnostics();
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
-    return { application: null, diagnostics: [], errorCount: 0, warningCount: 0, unreadable: `Cannot read ${file}: ${reason}.` };
+    return { application: null, diagnostics: [], errorCount: 0, warningCount: 0, unreadable: `Cannot read ${file}: ${readFailure(error)}.` };
   }
   const given = path.dirname(file);
   const directory = path.resolve(given);
@@ -42,19 +41,23 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   const email: EmailSettings | null = emailRoot ? compileEmailSettings(ctx, emailRoot) : null;
 
   const endpoints: Endpoint[] = [];
-  const parsed = parseXml(text, file);
+  const decoded = decodeXml(bytes);
+  const parsed = decoded.ok ? parseXml(decoded.text, file) : decoded;
   if (!parsed.ok) {
     diagnostics.report(parsed.code, { file, line: parsed.line, column: parsed.column }, parsed.message);
   } else if (parsed.root.name !== 'endpoint-folder') {
     diagnostics.report('wrong-root-element', parsed.root.position, parsed.root.name, 'endpoint-folder');
   } else {
-    compileFolder(ctx, parsed.root, { parameters: new Map(), separator: '||' }, { hasSecurity: securityRoot !== null }, endpoints);
+    // A security.xml that is present but broken is reported in that file; <include-in-hash> is not blamed for it too.
+    compileFolder(ctx, parsed.root, { parameters: new Map(), separator: '||' }, { hasSecurity: existsSync(path.join(directory, 'security.xml')) }, endpoints);
     checkEndpointNames(ctx);
     checkForwards(ctx);
-    const hasEmailTask = endpoints.some((e) => e.tasks.some((t) => t.kind === 'email'));
-    const smtpKnown = options.smtpUrlGiven === true || (emailRoot !== null && emailRoot.children.some((c) => c.kind === 'element' && c.name === 'server'));
-    if (hasEmailTask && !smtpKnown) {
-      const firstEmail = endpoints.flatMap((e) => e.tasks).find((t) => t.kind === 'email')!;
+    // Email tasks are looked for in the tree, not among the compiled endpoints: an endpoint
+    // dropped for another error still needs SMTP settings, and all problems show in one run.
+    // A settings file that is present but broken is reported in that file, not here again.
+    const firstEmail = findEmailTask(parsed.root);
+    const smtpKnown = options.smtpUrlGiven === true || existsSync(path.join(directory, 'email-sending-configuration.xml'));
+    if (firstEmail && !smtpKnown) {
       if (options.mode === 'serve') diagnostics.report('smtp-not-configured-serve', firstEmail.position);
       else if (options.mode === 'validate') diagnostics.report('smtp-not-configured', firstEmail.position);
     }
@@ -78,18 +81,37 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   return { application, diagnostics: sorted, errorCount, warningCount, unreadable: null };
 }
 
+/** The first <task> of an Email class, in document order, below folders and endpoints. */
+function findEmailTask(folder: XmlElement): XmlElement | undefined {
+  for (const child of folder.children) {
+    if (child.kind !== 'element') continue;
+    if (child.name === 'endpoint-folder') {
+      const found = findEmailTask(child);
+      if (found) return found;
+    } else if (child.name === 'endpoint') {
+      const task = child.children.find(
+        (t): t is XmlElement => t.kind === 'element' && t.name === 'task' && t.attributes.some((a) => a.name === 'class' && EMAIL_CLASSES.has(a.value)),
+      );
+      if (task) return task;
+    }
+  }
+  return undefined;
+}
+const EMAIL_CLASSES: ReadonlySet<string> = new Set(['Email', 'endpoints.task.EmailTask']);
+
 function readSettingsFile(ctx: CompileContext, name: string, rootName: string): XmlElement | null {
   const absolute = path.join(ctx.directory, name);
   if (!existsSync(absolute)) return null;
   const display = ctx.displayPath(name);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(absolute, 'utf8');
+    bytes = readFileSync(absolute);
   } catch (error) {
-    ctx.diagnostics.report('file-unreadable', { file: display, line: 1, column: 1 }, display, (error as Error).message);
+    ctx.diagnostics.report('file-unreadable', { file: display, line: 1, column: 1 }, display, readFailure(error));
     return null;
   }
-  const parsed = parseXml(text, display);
+  const decoded = decodeXml(bytes);
+  const parsed = decoded.ok ? parseXml(decoded.text, display) : decoded;
   if (!parsed.ok) {
     ctx.diagnostics.report(parsed.code, { file: display, line: parsed.line, column: parsed.column }, parsed.message);
     return null;
@@ -99,6 +121,15 @@ function readSettingsFile(ctx: CompileContext, name: string, rootName: string): 
     return null;
   }
   return parsed.root;
+}
+
+/** Why a file could not be read, in words rather than Node's "EISDIR: illegal operation...". */
+function readFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EISDIR') return 'it is a directory: give the path of the endpoints.xml inside it';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return (error as Error).message;
 }
 
 function checkEndpointNames(ctx: CompileContext): void {

@@ -11,7 +11,10 @@ const COMPARISONS: ReadonlySet<string> = new Set(['equals', 'notequals', 'gt', '
 /** null when the element has no condition; undefined when it has an invalid one (reported). */
 export function compileCondition(ctx: CompileContext, read: ReadElement, scope: NameScope): Condition | null | undefined {
   const ifAttr = read.attr('if');
-  const operators = OPERATORS.map((o) => read.attr(o)).filter((a) => a !== undefined);
+  // In document order, so a second operator is reported where it was written second.
+  const operators = OPERATORS.map((o) => read.attr(o))
+    .filter((a) => a !== undefined)
+    .sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
   if (!ifAttr && operators.length === 0) return null;
   if (!ifAttr) {
     ctx.diagnostics.report('invalid-condition', operators[0]!.position, `"${operators[0]!.name}" needs an "if" attribute holding the value to test`);

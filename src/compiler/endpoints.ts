@@ -103,9 +103,20 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
 
   // Tasks, first pass: ids and the intermediate values they produce.
   const headers: TaskHeader[] = [];
+  const brokenIds = new Set<string>();
+  const brokenOutputs = new Set<string>();
   read.children('task').forEach((t, i) => {
     const h = readTaskHeader(ctx, t, i);
     if (h) headers.push(h);
+    else {
+      // A task already reported for its class still has an id and outputs: references to
+      // them are not reported again (no follow-on problems of an unknown element).
+      brokenIds.add(t.attributes.find((a) => a.name === 'id')?.value ?? `task-${i + 1}`);
+      for (const o of t.children) {
+        const name = o.kind === 'element' && o.name === 'output-intermediate-value' ? o.attributes.find((a) => a.name === 'name') : undefined;
+        if (name) brokenOutputs.add(name.value);
+      }
+    }
   });
   const ids = new Map<string, TaskHeader>();
   for (const h of headers) {
@@ -124,11 +135,11 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
   }
   const produced = new Set(producers.keys());
   const checkAfter = (refs: readonly { id: string; position: Position }[]) => {
-    for (const ref of refs) if (!ids.has(ref.id)) ctx.diagnostics.report('unknown-task', ref.position, ref.id, closest(ref.id, ids.keys()));
+    for (const ref of refs) if (!ids.has(ref.id) && !brokenIds.has(ref.id)) ctx.diagnostics.report('unknown-task', ref.position, ref.id, closest(ref.id, ids.keys()));
   };
   const checkInputs = (refs: readonly { name: string; position: Position }[]) => {
     for (const ref of refs) {
-      if (!producers.has(ref.name)) ctx.diagnostics.report('intermediate-value-not-produced', ref.position, ref.name, closest(ref.name, produced));
+      if (!producers.has(ref.name) && !brokenOutputs.has(ref.name)) ctx.diagnostics.report('intermediate-value-not-produced', ref.position, ref.name, closest(ref.name, produced));
     }
   };
 

@@ -96,8 +96,7 @@ function compileAction(ctx: CompileContext, read: ReadElement, scope: NameScope,
   };
   switch (element.name) {
     case 'redirect-to': {
-      const r = readElement(ctx, element, { attributes: [], children: [], text: true });
-      const url = compileTemplate(ctx, textOf(r.element).trim(), 'url', scope, element.position);
+      const url = compileTextTemplate(ctx, element, 'url', scope);
       const entries: string[] = [];
       for (const w of whitelist) {
         const wr = readElement(ctx, w, { attributes: [], children: [], text: true });
@@ -197,5 +196,11 @@ function compileDownloadFilename(ctx: CompileContext, value: string, scope: Name
 
 export function compileTextTemplate(ctx: CompileContext, element: XmlElement, escaping: Template['escaping'], scope: NameScope): Template | null {
   const r = readElement(ctx, element, { attributes: [], children: [], text: true });
-  return compileTemplate(ctx, textOf(r.element).trim(), escaping, scope, element.position);
+  const text = textOf(r.element).trim();
+  // An empty URL is a URL left out: say so now rather than fail every request.
+  if (escaping === 'url' && text === '') {
+    ctx.diagnostics.report('invalid-value', element.position, `<${element.name}>`, '', 'a URL such as https://api.example.com/items');
+    return null;
+  }
+  return compileTemplate(ctx, text, escaping, scope, element.position);
 }

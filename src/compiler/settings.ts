@@ -26,6 +26,7 @@ export function compileEmailSettings(ctx: CompileContext, root: XmlElement): Ema
   let port: number | null = null;
   const portElement = single(ctx, read, 'port');
   if (portElement) {
+    readElement(ctx, portElement, { attributes: [], children: [], text: true });
     const text = textOf(portElement).trim();
     const n = Number(text);
     if (!/^\d+$/.test(text) || n < 1 || n > 65535) {

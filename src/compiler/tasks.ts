@@ -233,6 +233,9 @@ function compileHttpRequest(ctx: CompileContext, header: TaskHeader, scope: Name
   }
   const xmlElement = single(ctx, read, 'xml-body');
   if (xmlElement) {
+    // Its children are the body itself, whatever their names; its own attributes are checked.
+    const names = xmlElement.children.flatMap((c) => (c.kind === 'element' ? [c.name] : []));
+    readElement(ctx, xmlElement, { attributes: [], children: names, text: true });
     const template = compileXmlBody(ctx, xmlElement, textOf(xmlElement), scope);
     bodies.push({ kind: 'xml', position: xmlElement.position, body: template && { kind: 'xml', template } });
   }
@@ -328,14 +331,28 @@ function jsonPathProblem(path: string): string | null {
     else if (c === '[' || c === '(') depth++;
     else if (c === ']' || c === ')') {
       if (--depth < 0) return `an unmatched "${c}"`;
-    }
+    } else if (depth === 0 && /\s/.test(c)) return 'a space outside brackets (quote the name: $[\'a b\'])';
   }
   if (quote) return 'a quote is not closed';
   if (depth !== 0) return 'a bracket is not closed';
+  // jsonpath-plus quietly drops an empty last step, so "$.a." would select "$.a".
+  if (/(^|[^.])\.$/.test(path)) return 'it ends with "." where a name is expected';
+  if (path.endsWith('..')) return 'it ends with ".." where a name is expected';
   try {
     JSONPath({ path, json: {}, wrap: true, eval: 'safe' });
   } catch (error) {
     return (error as Error).message;
+  }
+  // Filters are parsed only when they run: run each once on one empty object, so their syntax
+  // errors show now. Errors of evaluation ("jsonPath: ...") depend on data and are not syntax.
+  for (const step of JSONPath.toPathArray(path)) {
+    if (!step.startsWith('?(') || !step.endsWith(')')) continue;
+    try {
+      JSONPath({ path: `$[${step}]`, json: [{}], wrap: true, eval: 'safe' });
+    } catch (error) {
+      const message = (error as Error).message;
+      if (!message.startsWith('jsonPath:')) return `the filter ${step} is not valid: ${message}`;
+    }
   }
   return null;
 }
@@ -405,6 +422,8 @@ function compileEmail(ctx: CompileContext, header: TaskHeader, scope: NameScope,
     if (condition === undefined) ok = false;
     else attachments.push({ kind: 'uploads', condition, position: a.position });
   }
+  // Attachments go into the message in the order the author wrote them, whatever their kind.
+  attachments.sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
   if (!ok || !from || !subject) return null;
   return { ...base, kind: 'email', from, to, cc, bcc, replyTo, subject, bodies, attachments };
 }
@@ -425,6 +444,11 @@ function compileEmailBody(ctx: CompileContext, element: XmlElement, scope: NameS
   if (src) {
     if (source.trim() !== '') {
       ctx.diagnostics.report('conflicting-body', src.position, 'A <body> takes its template either from src or from its text, not both: keep one');
+      return null;
+    }
+    // Read once at compile time, so its name cannot depend on the request.
+    if (src.value.includes('${')) {
+      ctx.diagnostics.report('placeholder-not-allowed', src.position, 'src of <body>');
       return null;
     }
     const file = resolveInside(ctx, ctx.directory, 'the application directory', src.value, src.position);

@@ -79,7 +79,14 @@ export function pushLiteral(parts: TemplatePart[], text: string): void {
 
 export function compileTemplate(ctx: CompileContext, source: string, escaping: Escaping, scope: NameScope, at: Position): Template | null {
   const parts = compileParts(ctx, source, escaping, scope, at);
-  return parts === null ? null : { source, escaping, parts, position: at };
+  if (parts === null) return null;
+  // A line break in a header, address or subject fails the task when it comes from a value;
+  // written into the configuration it would fail every time, so it is refused now.
+  if (escaping === 'header' && parts.some((p) => p.kind === 'literal' && /[\r\n]/.test(p.text))) {
+    ctx.diagnostics.report('invalid-value', at, 'a header value, mail address or subject', source, 'a single line');
+    return null;
+  }
+  return { source, escaping, parts, position: at };
 }
 
 /** A literal-only template (values that may not hold placeholders, built by the compiler). */
