@@ -1,12 +1,191 @@
-import type { Command } from 'commander';
+// `endpoint-service serve`: checks the options, compiles the application (refusing to start on
+// any error) and starts the serving process, or the primary of --workers processes.
+
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { InvalidArgumentError, type Command } from 'commander';
+import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
+import { createLogger, type LogFormat } from '../server/log.js';
+import { parseDuration, parseSize, type ServeSettings } from '../server/options.js';
+import { useColor } from './color.js';
+import { formatDiagnosticsText, summaryLine } from './format-diagnostics.js';
+
+interface ServeFlags {
+  port?: number;
+  host: string;
+  basePath: string;
+  cors?: string;
+  workers?: number;
+  smtpUrl?: string;
+  maxBodySize: number;
+  requestTimeout: number;
+  shutdownTimeout: number;
+  logFormat?: LogFormat;
+  watch?: boolean;
+}
+
+const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
+
+function portNumber(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535 (0 picks a free port).');
+  return Number(text);
+}
+
+function workerCount(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 1024) throw new InvalidArgumentError('expected a number of worker processes from 1 to 1024.');
+  return Number(text);
+}
+
+function duration(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === null) throw new InvalidArgumentError('expected a positive duration with a unit, such as 500ms, 10s or 2m.');
+  return ms;
+}
+
+function size(text: string): number {
+  const bytes = parseSize(text);
+  if (bytes === null) throw new InvalidArgumentError('expected a positive number of bytes, optionally with a unit such as 512k or 10MiB.');
+  return bytes;
+}
+
+function logFormat(text: string): LogFormat {
+  if (text !== 'json' && text !== 'pretty') throw new InvalidArgumentError('expected "pretty" or "json".');
+  return text;
+}
 
 export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('serve the application over HTTP')
     .argument('<file>', 'the endpoints.xml')
-    .action(() => {
-      process.stderr.write('serve: not implemented yet\n');
-      process.exitCode = 2;
+    .option('--port <n>', 'port to listen on, 0 for any free port (default: $PORT, else 8080)', portNumber)
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--base-path <path>', 'path prefix of every endpoint', '/')
+    .option('--cors <origins>', 'allowed CORS origins, comma-separated, or *')
+    .option('--workers <n>', 'worker processes (default: available cores)', workerCount)
+    .option('--smtp-url <url>', 'SMTP connection for Email tasks (default: $ENDPOINT_SERVICE_SMTP_URL, else email-sending-configuration.xml)')
+    .option('--max-body-size <bytes>', 'largest request body accepted', size, DEFAULT_MAX_BODY)
+    .option('--request-timeout <duration>', 'longest time to answer a request', duration, 60_000)
+    .option('--shutdown-timeout <duration>', 'longest wait for requests and tasks on SIGTERM or SIGINT', duration, 30_000)
+    .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
+    .option('--watch', 'recompile when the application directory changes')
+    .action(async (file: string, flags: ServeFlags, command: Command) => {
+      const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
+      const settings = resolveSettings(file, flags, usage);
+      const logger = createLogger(settings.logFormat, settings.color);
+
+      let serving = false;
+      const compile = (printDiagnostics: boolean): Application | null | 'unreadable' => {
+        let result;
+        try {
+          result = compileApplication(file, { mode: 'serve', env: process.env, smtpUrlGiven: settings.smtpUrl !== undefined });
+        } catch (error) {
+          // A compiler bug must not take down a running service on a --watch reload.
+          if (!serving) throw error;
+          logger.log('error', `compiling ${file} failed unexpectedly: ${(error as Error).message}`);
+          return null;
+        }
+        if (result.unreadable !== null) {
+          if (printDiagnostics) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
+          else logger.log('error', result.unreadable);
+          return 'unreadable';
+        }
+        if (result.application === null || result.errorCount > 0) {
+          if (printDiagnostics) process.stderr.write(report(result.diagnostics, result.errorCount, result.warningCount));
+          else logger.log('error', `${file} has errors; still serving the previous version`, { errors: result.errorCount });
+          return null;
+        }
+        if (printDiagnostics && result.warningCount > 0) process.stderr.write(report(result.diagnostics, 0, result.warningCount));
+        return result.application;
+      };
+
+      if (cluster.isPrimary && settings.workers > 1) {
+        const first = compile(true);
+        if (first === 'unreadable') return void (process.exitCode = 2);
+        if (first === null) return void (process.exitCode = 1);
+        const { runPrimary } = await import('../server/primary.js');
+        serving = true;
+        runPrimary(settings, logger, (print) => {
+          const next = compile(print);
+          if (next === null || next === 'unreadable') {
+            if (print) logger.log('error', `${file} has errors; still serving the previous version`);
+            return null;
+          }
+          return next;
+        });
+        return;
+      }
+
+      // A worker compiles quietly: its primary has printed the diagnostics already.
+      const first = compile(!cluster.isWorker);
+      if (first === 'unreadable') return void (process.exitCode = 2);
+      if (first === null) return void (process.exitCode = 1);
+      const { serve } = await import('../server/serving.js');
+      serving = true;
+      serve({
+        settings,
+        logger,
+        application: first,
+        env: process.env,
+        compile: (print) => {
+          const next = compile(print);
+          if (next === null || next === 'unreadable') {
+            if (print) logger.log('error', `${file} has errors; still serving the previous version`);
+            return null;
+          }
+          return next;
+        },
+      });
     });
+}
+
+function resolveSettings(file: string, flags: ServeFlags, usage: (message: string) => never): ServeSettings {
+  let port = flags.port;
+  if (port === undefined) {
+    const fromEnv = process.env.PORT;
+    if (fromEnv !== undefined && fromEnv !== '') {
+      if (!/^\d+$/.test(fromEnv) || Number(fromEnv) > 65535) usage(`the environment variable PORT is "${fromEnv}", not a port number from 0 to 65535; fix it or pass --port`);
+      port = Number(fromEnv);
+    } else {
+      port = 8080;
+    }
+  }
+  let basePath = flags.basePath.trim();
+  if (!basePath.startsWith('/') || /[?#\s]/.test(basePath)) usage(`--base-path must be a path starting with "/" (such as /app), not "${flags.basePath}"`);
+  basePath = basePath.replace(/\/+$/, '');
+
+  let cors: ServeSettings['cors'] = null;
+  if (flags.cors !== undefined) {
+    const origins = flags.cors.split(',').map((o) => o.trim()).filter((o) => o !== '');
+    if (origins.length === 0) usage('--cors needs at least one origin (such as https://app.example) or *');
+    if (origins.includes('*')) cors = '*';
+    else {
+      for (const origin of origins) {
+        if (!/^https?:\/\/[^/\s]+$/.test(origin)) usage(`--cors origin "${origin}" must look like https://app.example (scheme and host, no path)`);
+      }
+      cors = new Set(origins);
+    }
+  }
+  const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
+  return {
+    file,
+    port,
+    host: flags.host,
+    basePath,
+    cors,
+    workers: flags.workers ?? availableParallelism(),
+    smtpUrl: flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined),
+    maxBodyBytes: flags.maxBodySize,
+    requestTimeoutMs: flags.requestTimeout,
+    shutdownTimeoutMs: flags.shutdownTimeout,
+    logFormat: flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'),
+    color: useColor(process.stderr),
+    watch: flags.watch === true,
+  };
+}
+
+/** validate's text format: the diagnostics, then the summary line. */
+function report(diagnostics: readonly Diagnostic[], errors: number, warnings: number): string {
+  const text = formatDiagnosticsText(diagnostics, { color: useColor(process.stderr) });
+  return `${text}${diagnostics.length > 0 ? '\n' : ''}${summaryLine(errors, warnings)}\n`;
 }

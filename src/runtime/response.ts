@@ -1,0 +1,37 @@
+// What the pipeline answers, independent of node:http. The server adapter writes it; a
+// response that is never written (the request timed out, the client left, a task failed
+// after the upstream was opened) must be released with `discardResponse`.
+
+import type { Readable } from 'node:stream';
+import type { FileHandle } from 'node:fs/promises';
+
+export type RuntimeResponse =
+  | { readonly kind: 'empty'; readonly status: number }
+  | { readonly kind: 'redirect'; readonly status: number; readonly location: string }
+  | {
+      readonly kind: 'file';
+      readonly status: number;
+      readonly contentType: string;
+      readonly file: FileHandle;
+      readonly size: number;
+      readonly downloadFilename: string | null;
+    }
+  | {
+      readonly kind: 'stream';
+      readonly status: number;
+      readonly contentType: string;
+      readonly stream: Readable;
+      readonly downloadFilename: string | null;
+    }
+  | { readonly kind: 'body'; readonly status: number; readonly contentType: string; readonly body: string }
+  /** application/problem+json; `detail` is safe for a client. */
+  | { readonly kind: 'problem'; readonly status: number; readonly detail: string };
+
+export function discardResponse(response: RuntimeResponse): void {
+  if (response.kind === 'file') response.file.close().catch(() => {});
+  else if (response.kind === 'stream') response.stream.destroy();
+}
+
+export function problem(status: number, detail: string): RuntimeResponse {
+  return { kind: 'problem', status, detail };
+}

@@ -1,0 +1,384 @@
+// The node:http adapter: routes, limits, CORS, and writing a RuntimeResponse. Nothing here
+// knows about actions or tasks; the pipeline decides, this file only speaks HTTP.
+
+import { randomUUID } from 'node:crypto';
+import { createServer, IncomingMessage, ServerResponse, STATUS_CODES, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { pipeline } from 'node:stream';
+import type { Endpoint } from '../compiler/ast.js';
+import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
+import { discardResponse, type RuntimeResponse } from '../runtime/response.js';
+import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
+import type { Upload } from '../runtime/upload.js';
+import { readBody } from './body.js';
+import type { LoadedApplication } from './loaded.js';
+import type { Logger } from './log.js';
+import type { ServiceMetrics } from './metrics.js';
+import { formatDuration, type ServeSettings } from './options.js';
+
+/** How long the headers of a request may take (runtime.md, "Limits"). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+
+export interface HttpServerState {
+  /** The application new requests are served by; replaced on a --watch reload. */
+  current: LoadedApplication;
+  shuttingDown: boolean;
+}
+
+const ENDPOINT_ALLOW = 'GET, POST';
+/** How long, and how much, of a refused body is discarded before the connection is cut. */
+const LINGER_MS = 5000;
+const LINGER_MIN_BYTES = 16 * 1024 * 1024;
+const NO_UPLOADS: readonly Upload[] = [];
+const HEALTHY = '{"status":"ok"}';
+/** Hosts as they appear in a Host header; anything else falls back to the listening address. */
+const SAFE_HOST = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+
+/**
+ * The response of one request, carrying what its log line and metrics need: node creates it
+ * (createServer's ServerResponse option), so the hot path allocates no closures for it.
+ */
+class TrackedResponse extends ServerResponse {
+  service: HttpService | null = null;
+  started = 0;
+  requestId = '';
+  method = '';
+  path = '';
+  endpoint: Endpoint | undefined = undefined;
+}
+
+function onResponseClose(this: TrackedResponse): void {
+  this.service?.responseClosed(this);
+}
+
+function onRequestTimeout(response: TrackedResponse): void {
+  response.service?.timedOut(response);
+}
+
+export class HttpService {
+  readonly server: Server<typeof IncomingMessage, typeof TrackedResponse>;
+  private readonly prefix: string;
+  /** Two per request: one for its handler, one for its response; zero means idle. */
+  private pending = 0;
+  private idleWaiters: (() => void)[] = [];
+  private listeningOrigin = '';
+
+  constructor(
+    readonly state: HttpServerState,
+    private readonly settings: ServeSettings,
+    private readonly logger: Logger,
+    private readonly metrics: ServiceMetrics,
+  ) {
+    this.prefix = settings.basePath + '/';
+    this.server = createServer<typeof IncomingMessage, typeof TrackedResponse>(
+      {
+        ServerResponse: TrackedResponse,
+        headersTimeout: HEADERS_TIMEOUT_MS,
+        // The whole-request limit is ours (a 503); node's own would only cut the connection.
+        requestTimeout: 0,
+        // How often node checks the headers timeout; its default (30 s) would let 10 s become 40.
+        connectionsCheckingInterval: 1000,
+      },
+      (request, response) => void this.handle(request, response),
+    );
+    this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => this.clientError(error, socket));
+    // A client that asks before sending a body it declares too large gets its 413 without
+    // sending a byte of it; any other is told to go on.
+    this.server.on('checkContinue', (request: IncomingMessage, response: TrackedResponse) => {
+      const length = request.headers['content-length'];
+      if (length === undefined || Number(length) <= this.settings.maxBodyBytes) response.writeContinue();
+      this.handle(request, response);
+    });
+  }
+
+  setListeningOrigin(origin: string): void {
+    this.listeningOrigin = origin;
+  }
+
+  /** Requests whose answer is not out yet or whose handler still runs (e.g. after a 503). */
+  get inflightRequests(): number {
+    return Math.ceil(this.pending / 2);
+  }
+
+  /** Resolves when no request is being answered. */
+  idle(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private release(): void {
+    if (--this.pending === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** Called once per response, however it ended (answered, timed out, client gone). */
+  responseClosed(response: TrackedResponse): void {
+    const ms = performance.now() - response.started;
+    const endpoint = response.endpoint;
+    this.logger.request({
+      requestId: response.requestId,
+      method: response.method,
+      path: response.path,
+      endpoint: endpoint?.name ?? null,
+      status: response.statusCode,
+      durationMs: Math.round(ms * 10) / 10,
+      aborted: !response.writableFinished,
+    });
+    this.metrics.requestAnswered(endpoint?.name ?? '(none)', response.statusCode, ms / 1000);
+    this.release();
+  }
+
+  private handle(request: IncomingMessage, response: TrackedResponse): void {
+    this.pending += 2;
+    response.service = this;
+    response.started = performance.now();
+    response.on('close', onResponseClose);
+    let answering: void | Promise<void>;
+    try {
+      answering = this.route(request, response);
+    } catch (error) {
+      this.unexpected(response, error);
+      this.release();
+      return;
+    }
+    if (answering === undefined) this.release();
+    else answering.then(this.releaseBound, (error: unknown) => (this.unexpected(response, error), this.release()));
+  }
+
+  private readonly releaseBound = () => this.release();
+
+  private unexpected(response: TrackedResponse, error: unknown): void {
+    this.logger.log('error', 'unexpected error while answering a request', { requestId: response.requestId, error: describeError(error) });
+    if (!response.headersSent) writeProblem(response, 500, 'the request could not be completed', response.requestId);
+    else response.destroy();
+  }
+
+  /** Synchronous when the answer needs no I/O (the common case); a promise otherwise. */
+  private route(request: IncomingMessage, response: TrackedResponse): void | Promise<void> {
+    const requestId = randomUUID();
+    response.requestId = requestId;
+    response.setHeader('x-request-id', requestId);
+    if (this.state.shuttingDown) response.setHeader('connection', 'close');
+
+    const url = request.url ?? '/';
+    const question = url.indexOf('?');
+    const path = question < 0 ? url : url.slice(0, question);
+    const method = request.method ?? 'GET';
+    response.method = method;
+    response.path = path;
+
+    if (path === '/_health') {
+      if (method !== 'GET') return methodNotAllowed(response, 'GET');
+      if (this.state.shuttingDown) writeProblem(response, 503, 'the service is shutting down', requestId);
+      else writeBody(response, 200, 'application/json', HEALTHY);
+      return;
+    }
+    if (path === '/_metrics') {
+      if (method !== 'GET') return methodNotAllowed(response, 'GET');
+      return this.answerMetrics(response);
+    }
+
+    const application = this.state.current;
+    const endpoint = path.startsWith(this.prefix) ? application.endpointsByName.get(path.slice(this.prefix.length)) : undefined;
+    response.endpoint = endpoint;
+
+    const cors = this.settings.cors;
+    const origin = request.headers.origin;
+    const originAllowed = cors !== null && origin !== undefined && (cors === '*' || cors.has(origin));
+    // With a list of origins the answer depends on Origin, matching or not: caches must know.
+    if (cors !== null && cors !== '*') response.setHeader('vary', 'Origin');
+    if (originAllowed) {
+      response.setHeader('access-control-allow-origin', cors === '*' ? '*' : origin);
+      response.setHeader('access-control-expose-headers', 'x-request-id');
+    }
+
+    if (endpoint === undefined) return writeProblem(response, 404, `there is no endpoint at ${truncatePath(path)}`, requestId);
+    if (method === 'OPTIONS' && cors !== null) {
+      if (!originAllowed) {
+        return writeProblem(response, 403, origin === undefined ? 'a CORS preflight needs an Origin header' : `origin ${origin} is not allowed`, requestId);
+      }
+      response.setHeader('access-control-allow-methods', ENDPOINT_ALLOW);
+      const requested = request.headers['access-control-request-headers'];
+      if (requested !== undefined) response.setHeader('access-control-allow-headers', requested);
+      response.setHeader('access-control-max-age', '600');
+      response.statusCode = 204;
+      response.end();
+      return;
+    }
+    if (method !== 'GET' && method !== 'POST') return methodNotAllowed(response, ENDPOINT_ALLOW);
+
+    const raw: ValueMap = new Map();
+    if (question >= 0) {
+      const problem = parseUrlEncoded(url.slice(question + 1), raw, 'query string');
+      if (problem !== null) return this.refuse(request, response, 400, problem, requestId);
+    }
+    if (method === 'GET') {
+      const result = runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId) });
+      if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
+      return this.withTimeout(response, result.then((answer) => this.answer(response, answer, requestId)));
+    }
+    return this.withTimeout(response, this.answerPost(request, response, application, endpoint, raw, requestId));
+  }
+
+  private async answerMetrics(response: TrackedResponse): Promise<void> {
+    try {
+      const text = await this.metrics.render();
+      writeBody(response, 200, this.metrics.contentType, text);
+    } catch (error) {
+      this.logger.log('error', 'metrics could not be collected', { error: describeError(error) });
+      writeProblem(response, 503, 'metrics could not be collected; try again', response.requestId);
+    }
+  }
+
+  /** --request-timeout: a 503 if `work` has not answered in time (the work itself goes on). */
+  private async withTimeout(response: TrackedResponse, work: Promise<void>): Promise<void> {
+    const timer = setTimeout(onRequestTimeout, this.settings.requestTimeoutMs, response);
+    try {
+      await work;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async answerPost(
+    request: IncomingMessage,
+    response: TrackedResponse,
+    application: LoadedApplication,
+    endpoint: Endpoint,
+    raw: ValueMap,
+    requestId: string,
+  ): Promise<void> {
+    const body = await readBody(request, raw, this.settings.maxBodyBytes);
+    if (!body.ok) return this.refuse(request, response, body.status, body.detail, requestId);
+    const result = await runRequest(application, { endpoint, raw, uploads: body.uploads, info: this.requestInfo(request, requestId) });
+    return this.answer(response, result, requestId);
+  }
+
+  private answer(response: TrackedResponse, result: PipelineResult, requestId: string): void | Promise<void> {
+    if (response.headersSent || response.destroyed) return discardResponse(result.response);
+    return writeResponse(response, result.response, requestId);
+  }
+
+  private requestInfo(request: IncomingMessage, requestId: string): RequestInfo {
+    return { requestId, clientIp: clientIp(request), userAgent: request.headers['user-agent'] ?? '', baseUrl: this.baseUrl(request) };
+  }
+
+  /**
+   * A request refused before its body was read (413, 415, 400). The body is not parsed any
+   * further, but a client still sending it would get a connection reset instead of the
+   * answer if the socket closed now: the rest is discarded for a bounded while, as web
+   * servers do, and the connection is cut when that bound is crossed.
+   */
+  private refuse(request: IncomingMessage, response: ServerResponse, status: number, detail: string, requestId: string): void {
+    writeProblem(response, status, detail, requestId);
+    if (request.complete) return;
+    const socket = request.socket;
+    const cap = Math.max(this.settings.maxBodyBytes, LINGER_MIN_BYTES);
+    let discarded = 0;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    request.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > cap) socket.destroy();
+    });
+    request.once('end', () => clearTimeout(timer));
+    request.once('close', () => clearTimeout(timer));
+    request.resume();
+  }
+
+  timedOut(response: TrackedResponse): void {
+    if (response.headersSent || response.destroyed) return;
+    response.setHeader('connection', 'close');
+    writeProblem(response, 503, `the request was not answered within ${formatDuration(this.settings.requestTimeoutMs)}`, response.requestId);
+  }
+
+  private baseUrl(request: IncomingMessage): string {
+    const host = request.headers.host;
+    const origin = host !== undefined && SAFE_HOST.test(host) ? `http://${host}` : this.listeningOrigin;
+    return origin + this.settings.basePath;
+  }
+
+  private clientError(error: NodeJS.ErrnoException, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const requestId = randomUUID();
+    const body = problemBody(status, status === 431 ? 'the request headers are too large' : 'the request is not valid HTTP', requestId);
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/problem+json\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+}
+
+function methodNotAllowed(response: TrackedResponse, allow: string): void {
+  response.setHeader('allow', allow);
+  writeProblem(response, 405, `the method must be ${allow.replace(', ', ' or ')}`, response.requestId);
+}
+
+function clientIp(request: IncomingMessage): string {
+  const address = request.socket.remoteAddress ?? '';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+function truncatePath(path: string): string {
+  return path.length > 100 ? `${path.slice(0, 97)}...` : path;
+}
+
+export function problemBody(status: number, detail: string, requestId: string): string {
+  return JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, requestId });
+}
+
+function writeProblem(response: ServerResponse, status: number, detail: string, requestId: string): void {
+  writeBody(response, status, 'application/problem+json', problemBody(status, detail, requestId));
+}
+
+function writeBody(response: ServerResponse, status: number, contentType: string, body: string): void {
+  response.statusCode = status;
+  response.setHeader('content-type', contentType);
+  response.setHeader('content-length', Buffer.byteLength(body));
+  response.end(body);
+}
+
+function writeResponse(response: ServerResponse, answer: RuntimeResponse, requestId: string): Promise<void> | void {
+  switch (answer.kind) {
+    case 'empty':
+      response.statusCode = answer.status;
+      response.setHeader('content-length', 0);
+      response.end();
+      return;
+    case 'redirect':
+      response.statusCode = answer.status;
+      response.setHeader('location', answer.location);
+      response.setHeader('content-length', 0);
+      response.end();
+      return;
+    case 'body':
+      writeBody(response, answer.status, answer.contentType, answer.body);
+      return;
+    case 'problem':
+      writeProblem(response, answer.status, answer.detail, requestId);
+      return;
+    case 'file': {
+      response.statusCode = answer.status;
+      response.setHeader('content-type', answer.contentType);
+      response.setHeader('content-length', answer.size);
+      if (answer.downloadFilename !== null) response.setHeader('content-disposition', `attachment; filename="${answer.downloadFilename}"`);
+      return stream(answer.file.createReadStream(), response);
+    }
+    case 'stream':
+      response.statusCode = answer.status;
+      response.setHeader('content-type', answer.contentType);
+      if (answer.downloadFilename !== null) response.setHeader('content-disposition', `attachment; filename="${answer.downloadFilename}"`);
+      return stream(answer.stream, response);
+  }
+}
+
+function stream(source: NodeJS.ReadableStream, response: ServerResponse): Promise<void> {
+  // A source that breaks off mid-body leaves the client a truncated answer: the connection
+  // is cut so the client sees the failure instead of a short body.
+  return new Promise((resolve) => pipeline(source, response, () => resolve()));
+}
+
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.stack ?? error.message : String(error);
+}

@@ -1,0 +1,101 @@
+// The primary process with --workers N: forks the workers, replaces one that dies, prints the
+// ready line once all of them listen, gathers metrics for a scrape, and stops them on a signal.
+
+import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
+import type { Logger } from './log.js';
+import { METRICS_REQUEST, METRICS_RESPONSE } from './metrics.js';
+import { formatDuration, originOf, type ServeSettings } from './options.js';
+import { forceExit, READY_PREFIX, type ControlMessage } from './serving.js';
+import { watchApplication, type Compiler } from './watch.js';
+
+/** Extra time after --shutdown-timeout for workers to exit on their own before they are killed. */
+const EXIT_GRACE_MS = 5000;
+const MAX_RESTART_DELAY_MS = 5000;
+
+export function runPrimary(settings: ServeSettings, logger: Logger, compile: Compiler): void {
+  const aggregator = new AggregatorRegistry();
+  let ready = false;
+  let stopping = false;
+  let listening = 0;
+  let quickDeaths = 0;
+  const startedAt = new Map<number, number>();
+
+  const fork = () => {
+    const worker = cluster.fork();
+    startedAt.set(worker.id, Date.now());
+  };
+  const send = (worker: Worker, message: ControlMessage) => {
+    if (worker.isConnected()) worker.send(message);
+  };
+  const workers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+
+  cluster.on('listening', (_worker, address) => {
+    listening++;
+    if (!ready && listening >= settings.workers) {
+      ready = true;
+      process.stdout.write(`${READY_PREFIX}${originOf(settings.host, address.port)}\n`);
+      if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
+    }
+  });
+
+  cluster.on('exit', (worker, code, signal) => {
+    const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
+    startedAt.delete(worker.id);
+    if (stopping) {
+      if (workers().length === 0) {
+        logger.log('info', 'shutdown complete');
+        process.exit(0);
+      }
+      return;
+    }
+    if (!ready) {
+      // A worker that cannot start (port in use, application changed underneath) will not do better on a retry.
+      process.stderr.write(`endpoint-service: a worker process could not start (exit code ${code ?? signal}); stopping\n`);
+      for (const other of workers()) other.kill();
+      process.exit(1);
+    }
+    quickDeaths = lived < 5000 ? quickDeaths + 1 : 0;
+    const delay = quickDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (quickDeaths - 1));
+    logger.log('warn', 'a worker process died; starting a new one', { pid: worker.process.pid, exitCode: code, signal, restartInMs: delay });
+    setTimeout(fork, delay);
+  });
+
+  cluster.on('message', (worker, message: { type?: unknown; id?: unknown }) => {
+    if (message?.type !== METRICS_REQUEST) return;
+    aggregator.clusterMetrics().then(
+      (text) => send(worker, { type: METRICS_RESPONSE, id: message.id, text } as unknown as ControlMessage),
+      (error: Error) => send(worker, { type: METRICS_RESPONSE, id: message.id, error: error.message } as unknown as ControlMessage),
+    );
+  });
+
+  let stopWatching: (() => void) | null = null;
+  const reload = () => {
+    if (compile(true) === null) return;
+    for (const worker of workers()) send(worker, { type: 'endpoint-service:reload' });
+  };
+
+  const shutdown = (why: string) => {
+    if (stopping) {
+      if (why === 'SIGINT') {
+        for (const worker of workers()) worker.process.kill('SIGKILL');
+        forceExit(logger);
+      }
+      return;
+    }
+    stopping = true;
+    stopWatching?.();
+    logger.log('info', 'shutting down', { reason: why, workers: workers().length, timeout: formatDuration(settings.shutdownTimeoutMs) });
+    for (const worker of workers()) send(worker, { type: 'endpoint-service:shutdown' });
+    if (workers().length === 0) process.exit(0);
+    setTimeout(() => {
+      logger.log('warn', 'workers did not exit in time; stopping them');
+      for (const worker of workers()) worker.process.kill('SIGKILL');
+      process.exit(0);
+    }, settings.shutdownTimeoutMs + EXIT_GRACE_MS).unref();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  for (let i = 0; i < settings.workers; i++) fork();
+}
