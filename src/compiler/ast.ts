@@ -132,7 +132,8 @@ export interface ForwardAction {
 }
 export interface BodyAction {
   readonly kind: 'body';
-  readonly status: number;
+  /** As written; null when absent: 200 for a success, the failure's status for an error. */
+  readonly status: number | null;
   readonly contentType: string;
   readonly body: Template;
   readonly position: Position;

@@ -165,7 +165,7 @@ function compileAction(ctx: CompileContext, read: ReadElement, scope: NameScope,
 function compileResponseBody(ctx: CompileContext, element: XmlElement, scope: NameScope): BodyAction | undefined {
   const r = readElement(ctx, element, { attributes: ['status', 'content-type'], children: [], text: true });
   const statusAttr = r.attr('status');
-  let status = 200;
+  let status: number | null = null;
   if (statusAttr) {
     const n = Number(statusAttr.value);
     if (!/^\d{3}$/.test(statusAttr.value) || n < 200 || n > 599) {

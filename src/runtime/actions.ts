@@ -33,7 +33,6 @@ export async function prepareAction(
   scope: ExpansionScope,
   context: ActionContext,
   errorStatus: number | null,
-  explicitBodyStatus: boolean,
 ): Promise<PreparedAction> {
   switch (action.kind) {
     case 'empty':
@@ -45,7 +44,7 @@ export async function prepareAction(
         ok: true,
         response: {
           kind: 'body',
-          status: errorStatus === null || explicitBodyStatus ? action.status : errorStatus,
+          status: action.status ?? errorStatus ?? 200,
           contentType: action.contentType,
           body: expandTemplate(action.body, scope),
         },
@@ -66,7 +65,7 @@ export function prepareImmediate(action: SuccessAction, scope: ExpansionScope): 
     case 'empty':
       return EMPTY_OK;
     case 'body':
-      return { kind: 'body', status: action.status, contentType: action.contentType, body: expandTemplate(action.body, scope) };
+      return { kind: 'body', status: action.status ?? 200, contentType: action.contentType, body: expandTemplate(action.body, scope) };
     case 'redirect': {
       const prepared = prepareRedirect(action, scope);
       return prepared.ok ? prepared.response : null;

@@ -184,7 +184,7 @@ async function prepareSuccess(
   environment: Environment,
 ): Promise<PreparedAction | { readonly answered: PipelineResult }> {
   const action = success.action;
-  if (action.kind !== 'forward') return prepareAction(action, scope, context, null, true);
+  if (action.kind !== 'forward') return prepareAction(action, scope, context, null);
   const target = context.application.endpointsByName.get(action.endpoint);
   if (target === undefined) {
     // The compiler rejects unknown targets; reaching this is a bug, not the client's fault.
@@ -226,7 +226,7 @@ async function renderError(
   const system = systemFor(endpoint, request.info, environment);
   const scope: ExpansionScope = { parameters: NO_PARAMETERS, system, env: context.env, internalErrorText: failure.internal };
   try {
-    const prepared = await prepareAction(action, scope, context, failure.status, errorBodyHasOwnStatus(action));
+    const prepared = await prepareAction(action, scope, context, failure.status);
     if (prepared.ok) return { response: prepared.response, outcome: 'error' };
     context.observer.warn('the <error> action failed too', { requestId: request.info.requestId, endpoint: endpoint.name, reason: prepared.failure.internal });
   } catch (error) {
@@ -235,14 +235,6 @@ async function renderError(
   return { response: problem(failure.status, failure.detail), outcome: 'error' };
 }
 
-/**
- * A <response-body> in <error> keeps the failure status unless it sets its own. The AST
- * carries the status resolved to 200 when absent; an author who wants an error answered with
- * 200 is rare enough that 200 reads as "not set".
- */
-function errorBodyHasOwnStatus(action: Endpoint['error']['action']): boolean {
-  return action.kind === 'body' && action.status !== 200;
-}
 
 function authenticated(keys: readonly Buffer[], endpoint: Endpoint, raw: RawParameters, environment: Environment): boolean {
   const sent = raw.get('hash');

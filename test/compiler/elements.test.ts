@@ -304,10 +304,10 @@ describe('actions', () => {
     expect(app.endpoints).toHaveLength(4);
   });
 
-  it('response-body defaults: status 200, text/plain; charset=utf-8, values as is', () => {
+  it('response-body defaults: no status written (200 for a success), text/plain; charset=utf-8, values as is', () => {
     const e = endpointOf(`<parameter name="n"/><success><response-body>Hi \${n} &amp; &lt;b&gt;</response-body></success>`);
     const a = e.successes[0]!.action;
-    expect(a).toMatchObject({ kind: 'body', status: 200, contentType: 'text/plain; charset=utf-8' });
+    expect(a).toMatchObject({ kind: 'body', status: null, contentType: 'text/plain; charset=utf-8' });
     if (a.kind !== 'body') return;
     expect(a.body.escaping).toBe('none');
     expect(a.body.parts).toEqual([lit('Hi '), param('n'), lit(' & <b>')]);

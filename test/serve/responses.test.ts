@@ -287,6 +287,12 @@ describe('errors', () => {
     expect(response.status).toBe(422);
     expect(await response.text()).toBe('bad input');
   });
+
+  it('honours an error response-body status written as 200', async () => {
+    const response = await fetch(`${service.url}/error-status-200`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('soft failure');
+  });
 });
 
 describe('logs', () => {

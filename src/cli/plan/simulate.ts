@@ -196,7 +196,7 @@ function staticStatus(application: Application, action: SuccessAction, visited: 
     case 'redirect':
       return 302;
     case 'body':
-      return action.status;
+      return action.status ?? 200;
     case 'url':
       return null;
     case 'forward': {
@@ -349,12 +349,11 @@ function shownTarget(action: SuccessAction, shown: ExpansionScope): string | nul
 
 /**
  * The <error> action's answer to a failure of the primary action: it keeps the failure status
- * unless it sets its own (a redirect, or a <response-body> status other than the default 200,
- * as serve reads it); a response-from-url takes the failure status too.
+ * unless it sets its own (a redirect, or a <response-body> with a status); a response-from-url takes the failure status too.
  */
 function errorResponse(endpoint: Endpoint, failureStatus: number): ResponsePlan {
   const action = endpoint.error.action;
-  const status = action.kind === 'redirect' ? 302 : action.kind === 'body' && action.status !== 200 ? action.status : failureStatus;
+  const status = action.kind === 'redirect' ? 302 : action.kind === 'body' && action.status !== null ? action.status : failureStatus;
   return {
     kind: action.kind,
     status,
