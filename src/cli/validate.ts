@@ -27,14 +27,17 @@ export function registerValidate(program: Command): void {
       for (const file of files) {
         const result = compileApplication(file, { mode: 'validate' });
         if (result.unreadable !== null) {
+          // Part of the report in every format, so a JSON reader never sees "valid": true for a
+          // file that was not read; the exit code still says 2.
           unreadable.push(result.unreadable);
+          diagnostics.push({ file, line: 1, column: 1, severity: 'error', code: 'file-unreadable', message: result.unreadable });
+          errors += 1;
           continue;
         }
         diagnostics.push(...result.diagnostics);
         errors += result.errorCount;
         warnings += result.warningCount;
       }
-      for (const message of unreadable) process.stderr.write(`endpoint-service: ${message}\n`);
       let out: string;
       if (options.format === 'json') out = formatJson(diagnostics, errors, warnings);
       else if (options.format === 'github') out = formatGithub(diagnostics);

@@ -1,0 +1,196 @@
+// Hostile and broken input through the built binary: each file must end in exit 1 with a
+// diagnostic located in that file (or exit 2 with a clean message when it cannot be read), never
+// a stack trace, a hang or a report that echoes megabytes back. `timeout` is a hang guard only.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { ANSI, STACK_TRACE, assertBuilt, positionOf, removeDir, run, tempApp } from './helpers.js';
+
+const HEADER = /^(.+):(\d+):(\d+)  (error|warning)  ([a-z0-9-]+)  (.+)$/gm;
+// Generous: the 10 MB cases take a few seconds of CPU, and CI machines are often shared.
+const HANG_GUARD = 60_000;
+
+/** Deterministic pseudo-random bytes, so a failure can be reproduced. */
+function bytes(length: number, seed: number, pick: (n: number) => number = (n) => n & 0xff): Buffer {
+  const out = Buffer.alloc(length);
+  let x = seed >>> 0;
+  for (let i = 0; i < length; i++) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    out[i] = pick(x >>> 24);
+  }
+  return out;
+}
+
+const deep = '<endpoint-folder>\n' + '<endpoint-folder>\n'.repeat(10_000) + '</endpoint-folder>\n'.repeat(10_000) + '</endpoint-folder>\n';
+
+const entities = Array.from({ length: 9 }, (_, i) => `  <!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('\n');
+const bomb = `<?xml version="1.0"?>
+<!DOCTYPE endpoint-folder [
+  <!ENTITY lol0 "lol">
+${entities}
+]>
+<endpoint-folder>
+  <parameter name="p" default-value="&lol9;"/>
+  <endpoint name="e"><success><response-body>&lol9;</response-body></success></endpoint>
+</endpoint-folder>
+`;
+
+const TEN_MB = 10 * 1024 * 1024;
+const bigText = `<endpoint-folder>\n  <endpoint name="e">\n${'x'.repeat(TEN_MB)}\n  </endpoint>\n</endpoint-folder>\n`;
+
+// A valid megabyte on line 1 and one unknown element at its very end: the column must still be exact.
+const oneLine =
+  '<endpoint-folder>' +
+  Array.from({ length: 12_000 }, (_, i) => `<endpoint name="e${i}"><parameter name="p" default-value="v"/></endpoint>`).join('') +
+  '<bogus/></endpoint-folder>';
+
+const latin1 = Buffer.concat([
+  Buffer.from('<endpoint-folder>\n  <parameter name="city" default-value="Z'),
+  Buffer.from([0xfc]), // "ü" in Latin-1, never valid in UTF-8
+  Buffer.from('rich"/>\n</endpoint-folder>\n'),
+]);
+
+const FILES: Record<string, string | Buffer> = {
+  'empty/endpoints.xml': '',
+  'blank/endpoints.xml': '  \n\n\t\n',
+  'garbage/endpoints.xml': bytes(64 * 1024, 42),
+  // Valid UTF-8 but full of NULs and control characters: reaches the XML parser itself.
+  'controls/endpoints.xml': Buffer.concat([Buffer.from('<endpoint-folder>'), bytes(4096, 7, (n) => n & 0x1f), Buffer.from('</endpoint-folder>')]),
+  // One NUL inside an otherwise valid value: XML forbids it, so it must not reach a mail or URL.
+  'nul/endpoints.xml': '<endpoint-folder>\n  <parameter name="p" default-value="a\u0000b"/>\n</endpoint-folder>\n',
+  'truncated/endpoints.xml': '<endpoint-folder>\n  <endpoint name="e">\n    <success>\n      <redirect-to>https://exam',
+  'deep/endpoints.xml': deep,
+  'bomb/endpoints.xml': bomb,
+  'big-text/endpoints.xml': bigText,
+  'one-line/endpoints.xml': oneLine,
+  'latin1/endpoints.xml': latin1,
+  'directory/endpoints.xml/keep': '',
+};
+
+let dir: string;
+beforeAll(() => {
+  assertBuilt();
+  dir = tempApp(FILES);
+});
+afterAll(() => removeDir(dir));
+
+async function validate(name: string, format = 'text') {
+  const file = path.join(dir, name, 'endpoints.xml');
+  const r = await run(['validate', '--format', format, file], { timeout: HANG_GUARD });
+  expect(r.timedOut, `${name} did not finish within ${HANG_GUARD} ms`).toBe(false);
+  const all = `${r.stdout}\n${r.stderr}`;
+  expect(all).not.toMatch(STACK_TRACE);
+  // The report never echoes the hostile bytes back: no megabytes, no terminal control codes.
+  expect(r.stdout.length).toBeLessThan(64 * 1024);
+  expect(all).not.toMatch(ANSI);
+  // eslint-disable-next-line no-control-regex
+  expect(all).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+  return { r, file };
+}
+
+/** The text report's diagnostics: every one must name the file and a line that exists in it. */
+function located(stdout: string, file: string, content: string | Buffer) {
+  const lines = content.toString('latin1').split('\n').length;
+  const found = [...stdout.matchAll(HEADER)].map((m) => ({ file: m[1], line: Number(m[2]), column: Number(m[3]), severity: m[4], code: m[5] }));
+  expect(found.length).toBeGreaterThan(0);
+  for (const d of found) {
+    expect(d.file).toBe(file);
+    expect(d.line).toBeGreaterThanOrEqual(1);
+    expect(d.line).toBeLessThanOrEqual(lines);
+    expect(d.column).toBeGreaterThanOrEqual(1);
+  }
+  expect(found.some((d) => d.severity === 'error')).toBe(true);
+  return found;
+}
+
+describe('validate on hostile input', { timeout: 2 * HANG_GUARD }, () => {
+  it.each(['empty', 'blank'])('%s file: exit 1, reported at 1:1', async (name) => {
+    const { r, file } = await validate(name);
+    expect(r.exitCode).toBe(1);
+    expect(located(r.stdout, file, FILES[`${name}/endpoints.xml`]!)[0]).toMatchObject({ line: 1, column: 1 });
+  });
+
+  it.each(['garbage', 'controls'])('binary %s: exit 1 with a located diagnostic', async (name) => {
+    const { r, file } = await validate(name);
+    expect(r.exitCode).toBe(1);
+    located(r.stdout, file, FILES[`${name}/endpoints.xml`]!);
+  });
+
+  it('a NUL inside a value: exit 1 at the NUL', async () => {
+    const { r, file } = await validate('nul');
+    expect(r.exitCode).toBe(1);
+    const text = FILES['nul/endpoints.xml'] as string;
+    expect(located(r.stdout, file, text)[0]).toMatchObject({ ...positionOf(text, '\u0000'), code: 'xml-malformed' });
+  });
+
+  it('truncated XML: exit 1, reported where the file ends', async () => {
+    const { r, file } = await validate('truncated');
+    expect(r.exitCode).toBe(1);
+    const text = FILES['truncated/endpoints.xml'] as string;
+    const [d] = located(r.stdout, file, text);
+    expect(d!.line).toBe(text.split('\n').length);
+  });
+
+  it('10,000 nested elements: exit 1 at a line inside the nesting, no stack overflow', async () => {
+    const { r, file } = await validate('deep');
+    expect(r.exitCode).toBe(1);
+    const [d] = located(r.stdout, file, deep);
+    expect(d!.line).toBeGreaterThan(1);
+    expect(d!.line).toBeLessThanOrEqual(10_001);
+  });
+
+  it('entity-expansion bomb: exit 1 at the DOCTYPE, nothing expanded', async () => {
+    const { r, file } = await validate('bomb');
+    expect(r.exitCode).toBe(1);
+    const found = located(r.stdout, file, bomb);
+    expect(found[0]!.line).toBe(positionOf(bomb, '<!DOCTYPE').line);
+    expect(r.stdout).not.toContain('lollol');
+  });
+
+  it('a 10 MB text node: exit 1 with a located diagnostic', async () => {
+    const { r, file } = await validate('big-text');
+    expect(r.exitCode).toBe(1);
+    located(r.stdout, file, bigText);
+  });
+
+  it('1 MB on one line: exit 1 with the exact column of the unknown element', async () => {
+    const { r } = await validate('one-line', 'json');
+    expect(r.exitCode).toBe(1);
+    const report = JSON.parse(r.stdout) as { diagnostics: { line: number; column: number; code: string }[] };
+    expect(report.diagnostics).toEqual([expect.objectContaining({ line: 1, column: oneLine.indexOf('<bogus/>') + 1, code: 'unknown-element' })]);
+  });
+
+  it('a file that is not UTF-8: exit 1 at the offending byte', async () => {
+    const { r, file } = await validate('latin1');
+    expect(r.exitCode).toBe(1);
+    const [d] = located(r.stdout, file, latin1);
+    const before = latin1.subarray(0, latin1.indexOf(0xfc)).toString('utf8');
+    expect(d).toMatchObject({ line: 2, column: before.length - before.lastIndexOf('\n') });
+  });
+
+  it('a Latin-1 file that declares its encoding is read as Latin-1', async () => {
+    const declared = tempApp({
+      'endpoints.xml': Buffer.concat([
+        Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?>\n<endpoint-folder>\n  <endpoint name="caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('"/>\n</endpoint-folder>\n'),
+      ]),
+    });
+    try {
+      const r = await run(['validate', '--format', 'json', path.join(declared, 'endpoints.xml')], { timeout: HANG_GUARD });
+      // "café" is not a valid endpoint name; the message proves the byte was decoded as "é".
+      expect(r.exitCode).toBe(1);
+      const report = JSON.parse(r.stdout) as { diagnostics: { code: string; message: string }[] };
+      expect(report.diagnostics).toEqual([expect.objectContaining({ code: 'invalid-endpoint-name' })]);
+      expect(report.diagnostics[0]!.message).toContain('café');
+    } finally {
+      removeDir(declared);
+    }
+  });
+
+  it('a directory given as the file: exit 2 with a clean message naming it', async () => {
+    const { r, file } = await validate('directory');
+    expect(r.exitCode).toBe(2);
+    expect(`${r.stdout}${r.stderr}`).toContain(file);
+    expect(`${r.stdout}${r.stderr}`).not.toContain('EISDIR');
+  });
+});
