@@ -3,10 +3,11 @@
 
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import { parseDuration, parseSize, type ServeSettings } from '../server/options.js';
+import { parseHostAllowlist } from '../tasks/host-allowlist.js';
 import { useColor } from './color.js';
 import { formatDiagnosticsText, summaryLine } from './format-diagnostics.js';
 
@@ -22,6 +23,7 @@ interface ServeFlags {
   shutdownTimeout: number;
   logFormat?: LogFormat;
   watch?: boolean;
+  allowTaskHost: string[];
 }
 
 const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
@@ -69,6 +71,14 @@ export function registerServe(program: Command): void {
     .option('--shutdown-timeout <duration>', 'longest wait for requests and tasks on SIGTERM or SIGINT', duration, 30_000)
     .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
     .option('--watch', 'recompile when the application directory changes')
+    .addOption(
+      new Option(
+        '--allow-task-host <hosts>',
+        'only let HttpRequest tasks call these hosts (comma-separated, repeatable; *.example.com for subdomains); a task to any other host fails before connecting, redirects included',
+      )
+        .argParser((value: string, previous: string[]) => [...previous, value])
+        .default([] as string[], 'any host'),
+    )
     .action(async (file: string, flags: ServeFlags, command: Command) => {
       const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
       const settings = resolveSettings(file, flags, usage);
@@ -166,6 +176,12 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
       cors = new Set(origins);
     }
   }
+  let allowedTaskHosts: ServeSettings['allowedTaskHosts'] = null;
+  if (flags.allowTaskHost.length > 0) {
+    const parsed = parseHostAllowlist(flags.allowTaskHost);
+    if (!parsed.ok) usage(`--allow-task-host: ${parsed.error}`);
+    else allowedTaskHosts = parsed.list;
+  }
   const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
   return {
     file,
@@ -181,6 +197,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     logFormat: flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'),
     color: useColor(process.stderr),
     watch: flags.watch === true,
+    allowedTaskHosts,
   };
 }
 

@@ -2,9 +2,9 @@
 // (opening a static file, requesting an upstream). Everything else was decided at compile time.
 
 import { open } from 'node:fs/promises';
-import got from 'got';
 import type { ErrorAction, RedirectAction, StaticAction, SuccessAction, Template, UrlAction } from '../compiler/ast.js';
 import { expandTemplate, type ExpansionScope } from '../template/expand.js';
+import { loadGot } from '../tasks/http-request.js';
 import { downloadFilenameRefusal, redirectRefusal } from './primary-rules.js';
 import type { RuntimeResponse } from './response.js';
 
@@ -128,6 +128,8 @@ async function prepareUrl(action: UrlAction, scope: ExpansionScope, context: Act
     ok: false,
     failure: { status: 502, detail: 'the upstream server of this endpoint did not answer successfully', internal },
   });
+  // Loaded on first use (see loadGot): most applications never answer from a URL.
+  const { default: got } = await loadGot();
   let stream;
   try {
     stream = got.stream(url, {

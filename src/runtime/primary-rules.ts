@@ -23,6 +23,9 @@ export function redirectRefusal(url: string, whitelist: readonly string[]): stri
   if (whitelist.length === 0) return null;
   for (const prefix of whitelist) {
     if (!url.startsWith(prefix)) continue;
+    // A local-path entry ("/", "/app/") must not let through "//evil.com" or "/\evil.com":
+    // browsers read both as a URL of another host (a scheme-relative URL).
+    if (prefix.startsWith('/') && !prefix.startsWith('//') && /^[/\\][/\\]/.test(url)) continue;
     if (hasPath(prefix)) return null;
     const next = url.charAt(prefix.length);
     if (next === '' || next === '/' || next === '?' || next === '#') return null;
@@ -39,5 +42,9 @@ function hasPath(prefix: string): boolean {
 const DOWNLOAD_FILENAME = /^[A-Za-z0-9_.-]+$/;
 
 export function downloadFilenameRefusal(filename: string): string | null {
-  return DOWNLOAD_FILENAME.test(filename) ? null : `the download filename "${filename}" may only contain A-Z, a-z, 0-9, "_", "." and "-"`;
+  if (!DOWNLOAD_FILENAME.test(filename)) return `the download filename "${filename}" may only contain A-Z, a-z, 0-9, "_", "." and "-"`;
+  // "." and ".." pass the character rule but name directories: a client that saves under the
+  // suggested name (curl -OJ, scripts) must never be pointed at one.
+  if (/^\.+$/.test(filename)) return `the download filename "${filename}" must contain a character other than "."`;
+  return null;
 }

@@ -3,12 +3,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
-import type { Got } from 'got';
 import type { Application, EmailTask, Endpoint, HttpRequestTask, Task } from '../compiler/ast.js';
 import type { ExpansionScope } from '../template/expand.js';
 import { evaluateCondition } from '../template/condition.js';
 import { EmailDelivery, EmailTaskError } from '../tasks/email.js';
-import { createHttpClient, HttpTaskError, sendHttpRequest } from '../tasks/http-request.js';
+import type { HostAllowlist } from '../tasks/host-allowlist.js';
+import { createHttpClient, HttpTaskError, sendHttpRequest, type HttpClient } from '../tasks/http-request.js';
 import { extractOutputs } from '../tasks/outputs.js';
 import { prepareEmails } from '../tasks/prepare-email.js';
 import { prepareHttpRequest } from '../tasks/prepare-http-request.js';
@@ -22,6 +22,8 @@ export interface TaskServicesOptions {
   /** --smtp-url, else ENDPOINT_SERVICE_SMTP_URL, else undefined (then email-sending-configuration.xml). */
   readonly smtpUrl?: string;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** serve --allow-task-host; absent or null: HttpRequest tasks may call any host. */
+  readonly allowedHosts?: HostAllowlist | null;
 }
 
 /** Long-lived, per process: pooled SMTP transport, HTTP client. */
@@ -53,7 +55,7 @@ export interface TaskRun {
 export class TaskEngine implements TaskServices {
   readonly application: Application;
   readonly observer: RuntimeObserver;
-  readonly http: Got;
+  readonly http: HttpClient;
   readonly mail: EmailDelivery;
   private readonly agents: { http: http.Agent; https: https.Agent };
 
@@ -64,7 +66,7 @@ export class TaskEngine implements TaskServices {
     // global agent, whose idle timeout stays below common server keep-alive timeouts.
     const agentOptions = { keepAlive: true, timeout: 5_000 };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
-    this.http = createHttpClient().extend({ agent: this.agents });
+    this.http = createHttpClient({ agent: this.agents, allowedHosts: options.allowedHosts ?? null });
     this.mail = new EmailDelivery({
       settings: options.application.email,
       smtpUrl: options.smtpUrl,

@@ -7,6 +7,7 @@ import { resolveSecretKeys } from '../runtime/hash.js';
 import type { RuntimeObserver } from '../runtime/observer.js';
 import type { PipelineContext } from '../runtime/pipeline.js';
 import { createTaskServices, type TaskServices } from '../runtime/task-runner.js';
+import type { HostAllowlist } from '../tasks/host-allowlist.js';
 
 export class LoadedApplication implements PipelineContext {
   readonly secretKeys: readonly Buffer[] | null;
@@ -20,6 +21,7 @@ export class LoadedApplication implements PipelineContext {
     readonly observer: RuntimeObserver,
     readonly upstreamTimeoutMs: number,
     private readonly smtpUrl: string | undefined,
+    private readonly allowedTaskHosts: HostAllowlist | null = null,
   ) {
     this.endpointsByName = application.endpointsByName;
     const system = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<(typeof SYSTEM_PARAMETERS)[number], string>;
@@ -33,6 +35,7 @@ export class LoadedApplication implements PipelineContext {
         observer: this.observer,
         env: this.env,
         ...(this.smtpUrl !== undefined ? { smtpUrl: this.smtpUrl } : {}),
+        allowedHosts: this.allowedTaskHosts,
       });
     }
     return this.services;

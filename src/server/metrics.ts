@@ -5,21 +5,96 @@ import cluster from 'node:cluster';
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
 import type { TaskOutcomeEvent } from '../runtime/observer.js';
 
-export class ServiceMetrics {
-  readonly registry = new Registry();
-  private readonly requests = new Counter({
+const REQUEST_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
+
+/** What prom-client's registries read from a metric: its `get()` (see prom-client's Counter and Histogram). */
+interface MetricValue {
+  readonly labels: Record<string, string | number>;
+  readonly value: number;
+  readonly metricName?: string;
+}
+
+interface EndpointRequests {
+  readonly byStatus: Map<number, number>;
+  /** Observations per bucket, not cumulative; the last slot is above every bound. */
+  readonly buckets: number[];
+  sum: number;
+  count: number;
+}
+
+/**
+ * Request counts and durations, the two metrics written on every request, kept in plain maps
+ * and arrays and shaped as prom-client metrics only when scraped. prom-client's own inc() and
+ * observe() hash and validate the label object on every call, even through a labels() child:
+ * that was about 6% of the CPU of an empty-endpoint request (bench P1 profile).
+ */
+class RequestMetrics {
+  private readonly endpoints = new Map<string, EndpointRequests>();
+
+  record(endpoint: string, status: number, seconds: number): void {
+    let e = this.endpoints.get(endpoint);
+    if (e === undefined) {
+      e = { byStatus: new Map(), buckets: new Array<number>(REQUEST_DURATION_BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
+      this.endpoints.set(endpoint, e);
+    }
+    e.byStatus.set(status, (e.byStatus.get(status) ?? 0) + 1);
+    let i = 0;
+    while (i < REQUEST_DURATION_BUCKETS.length && seconds > REQUEST_DURATION_BUCKETS[i]!) i++;
+    e.buckets[i]!++;
+    e.sum += seconds;
+    e.count++;
+  }
+
+  /** The counter endpoint_service_requests_total, as prom-client's Counter would give it. */
+  readonly counter = {
     name: 'endpoint_service_requests_total',
     help: 'Requests answered, by endpoint and status',
-    labelNames: ['endpoint', 'status'] as const,
-    registers: [this.registry],
-  });
-  private readonly durations = new Histogram({
+    type: 'counter',
+    aggregator: 'sum',
+    get: async () => {
+      const values: MetricValue[] = [];
+      for (const [endpoint, e] of this.endpoints) {
+        for (const [status, value] of e.byStatus) values.push({ labels: { endpoint, status: String(status) }, value });
+      }
+      return { name: this.counter.name, help: this.counter.help, type: this.counter.type, aggregator: this.counter.aggregator, values };
+    },
+  };
+
+  /** The histogram endpoint_service_request_duration_seconds, as prom-client's Histogram would give it. */
+  readonly histogram = {
     name: 'endpoint_service_request_duration_seconds',
     help: 'Time from the request to the last byte of its response, by endpoint',
-    labelNames: ['endpoint'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [this.registry],
-  });
+    type: 'histogram',
+    aggregator: 'sum',
+    get: async () => {
+      const name = this.histogram.name;
+      const values: MetricValue[] = [];
+      for (const [endpoint, e] of this.endpoints) {
+        let cumulative = 0;
+        REQUEST_DURATION_BUCKETS.forEach((le, i) => {
+          cumulative += e.buckets[i]!;
+          values.push({ labels: { le, endpoint }, value: cumulative, metricName: `${name}_bucket` });
+        });
+        values.push({ labels: { le: '+Inf', endpoint }, value: e.count, metricName: `${name}_bucket` });
+        values.push({ labels: { endpoint }, value: e.sum, metricName: `${name}_sum` });
+        values.push({ labels: { endpoint }, value: e.count, metricName: `${name}_count` });
+      }
+      return { name, help: this.histogram.help, type: this.histogram.type, aggregator: this.histogram.aggregator, values };
+    },
+  };
+}
+
+/** Registered first, so a scrape lists request metrics before task metrics, as it always has. */
+function registered(metrics: RequestMetrics, registry: Registry): RequestMetrics {
+  // The registry only calls get() on what it holds; its typings ask for one of prom-client's classes.
+  registry.registerMetric(metrics.counter as unknown as Counter);
+  registry.registerMetric(metrics.histogram as unknown as Histogram);
+  return metrics;
+}
+
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private readonly requests = registered(new RequestMetrics(), this.registry);
   private readonly tasks = new Counter({
     name: 'endpoint_service_task_outcomes_total',
     help: 'Task outcomes, by endpoint, task, kind and outcome',
@@ -42,19 +117,9 @@ export class ServiceMetrics {
     }
   }
 
-  /** Label children by endpoint (and status): looking them up by label object costs a hash per request. */
-  private readonly requestChildren = new Map<string, { inc(): void }>();
-  private readonly durationChildren = new Map<string, { observe(value: number): void }>();
-
   /** `endpoint` is a known endpoint name or a fixed word, never a raw path (unbounded labels). */
   requestAnswered(endpoint: string, status: number, seconds: number): void {
-    const key = `${status} ${endpoint}`;
-    let counter = this.requestChildren.get(key);
-    if (counter === undefined) this.requestChildren.set(key, (counter = this.requests.labels({ endpoint, status: String(status) })));
-    counter.inc();
-    let histogram = this.durationChildren.get(endpoint);
-    if (histogram === undefined) this.durationChildren.set(endpoint, (histogram = this.durations.labels({ endpoint })));
-    histogram.observe(seconds);
+    this.requests.record(endpoint, status, seconds);
   }
 
   taskFinished(event: TaskOutcomeEvent): void {

@@ -1,6 +1,7 @@
 // Settings of a serving process, already checked: the command line's job is to reject bad
 // values with a usage error before any process starts.
 
+import type { HostAllowlist } from '../tasks/host-allowlist.js';
 import type { LogFormat } from './log.js';
 
 export interface ServeSettings {
@@ -20,6 +21,8 @@ export interface ServeSettings {
   readonly logFormat: LogFormat;
   readonly color: boolean;
   readonly watch: boolean;
+  /** --allow-task-host: the hosts HttpRequest tasks may call; null: any host. */
+  readonly allowedTaskHosts: HostAllowlist | null;
 }
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;

@@ -2,7 +2,7 @@
 // It owns the HTTP server, the loaded application, graceful shutdown and (alone) --watch.
 
 import cluster from 'node:cluster';
-import type { AddressInfo } from 'node:net';
+import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Application } from '../compiler/ast.js';
 import type { RuntimeObserver, TaskOutcomeEvent } from '../runtime/observer.js';
 import { describeError, HttpService, type HttpServerState } from './http.js';
@@ -48,13 +48,19 @@ export function serve(options: ServingOptions): void {
     },
   };
   const load = (application: Application) =>
-    new LoadedApplication(application, options.env, observer, settings.requestTimeoutMs, settings.smtpUrl);
+    new LoadedApplication(application, options.env, observer, settings.requestTimeoutMs, settings.smtpUrl, settings.allowedTaskHosts);
 
   const state: HttpServerState = { current: load(options.application), shuttingDown: false };
   /** Applications replaced by a reload whose task runs may still be going. */
   const retired = new Set<LoadedApplication>();
   const service = new HttpService(state, settings, logger, metrics);
   const server = service.server;
+  // Open connections, for the shutdown (see there).
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
 
   const reload = () => {
     // The primary already printed the diagnostics of a broken version; a worker only notes it.
@@ -82,10 +88,22 @@ export function serve(options: ServingOptions): void {
     state.shuttingDown = true;
     stopWatching?.();
     logger.log('info', 'shutting down', { reason: why, inflightRequests: service.inflightRequests, timeout: formatDuration(settings.shutdownTimeoutMs) });
-    // Stops accepting; idle keep-alive connections close now, busy ones after their answer.
-    server.close();
+    // Stops accepting, and resolves once every connection has closed: a request whose bytes
+    // are still arriving is in flight too, and waiting only for the requests node has parsed
+    // let the process exit under it (test/reliability/shutdown.e2e.test.ts). net.Server's
+    // close, not http.Server's: that one also stops node's headers timeout, which bounds how
+    // long such a request may take.
+    const allClosed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+    // Keep-alive connections between requests close now; one that never sent a byte has
+    // nothing to answer; busy ones close after their answer (`connection: close` from now on).
     server.closeIdleConnections();
+    for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
     const everything = (async () => {
+      await service.idle();
+      // Requests begun before the signal were answered keep-alive: their connections are idle now.
+      server.closeIdleConnections();
+      await allClosed;
+      // A request that was still arriving at the first wait has been answered by now.
       await service.idle();
       await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled())]);
       await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close())]);

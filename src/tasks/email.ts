@@ -2,14 +2,13 @@
 // not open a connection per message.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import nodemailer, { type Transporter } from 'nodemailer';
-import SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
+import type { Transporter } from 'nodemailer';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { EmailSettings } from '../compiler/ast.js';
 import { backoffMs } from './http-request.js';
 import type { PreparedEmail } from './prepared.js';
-import { resolveSmtpConnection, type SmtpResolution } from './smtp-settings.js';
+import { resolveSmtpConnection, type SmtpConnection, type SmtpResolution } from './smtp-settings.js';
 
 export class EmailTaskError extends Error {
   override readonly name = 'EmailTaskError';
@@ -50,7 +49,7 @@ const TRANSIENT_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 
 
 export class EmailDelivery {
   private readonly resolution: SmtpResolution;
-  private transport: Transporter | null = null;
+  private transport: Promise<Transporter> | null = null;
   private closed = false;
   private readonly onPoolError: (message: string) => void;
 
@@ -84,7 +83,8 @@ export class EmailDelivery {
     this.closed = true;
     const transport = this.transport;
     this.transport = null;
-    transport?.close();
+    // A transport still being created (nodemailer loading) is closed once it exists.
+    transport?.then((t) => t.close(), () => {});
   }
 
   private async deliverOne(message: PreparedEmail, label: string, options: DeliverOptions): Promise<number> {
@@ -94,7 +94,7 @@ export class EmailDelivery {
     } catch (error) {
       throw new EmailTaskError(`${label}: ${(error as Error).message}`, 0);
     }
-    const transport = this.getTransport();
+    const transport = await this.getTransport();
     const maxAttempts = 1 + Math.max(0, options.retries);
     for (let attempt = 1; ; attempt++) {
       let failure: { message: string; transient: boolean };
@@ -112,11 +112,19 @@ export class EmailDelivery {
     }
   }
 
-  private getTransport(): Transporter {
-    if (this.closed) throw new EmailTaskError('the service is shutting down; the SMTP connection is closed', 0);
-    if (!this.resolution.ok) throw new EmailTaskError(this.resolution.error, 0);
-    if (this.transport) return this.transport;
-    const c = this.resolution.connection;
+  private getTransport(): Promise<Transporter> {
+    if (this.closed) return Promise.reject(new EmailTaskError('the service is shutting down; the SMTP connection is closed', 0));
+    if (!this.resolution.ok) return Promise.reject(new EmailTaskError(this.resolution.error, 0));
+    // One transport per process, even when the first messages are sent concurrently.
+    return (this.transport ??= this.createTransport(this.resolution.connection));
+  }
+
+  /**
+   * nodemailer is loaded with the first message, not at start-up: it is a large part of what
+   * `serve` would load before its ready line (bench P5), and many applications send no mail.
+   */
+  private async createTransport(c: SmtpConnection): Promise<Transporter> {
+    const [{ default: nodemailer }, { default: SMTPPool }] = await Promise.all([import('nodemailer'), import('nodemailer/lib/smtp-pool/index.js')]);
     const pool = new SMTPPool({
       pool: true,
       // A dead or slow server must fail the task rather than hold it for nodemailer's minutes-long defaults.
@@ -134,11 +142,11 @@ export class EmailDelivery {
             ...(c.auth ? { auth: { user: c.auth.user, pass: c.auth.pass } } : {}),
           }),
     });
-    this.transport = nodemailer.createTransport(pool);
+    const transport = nodemailer.createTransport(pool);
     // An idle pooled connection can be dropped by the server; nodemailer reports it here, and an
     // EventEmitter 'error' without a listener would take the process down.
-    this.transport.on('error', (error: Error) => this.onPoolError(`SMTP connection to ${this.description}: ${error.message}`));
-    return this.transport;
+    transport.on('error', (error: Error) => this.onPoolError(`SMTP connection to ${this.description}: ${error.message}`));
+    return transport;
   }
 }
 
@@ -215,5 +223,8 @@ function describeSmtpError(error: unknown, timeoutMs: number, server: string): {
   // 4xx replies are the server's "try again later"; 5xx are refusals.
   const transient = (e.code !== undefined && TRANSIENT_CODES.has(e.code) && responseCode === null) || (responseCode !== null && responseCode >= 400 && responseCode < 500);
   const text = e.message ?? String(error);
+  // "write EPIPE" and "read ECONNRESET" say only what the socket saw: the server went away
+  // in the middle of the conversation (test/reliability/faults.e2e.test.ts cuts it mid-DATA).
+  if (/\b(?:EPIPE|ECONNRESET)\b/.test(text)) return { message: `${server} closed the connection during the delivery (${text})`, transient };
   return { message: `${server}: ${text}`, transient };
 }

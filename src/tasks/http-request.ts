@@ -3,7 +3,8 @@
 // as transient) is part of the contract and got's built-in retry would hide the attempt count.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import got, { type Got, RequestError, TimeoutError, MaxRedirectsError } from 'got';
+import type { Agents, Got } from 'got';
+import { HostNotAllowedError, hostRefusal, type HostAllowlist } from './host-allowlist.js';
 import type { PreparedHttpRequest } from './prepared.js';
 
 /** A successful (2xx) answer, body read in full. */
@@ -55,15 +56,51 @@ const TRANSIENT_CODES = new Set([
   'ECONNABORTED',
 ]);
 
-/** One client per process: keeps connections alive across requests. */
-export function createHttpClient(): Got {
-  return got.extend({
-    retry: { limit: 0 },
-    throwHttpErrors: false,
-    followRedirect: true,
-    maxRedirects: MAX_REDIRECTS,
-    decompress: true,
-  });
+type GotModule = typeof import('got');
+let gotModule: Promise<GotModule> | undefined;
+
+/**
+ * got is loaded on first use, not when the module is: with its dependencies it is the largest
+ * part of what `serve` would otherwise load before its ready line (bench P5), and only
+ * requests with an HttpRequest task or a response-from-url need it.
+ */
+export function loadGot(): Promise<GotModule> {
+  return (gotModule ??= import('got'));
+}
+
+/** One client per process: keeps connections alive across requests. got is created on the first request. */
+export class HttpClient {
+  private instance: Promise<Got> | undefined;
+
+  constructor(
+    private readonly agent: Agents | undefined,
+    /** serve --allow-task-host: the hosts requests and their redirects may go to; null: any. */
+    readonly allowedHosts: HostAllowlist | null = null,
+  ) {}
+
+  got(): Promise<Got> {
+    return (this.instance ??= loadGot().then(({ default: got }) =>
+      got.extend({
+        retry: { limit: 0 },
+        throwHttpErrors: false,
+        followRedirect: true,
+        maxRedirects: MAX_REDIRECTS,
+        decompress: true,
+        ...(this.agent !== undefined ? { agent: this.agent } : {}),
+        // The first URL is checked before the request (attemptOnce); a redirect must not lead elsewhere either.
+        ...(this.allowedHosts !== null ? { hooks: { beforeRedirect: [(next: { url?: string | URL }) => this.checkRedirect(next)] } } : {}),
+      }),
+    ));
+  }
+
+  private checkRedirect(next: { url?: string | URL }): void {
+    const refusal = this.allowedHosts === null ? null : hostRefusal(this.allowedHosts, new URL(String(next.url)));
+    if (refusal !== null) throw new HostNotAllowedError(`redirect refused: ${refusal}`);
+  }
+}
+
+export function createHttpClient(options: { readonly agent?: Agents; readonly allowedHosts?: HostAllowlist | null } = {}): HttpClient {
+  return new HttpClient(options.agent, options.allowedHosts ?? null);
 }
 
 type AttemptResult =
@@ -71,14 +108,15 @@ type AttemptResult =
   | { readonly kind: 'error'; readonly message: string; readonly transient: boolean };
 
 export async function sendHttpRequest(
-  client: Got,
+  client: HttpClient,
   request: PreparedHttpRequest,
   options: SendOptions,
 ): Promise<HttpAnswer> {
   const target = describeTarget(request);
   const maxAttempts = 1 + Math.max(0, options.retries);
+  const [got, errors] = await Promise.all([client.got(), loadGot()]);
   for (let attempt = 1; ; attempt++) {
-    const result = await attemptOnce(client, request, options.timeoutMs);
+    const result = await attemptOnce(got, errors, request, options.timeoutMs, client.allowedHosts);
     let failure: string;
     let transient: boolean;
     let retryAfterMs: number | null = null;
@@ -140,7 +178,7 @@ export function describeTarget(request: Pick<PreparedHttpRequest, 'method' | 'ur
   }
 }
 
-function attemptOnce(client: Got, request: PreparedHttpRequest, timeoutMs: number): Promise<AttemptResult> {
+function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpRequest, timeoutMs: number, allowedHosts: HostAllowlist | null): Promise<AttemptResult> {
   return new Promise<AttemptResult>((resolve) => {
     let url: URL;
     try {
@@ -151,6 +189,12 @@ function attemptOnce(client: Got, request: PreparedHttpRequest, timeoutMs: numbe
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       resolve({ kind: 'error', message: `unsupported URL scheme ${url.protocol}`, transient: false });
+      return;
+    }
+    // Before any connection: a refused host never sees the request, not even its DNS lookup.
+    const refusal = allowedHosts === null ? null : hostRefusal(allowedHosts, url);
+    if (refusal !== null) {
+      resolve({ kind: 'error', message: refusal, transient: false });
       return;
     }
     let settled = false;
@@ -198,7 +242,7 @@ function attemptOnce(client: Got, request: PreparedHttpRequest, timeoutMs: numbe
       finish({ kind: 'answer', status, statusMessage, headers, body: Buffer.concat(chunks, received) });
     });
     stream.on('error', (error: Error) => {
-      finish(classify(error, timeoutMs));
+      finish(classify(error, errors, timeoutMs));
     });
   });
 }
@@ -207,7 +251,8 @@ function tooLarge(): string {
   return `the answer is larger than ${MAX_RESPONSE_BYTES / (1024 * 1024)} MiB`;
 }
 
-function classify(error: Error, timeoutMs: number): AttemptResult {
+/** `errors`: got's module, whose error classes tell the failures apart. */
+function classify(error: Error, { TimeoutError, MaxRedirectsError, RequestError }: GotModule, timeoutMs: number): AttemptResult {
   if (error instanceof TimeoutError) {
     return { kind: 'error', message: `no complete answer within ${formatMs(timeoutMs)}`, transient: true };
   }

@@ -30,6 +30,8 @@ export interface Answer {
   readonly streamBytes?: number;
   /** Accept the request, never answer. */
   readonly never?: boolean;
+  /** Reset the connection (TCP RST) instead of answering: the client sees ECONNRESET. */
+  readonly reset?: boolean;
 }
 
 export type AnswerFn = (request: RecordedRequest) => Answer | Promise<Answer>;
@@ -124,6 +126,10 @@ export class HttpPeer {
     }
     if (answer.hold) await answer.hold();
     if (answer.never) return;
+    if (answer.reset) {
+      req.socket.resetAndDestroy();
+      return;
+    }
 
     const headers: Record<string, string> = { ...(answer.headers ?? {}) };
     if (answer.streamBytes !== undefined) {

@@ -57,7 +57,14 @@ export function buildPlan(application: Application, options: PlanOptions): Plan 
     };
   }
   return {
-    simulation: simulation === null ? null : { parameters: [...simulation.raw.entries()], environment: simulation.environment },
+    // The request's hash authenticates it like a password: shown masked, as serve never logs it.
+    simulation:
+      simulation === null
+        ? null
+        : {
+            parameters: [...simulation.raw.entries()].map(([name, values]) => [name, name === 'hash' ? values.map(() => SECRET_MASK) : values] as [string, string[]]),
+            environment: simulation.environment,
+          },
     endpoints: options.endpoints.map((e) => planEndpoint(application, e, simulation)),
   };
 }

@@ -1,0 +1,63 @@
+// `serve --allow-task-host`: the hosts HttpRequest tasks may call. Task URLs may be built from
+// request parameters (`<url>${callback}</url>`), which would let any client make the service
+// call any host it can reach (SSRF: cloud metadata, admin ports on the private network). With
+// the option, a task to another host fails before any connection is made, redirects included.
+
+/** A checked, normalised list: exact hosts, and `*.example.com` for any subdomain of it. */
+export interface HostAllowlist {
+  readonly exact: ReadonlySet<string>;
+  /** Suffixes with their leading dot: ".example.com". */
+  readonly suffixes: readonly string[];
+  /** As given, for messages. */
+  readonly shown: string;
+}
+
+const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+const HOST_NAME = new RegExp(`^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})*$`);
+const IPV6 = /^\[?[0-9a-f:.]+\]?$/;
+
+/**
+ * Parses the option's values (each may hold several, comma-separated). Returns the list, or
+ * the reason a value is refused (a usage error: a scheme, a port, a path, an empty entry).
+ */
+export function parseHostAllowlist(values: readonly string[]): { ok: true; list: HostAllowlist } | { ok: false; error: string } {
+  const exact = new Set<string>();
+  const suffixes: string[] = [];
+  const shown: string[] = [];
+  for (const value of values) {
+    for (const raw of value.split(',')) {
+      const entry = raw.trim().toLowerCase().replace(/\.$/, '');
+      if (entry === '') return { ok: false, error: `an empty host in "${value}"` };
+      if (IPV6.test(entry) && entry.includes(':')) {
+        exact.add(entry.replace(/^\[|\]$/g, ''));
+      } else if (HOST_NAME.test(entry)) {
+        if (entry.startsWith('*.')) suffixes.push(entry.slice(1));
+        else exact.add(entry);
+      } else {
+        return { ok: false, error: `"${raw.trim()}" is not a host name or IP address (give only the host, such as api.example.com or *.example.com: no scheme, port or path)` };
+      }
+      shown.push(entry);
+    }
+  }
+  if (shown.length === 0) return { ok: false, error: 'no host given' };
+  return { ok: true, list: { exact, suffixes, shown: shown.join(', ') } };
+}
+
+/** The URL's host as compared: WHATWG-normalised (lowercase, punycode, canonical IPv4), no brackets or trailing dot. */
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+}
+
+/** null when the URL's host is allowed, else the reason (names the host, for the log). */
+export function hostRefusal(list: HostAllowlist, url: URL): string | null {
+  const host = hostOf(url);
+  if (list.exact.has(host)) return null;
+  if (list.suffixes.some((suffix) => host.endsWith(suffix) && host.length > suffix.length)) return null;
+  return `the host "${host}" is not allowed: --allow-task-host permits only ${list.shown}`;
+}
+
+/** Thrown from got's beforeRedirect hook: a redirect to a host outside the list. */
+export class HostNotAllowedError extends Error {
+  override readonly name = 'HostNotAllowedError';
+  readonly code = 'ERR_TASK_HOST_NOT_ALLOWED';
+}
