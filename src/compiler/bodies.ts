@@ -3,7 +3,7 @@
 
 import type { Position, Template, TemplatePart } from './ast.js';
 import type { CompileContext } from './context.js';
-import { compileParts, pushLiteral, type NameScope } from './templates.js';
+import { compileParts, type NameScope } from './templates.js';
 import { escapeXml } from '../template/escape.js';
 import { parseXml, type XmlElement, type XmlText } from './xml.js';
 
@@ -22,38 +22,40 @@ export function compileJsonBody(ctx: CompileContext, source: string, scope: Name
     }
     return null;
   }
-  const parts: TemplatePart[] = [];
+  const out = new PartsBuilder();
   let ok = true;
   const write = (v: unknown): void => {
     if (typeof v === 'string') {
-      pushLiteral(parts, '"');
+      out.literal('"');
       const inner = compileParts(ctx, v, 'json', scope, at);
       if (inner === null) ok = false;
-      else for (const p of inner) p.kind === 'literal' ? pushLiteral(parts, p.text) : parts.push(p);
-      pushLiteral(parts, '"');
+      else out.all(inner);
+      out.literal('"');
     } else if (Array.isArray(v)) {
-      pushLiteral(parts, '[');
-      v.forEach((item, i) => {
-        if (i > 0) pushLiteral(parts, ',');
-        write(item);
-      });
-      pushLiteral(parts, ']');
+      out.literal('[');
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) out.literal(',');
+        write(v[i]);
+      }
+      out.literal(']');
     } else if (v !== null && typeof v === 'object') {
-      pushLiteral(parts, '{');
-      Object.entries(v).forEach(([key, item], i) => {
+      out.literal('{');
+      let i = 0;
+      for (const key in v) {
+        if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
         if (key.includes('${')) {
           ctx.diagnostics.report('json-placeholder-position', at, `in the object key "${key}"`);
           ok = false;
         }
-        if (i > 0) pushLiteral(parts, ',');
-        pushLiteral(parts, JSON.stringify(key) + ':');
-        write(item);
-      });
-      pushLiteral(parts, '}');
-    } else pushLiteral(parts, JSON.stringify(v));
+        if (i++ > 0) out.literal(',');
+        out.literal(JSON.stringify(key) + ':');
+        write((v as Record<string, unknown>)[key]);
+      }
+      out.literal('}');
+    } else out.literal(JSON.stringify(v));
   };
   write(value);
-  return ok ? { source, escaping: 'json', parts, position: at } : null;
+  return ok ? { source, escaping: 'json', parts: out.finish(), position: at } : null;
 }
 
 function jsonErrorMessage(error: unknown, source: string): string {
@@ -90,34 +92,34 @@ export function compileXmlBody(ctx: CompileContext, container: XmlElement, text:
     }
     root = parsed.root;
   }
-  const parts: TemplatePart[] = [];
+  const out = new PartsBuilder();
   let ok = true;
   const add = (source: string, at: Position) => {
     const inner = compileParts(ctx, source, 'xml', scope, at);
     if (inner === null) ok = false;
-    else for (const p of inner) p.kind === 'literal' ? pushLiteral(parts, p.text) : parts.push(p);
+    else out.all(inner);
   };
   const write = (el: XmlElement): void => {
-    pushLiteral(parts, `<${el.name}`);
+    out.literal(`<${el.name}`);
     for (const a of el.attributes) {
-      pushLiteral(parts, ` ${a.name}="`);
+      out.literal(` ${a.name}="`);
       add(a.value, a.position);
-      pushLiteral(parts, '"');
+      out.literal('"');
     }
     if (el.children.length === 0) {
-      pushLiteral(parts, '/>');
+      out.literal('/>');
       return;
     }
-    pushLiteral(parts, '>');
+    out.literal('>');
     for (const child of el.children) {
       if (child.kind === 'text') add(child.text, el.position);
       else write(child);
     }
-    pushLiteral(parts, `</${el.name}>`);
+    out.literal(`</${el.name}>`);
   };
   write(root);
   const source = elements.length > 0 ? serialisePlain(root) : text;
-  return ok ? { source, escaping: 'xml', parts, position: container.position } : null;
+  return ok ? { source, escaping: 'xml', parts: out.finish(), position: container.position } : null;
 }
 
 function serialisePlain(el: XmlElement): string {
@@ -125,4 +127,40 @@ function serialisePlain(el: XmlElement): string {
   if (el.children.length === 0) return `<${el.name}${attrs}/>`;
   const inner = el.children.map((c) => (c.kind === 'text' ? escapeXml(c.text) : serialisePlain(c))).join('');
   return `<${el.name}${attrs}>${inner}</${el.name}>`;
+}
+
+/**
+ * Template parts with adjacent literal text merged into one flat string. Bodies are written a
+ * token at a time; concatenating as they come would keep a chain of partial strings (and a
+ * replaced part object per token) for every body of the application.
+ */
+class PartsBuilder {
+  private readonly parts: TemplatePart[] = [];
+  private readonly text: string[] = [];
+
+  literal(text: string): void {
+    if (text !== '') this.text.push(text);
+  }
+
+  all(parts: readonly TemplatePart[]): void {
+    for (const p of parts) {
+      if (p.kind === 'literal') this.literal(p.text);
+      else {
+        this.flush();
+        this.parts.push(p);
+      }
+    }
+  }
+
+  finish(): TemplatePart[] {
+    this.flush();
+    // Of the exact size (see compileParts).
+    return this.parts.slice();
+  }
+
+  private flush(): void {
+    if (this.text.length === 0) return;
+    this.parts.push({ kind: 'literal', text: this.text.length === 1 ? this.text[0]! : this.text.join('') });
+    this.text.length = 0;
+  }
 }

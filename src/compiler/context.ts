@@ -49,7 +49,7 @@ export interface ReadElement {
   readonly element: XmlElement;
   attr(name: string): XmlAttribute | undefined;
   /** Known children by name, in document order. */
-  children(name: string): XmlElement[];
+  children(name: string): readonly XmlElement[];
   /** Known children in document order. */
   readonly known: readonly XmlElement[];
   /** Unsupported OpenEndpoints children that were reported. */
@@ -57,6 +57,33 @@ export interface ReadElement {
 }
 
 const isNamespaceAttribute = (name: string) => name === 'xmlns' || name.startsWith('xmlns:') || name.startsWith('xsi:');
+
+// Most lookups find nothing (an optional child left out): they share one empty list.
+const NONE: readonly XmlElement[] = Object.freeze([]);
+
+// A class rather than an object of closures: one allocation per element read, and tens of
+// thousands of elements are read in a large application.
+class ReadElementImpl implements ReadElement {
+  constructor(
+    readonly element: XmlElement,
+    readonly known: readonly XmlElement[],
+    readonly unsupported: readonly XmlElement[],
+  ) {}
+
+  attr(name: string): XmlAttribute | undefined {
+    return attribute(this.element, name);
+  }
+
+  children(name: string): readonly XmlElement[] {
+    let found: XmlElement[] | null = null;
+    for (const child of this.known) {
+      if (child.name !== name) continue;
+      if (found === null) found = [child];
+      else found.push(child);
+    }
+    return found ?? NONE;
+  }
+}
 
 /**
  * Reports unknown attributes and children (with suggestions), unsupported OpenEndpoints
@@ -68,34 +95,31 @@ export function readElement(ctx: CompileContext, element: XmlElement, shape: Ele
     if (a.name === 'xslt-file') ctx.diagnostics.report('unsupported-feature', a.position, `The attribute xslt-file on <${element.name}>`);
     else ctx.diagnostics.report('unknown-attribute', a.position, a.name, element.name, closest(a.name, shape.attributes));
   }
-  const known: XmlElement[] = [];
-  const unsupported: XmlElement[] = [];
+  let known: XmlElement[] | null = null;
+  let unsupported: XmlElement[] | null = null;
   let strayText = false;
   for (const child of element.children) {
     if (child.kind === 'text') {
-      if (!shape.text && child.text.trim() !== '') strayText = true;
+      if (!strayText && !shape.text && child.text.trim() !== '') strayText = true;
       continue;
     }
-    if (shape.children.includes(child.name)) known.push(child);
-    else if (UNSUPPORTED_ELEMENTS.has(child.name)) {
-      unsupported.push(child);
+    if (shape.children.includes(child.name)) {
+      if (known === null) known = [child];
+      else known.push(child);
+    } else if (UNSUPPORTED_ELEMENTS.has(child.name)) {
+      if (unsupported === null) unsupported = [child];
+      else unsupported.push(child);
       ctx.diagnostics.report('unsupported-feature', child.position, `<${child.name}>`);
     } else ctx.diagnostics.report('unknown-element', child.position, child.name, element.name, closest(child.name, shape.children));
   }
   if (strayText) ctx.diagnostics.report('unexpected-text', element.position, element.name);
-  return {
-    element,
-    attr: (name) => attribute(element, name),
-    children: (name) => known.filter((c) => c.name === name),
-    known,
-    unsupported,
-  };
+  return new ReadElementImpl(element, known ?? NONE, unsupported ?? NONE);
 }
 
 /** The single allowed child of that name; later ones are reported as duplicates. */
 export function single(ctx: CompileContext, read: ReadElement, name: string): XmlElement | undefined {
   const all = read.children(name);
-  for (const extra of all.slice(1)) ctx.diagnostics.report('duplicate-element', extra.position, name, read.element.name, all[0]!.position.line);
+  for (let k = 1; k < all.length; k++) ctx.diagnostics.report('duplicate-element', all[k]!.position, name, read.element.name, all[0]!.position.line);
   return all[0];
 }
 

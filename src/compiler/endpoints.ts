@@ -222,7 +222,8 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
       const p = producers.get(input);
       if (p) waitsFor.add(p.task);
     }
-    successes.push({ ...draft.response, after: [...waitsFor] });
+    const r = draft.response;
+    successes.push({ condition: r.condition, action: r.action, after: [...waitsFor], inputs: r.inputs, position: r.position });
   }
   const error = compileError(ctx, single(ctx, read, 'error'), scopes);
 
@@ -234,9 +235,10 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     separator,
     tasksMode,
     includeInHash,
-    successes,
+    // Lists of the AST are copied to their exact size (see compileParts).
+    successes: successes.slice(),
     error,
-    tasks,
+    tasks: tasks.slice(),
     taskGraph: graph,
     position: element.position,
   };

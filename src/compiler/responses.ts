@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { BodyAction, ErrorAction, ErrorResponse, Position, SuccessAction, SuccessResponse, Template } from './ast.js';
 import { compileJsonBody, compileXmlBody } from './bodies.js';
 import { CONDITION_ATTRIBUTES, compileCondition, conditionUsesIntermediate } from './conditions.js';
-import { readElement, requireAttribute, resolveInside, single, type CompileContext, type ReadElement } from './context.js';
+import { readElement, requireAttribute, resolveInside, single, type CompileContext, type ElementShape, type ReadElement } from './context.js';
 import { contentTypeFor } from './content-types.js';
 import { compileTemplate, type NameScope } from './templates.js';
 import { textOf, type XmlElement } from './xml.js';
@@ -12,6 +12,9 @@ import { textOf, type XmlElement } from './xml.js';
 const ACTIONS = ['redirect-to', 'response-from-static', 'response-from-url', 'forward-to-endpoint', 'response-body'] as const;
 const UNSUPPORTED_ACTIONS = ['response-transformation', 'ooxml-parameter-expansion'];
 const DOWNLOAD_FILENAME = /^[A-Za-z0-9_.-]+$/;
+const RESPONSE_CHILDREN = [...ACTIONS, 'redirect-prefix-whitelist-entry', 'after', 'input-intermediate-value'];
+const SUCCESS_SHAPE: ElementShape = { attributes: CONDITION_ATTRIBUTES, children: RESPONSE_CHILDREN };
+const ERROR_SHAPE: ElementShape = { attributes: [], children: RESPONSE_CHILDREN };
 
 export interface ResponseScopes {
   /** Parameters in scope plus the success's own inputs. */
@@ -27,10 +30,7 @@ export interface SuccessDraft {
 }
 
 export function compileSuccess(ctx: CompileContext, element: XmlElement, scopes: ResponseScopes): SuccessDraft | null {
-  const read = readElement(ctx, element, {
-    attributes: CONDITION_ATTRIBUTES,
-    children: [...ACTIONS, 'redirect-prefix-whitelist-entry', 'after', 'input-intermediate-value'],
-  });
+  const read = readElement(ctx, element, SUCCESS_SHAPE);
   const afterRefs: { id: string; position: Position }[] = [];
   for (const a of read.children('after')) {
     const r = readElement(ctx, a, { attributes: ['task-id'], children: [] });
@@ -59,10 +59,7 @@ export function compileSuccess(ctx: CompileContext, element: XmlElement, scopes:
 
 export function compileError(ctx: CompileContext, element: XmlElement | undefined, scopes: ResponseScopes): ErrorResponse | null {
   if (!element) return { action: { kind: 'empty' }, position: null };
-  const read = readElement(ctx, element, {
-    attributes: [],
-    children: [...ACTIONS, 'redirect-prefix-whitelist-entry', 'after', 'input-intermediate-value'],
-  });
+  const read = readElement(ctx, element, ERROR_SHAPE);
   for (const name of ['after', 'input-intermediate-value', 'forward-to-endpoint']) {
     for (const c of read.children(name)) ctx.diagnostics.report('not-allowed-in-error', c.position, `<${name}>`);
   }
@@ -106,7 +103,8 @@ function compileAction(ctx: CompileContext, read: ReadElement, scope: NameScope,
         else entries.push(value);
       }
       if (!url) return undefined;
-      return { kind: 'redirect', url, whitelist: entries, position: element.position };
+      // Copied to its exact size (see compileParts).
+      return { kind: 'redirect', url, whitelist: entries.slice(), position: element.position };
     }
     case 'response-from-static': {
       const r = readElement(ctx, element, { attributes: ['filename', 'download-filename'], children: [] });

@@ -24,6 +24,7 @@ import {
   resolveInside,
   single,
   type CompileContext,
+  type ElementShape,
   type ReadElement,
 } from './context.js';
 import { compileTextTemplate } from './responses.js';
@@ -47,6 +48,10 @@ const TASK_ATTRIBUTES = ['class', 'id', ...CONDITION_ATTRIBUTES, 'ignore-if-erro
 const COMMON_CHILDREN = ['after', 'input-intermediate-value', 'output-intermediate-value'];
 const HTTP_CHILDREN = ['url', 'method', 'get-parameter', 'post-parameter', 'request-header', 'basic-access-authentication', 'json-body', 'xml-body'];
 const EMAIL_CHILDREN = ['from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'body', 'attachment-static', 'attachments-from-request-file-uploads'];
+const HTTP_TASK_SHAPE: ElementShape = { attributes: TASK_ATTRIBUTES, children: [...COMMON_CHILDREN, ...HTTP_CHILDREN] };
+const EMAIL_TASK_SHAPE: ElementShape = { attributes: TASK_ATTRIBUTES, children: [...COMMON_CHILDREN, ...EMAIL_CHILDREN] };
+const ATTACHMENT_STATIC_SHAPE: ElementShape = { attributes: ['filename', ...CONDITION_ATTRIBUTES], children: [] };
+const ATTACHMENT_UPLOADS_SHAPE: ElementShape = { attributes: CONDITION_ATTRIBUTES, children: [] };
 
 /** What the first pass learns of a task: enough to resolve names across the endpoint. */
 export interface TaskHeader {
@@ -75,10 +80,7 @@ export function readTaskHeader(ctx: CompileContext, element: XmlElement, index: 
     else ctx.diagnostics.report('unknown-task-class', classAttr.position, classAttr.value, closest(classAttr.value, Object.keys(CLASSES)));
     return null;
   }
-  const read = readElement(ctx, element, {
-    attributes: TASK_ATTRIBUTES,
-    children: [...COMMON_CHILDREN, ...(kind === 'http-request' ? HTTP_CHILDREN : EMAIL_CHILDREN)],
-  });
+  const read = readElement(ctx, element, kind === 'http-request' ? HTTP_TASK_SHAPE : EMAIL_TASK_SHAPE);
   const idAttr = read.attr('id');
   if (idAttr && !/^[A-Za-z0-9_.-]+$/.test(idAttr.value)) {
     ctx.diagnostics.report('invalid-value', idAttr.position, 'the task id', idAttr.value, 'letters, digits, "_", "." and "-"');
@@ -262,16 +264,27 @@ function compileHttpRequest(ctx: CompileContext, header: TaskHeader, scope: Name
     else ok = false;
   }
   if (!ok || !url) return null;
+  // Fields written out rather than spread from base (same order): spreading is slow, per task.
   return {
-    ...base,
+    id: base.id,
+    explicitId: base.explicitId,
+    className: base.className,
+    condition: base.condition,
+    ignoreIfError: base.ignoreIfError,
+    timeoutMs: base.timeoutMs,
+    retries: base.retries,
+    after: base.after,
+    inputs: base.inputs,
+    position: base.position,
     kind: 'http-request',
     url,
     method: method ?? (bodies.length > 0 ? 'POST' : 'GET'),
-    getParameters,
-    headers,
+    // Lists of the AST are copied to their exact size (see compileParts).
+    getParameters: getParameters.slice(),
+    headers: headers.slice(),
     basicAuth,
     body: bodies[0]?.body ?? null,
-    outputs,
+    outputs: outputs.slice(),
   };
 }
 
@@ -286,7 +299,7 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
   }
   let ok = true;
   if (jsonpath) {
-    const problem = jsonPathProblem(jsonpath.value);
+    const problem = memo(jsonPathProblems, jsonpath.value, jsonPathProblem);
     if (problem) {
       ctx.diagnostics.report('invalid-jsonpath', jsonpath.position, jsonpath.value, problem);
       ok = false;
@@ -304,10 +317,9 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
   const re = r.attr('regex');
   if (re) {
     regex = `^(?:${re.value})$`;
-    try {
-      new RegExp(regex);
-    } catch (error) {
-      ctx.diagnostics.report('invalid-regex', re.position, re.value, (error as Error).message.replace(/^Invalid regular expression: /, ''));
+    const problem = memo(regexProblems, regex, regexProblem);
+    if (problem !== null) {
+      ctx.diagnostics.report('invalid-regex', re.position, re.value, problem);
       ok = false;
     }
   }
@@ -318,6 +330,32 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
     regex,
     position: element.position,
   };
+}
+
+// Thousands of tasks repeat the same few JSONPaths and regexes, and checking one runs
+// jsonpath-plus or the regex compiler: each distinct text is checked once per process (the
+// verdict depends on the text alone). Bounded, since a server reloads configurations.
+const jsonPathProblems = new Map<string, string | null>();
+const regexProblems = new Map<string, string | null>();
+const MEMO_LIMIT = 10_000;
+
+function memo(cache: Map<string, string | null>, text: string, check: (text: string) => string | null): string | null {
+  let verdict = cache.get(text);
+  if (verdict === undefined) {
+    verdict = check(text);
+    if (cache.size >= MEMO_LIMIT) cache.clear();
+    cache.set(text, verdict);
+  }
+  return verdict;
+}
+
+function regexProblem(regex: string): string | null {
+  try {
+    new RegExp(regex);
+    return null;
+  } catch (error) {
+    return (error as Error).message.replace(/^Invalid regular expression: /, '');
+  }
 }
 
 function jsonPathProblem(path: string): string | null {
@@ -400,7 +438,7 @@ function compileEmail(ctx: CompileContext, header: TaskHeader, scope: NameScope,
 
   const attachments: EmailAttachment[] = [];
   for (const a of read.children('attachment-static')) {
-    const r = readElement(ctx, a, { attributes: ['filename', ...CONDITION_ATTRIBUTES], children: [] });
+    const r = readElement(ctx, a, ATTACHMENT_STATIC_SHAPE);
     const filename = requireAttribute(ctx, r, 'filename');
     const condition = compileCondition(ctx, r, scope);
     if (!filename || condition === undefined) {
@@ -417,7 +455,7 @@ function compileEmail(ctx: CompileContext, header: TaskHeader, scope: NameScope,
     else attachments.push({ kind: 'static', filename: filename.value, absolutePath, condition, position: a.position });
   }
   for (const a of read.children('attachments-from-request-file-uploads')) {
-    const r = readElement(ctx, a, { attributes: [...CONDITION_ATTRIBUTES], children: [] });
+    const r = readElement(ctx, a, ATTACHMENT_UPLOADS_SHAPE);
     const condition = compileCondition(ctx, r, scope);
     if (condition === undefined) ok = false;
     else attachments.push({ kind: 'uploads', condition, position: a.position });
@@ -425,7 +463,28 @@ function compileEmail(ctx: CompileContext, header: TaskHeader, scope: NameScope,
   // Attachments go into the message in the order the author wrote them, whatever their kind.
   attachments.sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
   if (!ok || !from || !subject) return null;
-  return { ...base, kind: 'email', from, to, cc, bcc, replyTo, subject, bodies, attachments };
+  return {
+    id: base.id,
+    explicitId: base.explicitId,
+    className: base.className,
+    condition: base.condition,
+    ignoreIfError: base.ignoreIfError,
+    timeoutMs: base.timeoutMs,
+    retries: base.retries,
+    after: base.after,
+    inputs: base.inputs,
+    position: base.position,
+    kind: 'email',
+    from,
+    // Lists of the AST are copied to their exact size (see compileParts).
+    to: to.slice(),
+    cc: cc.slice(),
+    bcc: bcc.slice(),
+    replyTo,
+    subject,
+    bodies: bodies.slice(),
+    attachments: attachments.slice(),
+  };
 }
 
 const CID = /\bsrc\s*=\s*["']cid:([^"']+)["']/gi;

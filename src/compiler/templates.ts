@@ -51,6 +51,8 @@ export function escapeLiteral(escaping: Escaping, text: string): string {
 
 /** Resolves the placeholders of `source` into parts; null after reporting a problem. */
 export function compileParts(ctx: CompileContext, source: string, escaping: Escaping, scope: NameScope, at: Position): TemplatePart[] | null {
+  // Most texts of a configuration hold no placeholder: one literal, without splitting.
+  if (!source.includes('${')) return source === '' ? [] : [{ kind: 'literal', text: escapeLiteral(escaping, source) }];
   const parsed = parseTemplateSource(source);
   if (!parsed.ok) {
     ctx.diagnostics.report('template-syntax', at, parsed.error.message);
@@ -67,7 +69,9 @@ export function compileParts(ctx: CompileContext, source: string, escaping: Esca
     if (part === null) ok = false;
     else parts.push(part);
   }
-  return ok ? parts : null;
+  // A copy of the exact size: an array grown by push keeps room for 16, and every template of
+  // the application is kept for as long as it is served.
+  return ok ? parts.slice() : null;
 }
 
 export function pushLiteral(parts: TemplatePart[], text: string): void {

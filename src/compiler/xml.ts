@@ -1,7 +1,8 @@
-// fast-xml-parser with positions: every element and attribute keeps its 1-based line and
-// column, so every diagnostic can point at the exact place in the file.
+// A small XML parser with positions: every element and attribute keeps its 1-based line and
+// column, so every diagnostic can point at the exact place in the file. One pass builds the tree
+// and checks well-formedness (configurations of tens of megabytes are validated in seconds);
+// the first problem in document order is the one reported.
 
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { Position } from './ast.js';
 
 export interface XmlAttribute {
@@ -37,29 +38,6 @@ export type XmlProblemCode = 'xml-malformed' | 'xml-doctype' | 'xml-too-deep' | 
 /** Deeper than any real configuration; keeps hostile input from exhausting the stack. */
 export const MAX_DEPTH = 200;
 
-const parser = new XMLParser({
-  preserveOrder: true,
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  allowBooleanAttributes: false,
-  captureMetaData: true,
-  cdataPropName: '#cdata',
-  commentPropName: '#comment',
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: false,
-  processEntities: true,
-  // Not HTML's named entities, but this option is also what turns on character references
-  // (&#233; &#x41;), which every XML document may use: an object (supported at run time,
-  // typed as boolean only) defines just the five XML names.
-  htmlEntities: { amp: '&', apos: "'", gt: '>', lt: '<', quot: '"' } as unknown as boolean,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-});
-const META = XMLParser.getMetaDataSymbol();
-
-type RawNode = Record<string, unknown> & { ':@'?: Record<string, string> };
-
 /** Maps offsets in the original text (CRLF kept) to 1-based line and column. */
 export class LineIndex {
   private readonly starts: number[] = [0];
@@ -84,135 +62,782 @@ export class LineIndex {
  */
 export function parseXml(text: string, file: string, base?: { line: number; column: number }): XmlParseResult {
   if (text.trim() === '') return { ok: false, code: 'file-empty', message: 'the file is empty: it needs a root element', line: 1, column: 1 };
-  const at = (line: number, column: number) =>
-    base ? { line: base.line + line - 1, column: line === 1 ? base.column + column - 1 : column } : { line, column };
-
-  // XML 1.0 (section 2.2) allows no C0 control character but tab, CR and LF, not even escaped:
-  // a NUL in a value is a broken or binary file, not something to pass on to a mail or a URL.
-  const control = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.exec(text);
-  if (control) {
-    const p = new LineIndex(text).at(control.index);
-    const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
-    return { ok: false, code: 'xml-malformed', message: `malformed XML: the character U+${code} is not allowed in XML (a binary file?)`, ...at(p.line, p.column) };
-  }
-  const doctype = /<!DOCTYPE/i.exec(text);
-  if (doctype) {
-    const p = new LineIndex(text).at(doctype.index);
-    // Entity declarations can expand exponentially; configurations never need a DOCTYPE.
-    return { ok: false, code: 'xml-doctype', message: 'a <!DOCTYPE> declaration is not allowed: remove it (entity declarations are not supported)', ...at(p.line, p.column) };
-  }
-  const depth = maxDepthOffset(text);
-  if (depth !== null) {
-    const p = new LineIndex(text).at(depth);
-    return { ok: false, code: 'xml-too-deep', message: `elements are nested more than ${MAX_DEPTH} levels deep`, ...at(p.line, p.column) };
-  }
-  const valid = XMLValidator.validate(text, { allowBooleanAttributes: false });
-  if (valid !== true) {
-    const unclosed = /^Invalid '(\[.*\])' found/s.exec(valid.err.msg);
-    if (unclosed) {
-      // The validator reports a truncated document as a list of open tags at 1:1; point at the end instead.
-      let open: string[] = [];
-      try {
-        open = JSON.parse(unclosed[1]!) as string[];
-      } catch {
-        /* keep the generic wording */
-      }
-      const end = new LineIndex(text).at(text.length);
-      const innermost = open[open.length - 1] ?? 'an element';
-      return { ok: false, code: 'xml-malformed', message: `malformed XML: the file ends while <${innermost}> is still open (truncated?); close it with </${innermost}>`, ...at(end.line, end.column) };
-    }
-    // "Start tag expected" (no root element at all) comes without a column: the problem is
-    // where the content ends without one (after the last non-blank character). Any other position without a column: its line's start.
-    const where: { line: number; column: number } =
-      typeof valid.err.col === 'number' && typeof valid.err.line === 'number'
-        ? { line: valid.err.line, column: valid.err.col }
-        : /start tag expected/i.test(valid.err.msg) || typeof valid.err.line !== 'number'
-          ? new LineIndex(text).at(text.trimEnd().length)
-          : { line: valid.err.line, column: 1 };
-    return { ok: false, code: 'xml-malformed', message: `malformed XML: ${printable(valid.err.msg.replace(/\.+$/, ''))}`, ...at(where.line, where.column) };
-  }
-  let raw: RawNode[];
+  const parser = new Parser(text, file, base);
   try {
-    raw = parser.parse(text) as RawNode[];
+    return { ok: true, root: parser.document() };
   } catch (error) {
-    return { ok: false, code: 'xml-malformed', message: `malformed XML: ${(error as Error).message}`, ...at(1, 1) };
+    if (!(error instanceof XmlProblem)) throw error;
+    // Problems are rare: their offset is turned into a line and column only here.
+    const p = new LineIndex(text).at(error.offset);
+    const line = base ? base.line + p.line - 1 : p.line;
+    const column = base && p.line === 1 ? base.column + p.column - 1 : p.column;
+    return { ok: false, code: error.code, message: error.message, line, column };
   }
-  const lines = new LineIndex(text);
-  const position = (offset: number): Position => {
-    const p = lines.at(offset);
-    return { file, ...at(p.line, p.column) };
-  };
-  const roots = raw.filter((n) => elementName(n) !== null);
-  if (roots.length !== 1) {
-    return { ok: false, code: 'xml-malformed', message: 'malformed XML: the document must have exactly one root element', ...at(1, 1) };
-  }
-  return { ok: true, root: convert(roots[0]!, text, position) };
 }
 
-function elementName(node: RawNode): string | null {
-  for (const key of Object.keys(node)) {
-    if (key === ':@' || key === '#text' || key === '#cdata' || key === '#comment') continue;
-    return key;
+/** Thrown inside the parser to unwind to parseXml with the first problem of the document. */
+class XmlProblem {
+  constructor(
+    readonly code: XmlProblemCode,
+    readonly message: string,
+    readonly offset: number,
+  ) {}
+}
+
+const LT = 0x3c;
+const GT = 0x3e;
+const AMP = 0x26;
+const SLASH = 0x2f;
+const BANG = 0x21;
+const QUESTION = 0x3f;
+const EQUALS = 0x3d;
+const DQUOTE = 0x22;
+const SQUOTE = 0x27;
+const HYPHEN = 0x2d;
+const RBRACKET = 0x5d;
+const TAB = 0x09;
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const SEMICOLON = 0x3b;
+const HASH = 0x23;
+
+// ASCII name characters (the XML Name production, as fast-xml-parser accepted it before):
+// 1 may start a name, 2 may continue one.
+const ASCII_NAME = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[:A-Za-z_]/.test(ch)) ASCII_NAME[c] = 3;
+  else if (/[-.0-9]/.test(ch)) ASCII_NAME[c] = 2;
+}
+
+function isNameStartCode(c: number): boolean {
+  if (c < 128) return (ASCII_NAME[c]! & 1) !== 0;
+  return (
+    (c >= 0xc0 && c <= 0xd6) ||
+    (c >= 0xd8 && c <= 0xf6) ||
+    (c >= 0xf8 && c <= 0x2ff) ||
+    (c >= 0x370 && c <= 0x37d) ||
+    (c >= 0x37f && c <= 0x1fff) ||
+    (c >= 0x200c && c <= 0x200d) ||
+    (c >= 0x2070 && c <= 0x218f) ||
+    (c >= 0x2c00 && c <= 0x2fef) ||
+    (c >= 0x3001 && c <= 0xd7ff) ||
+    (c >= 0xf900 && c <= 0xfdcf) ||
+    (c >= 0xfdf0 && c <= 0xfffd)
+  );
+}
+
+function isNameCode(c: number): boolean {
+  if (c < 128) return ASCII_NAME[c]! !== 0;
+  return isNameStartCode(c) || c === 0xb7 || (c >= 0x300 && c <= 0x36f) || (c >= 0x203f && c <= 0x2040);
+}
+
+/** Characters XML 1.0 (section 2.2) forbids even as references: C0 controls but tab, CR and LF; U+FFFE and U+FFFF. */
+function isForbiddenCode(c: number): boolean {
+  return (c < SPACE && c !== TAB && c !== LF && c !== CR) || c === 0xfffe || c === 0xffff;
+}
+
+function isLegalCodePoint(cp: number): boolean {
+  return cp === TAB || cp === LF || cp === CR || (cp >= SPACE && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+}
+
+const PREDEFINED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+// Elements without attributes or children share these (the tree is read-only).
+const NO_ATTRIBUTES: readonly XmlAttribute[] = Object.freeze([]);
+const NO_CHILDREN: readonly XmlNode[] = Object.freeze([]);
+/** The children of an element whose end tag is still to come. */
+const OPEN: readonly XmlNode[] = Object.freeze([]);
+
+/** Text nodes of a line break and 0 to 63 spaces. */
+const INDENTS: readonly XmlText[] = Array.from({ length: 64 }, (_, k) => Object.freeze({ kind: 'text' as const, text: '\n' + ' '.repeat(k), cdata: false }));
+
+/** Slots of Parser.interned for a large document (a power of two, as is the small size). */
+const INTERNED = 4096;
+
+/** Bits of Parser.flags, per depth. */
+const HAS_ELEMENT = 1;
+const HAS_CDATA = 2;
+
+/**
+ * The document is read once, left to right; `i` never moves back. The current line and the
+ * offset where it starts are kept up to date as newlines go by, so a position costs nothing.
+ * Only LF starts a line (a CRLF file counts like the LF one; a lone CR is a column).
+ *
+ * What is checked: one root element, and nothing but whitespace, comments and processing
+ * instructions around it; the XML declaration only at the very start; start tags (names,
+ * whitespace between attributes, quoted values without "<", no attribute twice), matching end
+ * tags; references (the five predefined entities and character references to legal characters,
+ * nothing else: no DOCTYPE can declare more); comments, CDATA sections and processing
+ * instructions closed; no forbidden control character anywhere. A <!DOCTYPE> is refused where it
+ * stands (entity declarations could expand exponentially), and so is nesting deeper than
+ * MAX_DEPTH. What is built: elements and attributes with positions, text with line ends
+ * normalised (CRLF and CR to LF) and references decoded, CDATA kept apart (text split by
+ * comments and processing instructions stays split: fast-xml-parser built the same tree before).
+ */
+class Parser {
+  private i = 0;
+  private line = 1;
+  private lineStart = 0;
+  private readonly n: number;
+  /** Set by reference(): the offset after the reference's ";". */
+  private refEnd = 0;
+  /** Whether the root element has started: before it, a missing root is reported where the content ends. */
+  private rootStarted = false;
+  private readonly flags = new Uint8Array(MAX_DEPTH + 2);
+  /** The attributes of the start tag being read (copied to an array of the right size at its end). */
+  private readonly attributes: XmlAttribute[] = [];
+  private readonly interned: (string | undefined)[];
+
+  constructor(
+    private readonly s: string,
+    private readonly file: string,
+    private readonly base: { line: number; column: number } | undefined,
+  ) {
+    this.n = s.length;
+    // Small for an inline body, parsed on its own and often.
+    this.interned = new Array<string | undefined>(s.length > 65_536 ? INTERNED : 256).fill(undefined);
   }
-  return null;
-}
 
-function convert(node: RawNode, text: string, position: (offset: number) => Position): XmlElement {
-  const name = elementName(node)!;
-  const start = (node[META as unknown as string] as { startIndex?: number } | undefined)?.startIndex ?? 0;
-  const attrs = node[':@'] ?? {};
-  const attributePositions = locateAttributes(text, start);
-  const attributes: XmlAttribute[] = Object.entries(attrs).map(([attrName, value]) => ({
-    name: attrName,
-    value: String(value),
-    position: position(attributePositions.get(attrName) ?? start),
-  }));
-  const children: XmlNode[] = [];
-  const rawChildren = (node[name] as RawNode[] | undefined) ?? [];
-  // Without child elements, the element's CDATA sections are the next ones in the text, in order.
-  const flat = rawChildren.every((c) => '#text' in c || '#cdata' in c || '#comment' in c);
-  let cursor = start;
-  for (const child of rawChildren) {
-    if ('#text' in child) children.push({ kind: 'text', text: String(child['#text']), cdata: false });
-    else if ('#cdata' in child) {
-      const inner = child['#cdata'] as RawNode[];
-      const content = inner.map((t) => String(t['#text'] ?? '')).join('');
-      const open = flat ? text.indexOf('<![CDATA[', cursor) : -1;
-      if (open >= 0) cursor = open + 9 + content.length;
-      children.push({ kind: 'text', text: content, cdata: true, ...(open >= 0 ? { position: position(open + 9) } : {}) });
-    } else if ('#comment' in child) continue;
-    else if (elementName(child) !== null) children.push(convert(child, text, position));
+  /** The position of `offset`, which must be on the current line. */
+  private position(offset: number): Position {
+    const line = this.line;
+    const column = offset - this.lineStart + 1;
+    const base = this.base;
+    if (base === undefined) return { file: this.file, line, column };
+    return { file: this.file, line: base.line + line - 1, column: line === 1 ? base.column + column - 1 : column };
   }
-  return { kind: 'element', name, attributes, children, position: position(start) };
-}
 
-/** Offsets of each attribute name inside the start tag that begins at `start` (`<`). */
-function locateAttributes(text: string, start: number): Map<string, number> {
-  const found = new Map<string, number>();
-  const nameEnd = /[\s/>]/g;
-  nameEnd.lastIndex = start + 1;
-  const afterName = nameEnd.exec(text);
-  if (!afterName) return found;
-  // Quoted values may hold '>', so walk attribute by attribute until the tag closes.
-  const re = /\s*([^\s=/>]+)\s*=\s*(?:"[^"]*"|'[^']*')/y;
-  re.lastIndex = afterName.index;
-  for (let m = re.exec(text); m; m = re.exec(text)) found.set(m[1]!, m.index + m[0].indexOf(m[1]!));
-  return found;
-}
+  private malformed(message: string, offset: number): XmlProblem {
+    const c = this.s.charCodeAt(offset);
+    // A forbidden character is the real problem wherever it stops the parse: a binary file.
+    if (offset < this.n && isForbiddenCode(c)) return this.forbidden(offset);
+    return new XmlProblem('xml-malformed', `malformed XML: ${message}`, offset);
+  }
 
-/** Offset where nesting first exceeds MAX_DEPTH, or null. A cheap scan before the real parse. */
-function maxDepthOffset(text: string): number | null {
-  let depth = 0;
-  const re = /<(\/?)([A-Za-z_][^\s/>]*)[^>]*?(\/?)>|<!\[CDATA\[[\s\S]*?\]\]>|<!--[\s\S]*?-->/g;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    if (m[2] === undefined) continue;
-    if (m[1] === '/') depth--;
-    else if (m[3] !== '/') {
-      depth++;
-      if (depth > MAX_DEPTH) return m.index;
+  private forbidden(offset: number): XmlProblem {
+    const code = this.s.charCodeAt(offset).toString(16).toUpperCase().padStart(4, '0');
+    return new XmlProblem('xml-malformed', `malformed XML: the character U+${code} is not allowed in XML (a binary file?)`, offset);
+  }
+
+  /** The file ends inside something: where the content ends when no root element started yet, else at the very end. */
+  private truncated(what: string): XmlProblem {
+    if (!this.rootStarted) return new XmlProblem('xml-malformed', `malformed XML: the file ends inside ${what}, before any root element`, this.s.trimEnd().length);
+    return new XmlProblem('xml-malformed', `malformed XML: the file ends inside ${what} (truncated?)`, this.n);
+  }
+
+  document(): XmlElement {
+    const s = this.s;
+    if (s.charCodeAt(0) === 0xfeff) this.i = 1;
+    const start = this.i;
+    // Prolog: whitespace, comments, processing instructions (the declaration first of all).
+    for (;;) {
+      this.skipSpace();
+      const i = this.i;
+      if (i >= this.n) {
+        throw new XmlProblem('xml-malformed', 'malformed XML: there is no root element (start tag expected)', s.trimEnd().length);
+      }
+      if (s.charCodeAt(i) !== LT) throw this.malformed('text is not allowed before the root element', i);
+      const next = s.charCodeAt(i + 1);
+      if (next === QUESTION) this.processingInstruction(i === start);
+      else if (next === BANG) this.markupDeclaration(false);
+      else if (next === SLASH) throw this.malformed('an end tag comes before any start tag', i);
+      else break;
+    }
+    this.rootStarted = true;
+    const root = this.rootElement();
+    // Epilog: whitespace, comments and processing instructions only.
+    for (;;) {
+      this.skipSpace();
+      const i = this.i;
+      if (i >= this.n) return root;
+      if (s.charCodeAt(i) !== LT) throw this.malformed('text is not allowed after the root element', i);
+      const next = s.charCodeAt(i + 1);
+      if (next === QUESTION) this.processingInstruction(false);
+      else if (next === BANG) this.markupDeclaration(false);
+      else if (next === SLASH) throw this.malformed(`an end tag after the root element <${printable(root.name)}> was closed`, i);
+      else throw this.malformed(`the document must have exactly one root element, but a second one starts here after <${printable(root.name)}>`, i);
     }
   }
-  return null;
+
+  private skipSpace(): void {
+    const s = this.s;
+    const n = this.n;
+    let i = this.i;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === LF) {
+        this.line++;
+        this.lineStart = i + 1;
+      } else if (c !== SPACE && c !== TAB && c !== CR) break;
+    }
+    this.i = i;
+  }
+
+  /**
+   * The root element and everything inside it, without recursion (nesting is only bounded by
+   * MAX_DEPTH). The content of open elements waits in one list, `pending`; an end tag moves its
+   * element's share into an array of the exact size (arrays grown by push keep spare room, and
+   * hundreds of thousands of elements would keep it all).
+   */
+  private rootElement(): XmlElement {
+    const s = this.s;
+    const n = this.n;
+    const root = this.startTag();
+    if (root.children === NO_CHILDREN) return root;
+    const stack: XmlElement[] = [root];
+    const starts: number[] = [0];
+    const pending: XmlNode[] = [];
+    const flags = this.flags;
+    flags[1] = 0;
+    while (this.i < n) {
+      const i = this.i;
+      if (s.charCodeAt(i) !== LT) {
+        pending.push(this.textNode());
+        continue;
+      }
+      const next = s.charCodeAt(i + 1);
+      if (next === SLASH) {
+        const depth = stack.length;
+        const element = stack[depth - 1]!;
+        this.endTag(element);
+        const start = starts[depth - 1]!;
+        const children = pending.length === start ? NO_CHILDREN : pending.slice(start);
+        if ((flags[depth]! & (HAS_ELEMENT | HAS_CDATA)) === (HAS_ELEMENT | HAS_CDATA)) dropCdataPositions(children as XmlNode[]);
+        // Still private to the parser: the tree is read-only once returned.
+        (element as { children: readonly XmlNode[] }).children = children;
+        pending.length = start;
+        stack.pop();
+        starts.pop();
+        if (depth === 1) return root;
+      } else if (next === BANG) {
+        const cdata = this.markupDeclaration(true);
+        if (cdata !== null) {
+          pending.push(cdata);
+          flags[stack.length] = flags[stack.length]! | HAS_CDATA;
+        }
+      } else if (next === QUESTION) {
+        this.processingInstruction(false);
+      } else {
+        const child = this.startTag();
+        pending.push(child);
+        flags[stack.length] = flags[stack.length]! | HAS_ELEMENT;
+        if (child.children !== NO_CHILDREN) {
+          // An empty element adds no level (as counted before): it cannot hold anything deeper.
+          if (stack.length >= MAX_DEPTH) throw new XmlProblem('xml-too-deep', `elements are nested more than ${MAX_DEPTH} levels deep`, i);
+          stack.push(child);
+          starts.push(pending.length);
+          flags[stack.length] = 0;
+        }
+      }
+    }
+    const open = stack[stack.length - 1]!.name;
+    throw new XmlProblem('xml-malformed', `malformed XML: the file ends while <${printable(open)}> is still open (truncated?); close it with </${printable(open)}>`, n);
+  }
+
+  /**
+   * A start tag at `i` (on "<"). An empty-element tag comes back with NO_CHILDREN, any other with
+   * OPEN until its end tag.
+   */
+  private startTag(): XmlElement {
+    const s = this.s;
+    const n = this.n;
+    const open = this.i;
+    const position = this.position(open);
+    const name = this.name(open + 1, 'an element name');
+    let i = open + 1 + name.length;
+    const attributes = this.attributes;
+    attributes.length = 0;
+    for (;;) {
+      // Whitespace, then "/>", ">" or an attribute.
+      const before = i;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c === LF) {
+          this.line++;
+          this.lineStart = i + 1;
+        } else if (c !== SPACE && c !== TAB && c !== CR) break;
+      }
+      if (i >= n) {
+        this.i = i;
+        throw this.truncated(`the start tag <${printable(name)}>`);
+      }
+      const c = s.charCodeAt(i);
+      if (c === GT) {
+        this.i = i + 1;
+        return { kind: 'element', name, attributes: attributes.length === 0 ? NO_ATTRIBUTES : attributes.slice(), children: OPEN, position };
+      }
+      if (c === SLASH) {
+        if (s.charCodeAt(i + 1) !== GT) {
+          if (i + 1 >= n) {
+            this.i = i + 1;
+            throw this.truncated(`the start tag <${printable(name)}>`);
+          }
+          throw this.malformed(`"/" in the start tag <${printable(name)}> must be followed by ">"`, i);
+        }
+        this.i = i + 2;
+        return { kind: 'element', name, attributes: attributes.length === 0 ? NO_ATTRIBUTES : attributes.slice(), children: NO_CHILDREN, position };
+      }
+      if (i === before) {
+        if (isNameCode(c)) throw this.malformed(`attributes of <${printable(name)}> must be separated by whitespace`, i);
+        throw this.malformed(`unexpected character in the start tag <${printable(name)}>`, i);
+      }
+      const attribute = this.attribute(i, name);
+      for (const a of attributes) {
+        if (a.name === attribute.name) {
+          throw this.malformed(`the attribute "${printable(attribute.name)}" appears twice on <${printable(name)}> (first on line ${a.position.line})`, i);
+        }
+      }
+      attributes.push(attribute);
+      i = this.i;
+    }
+  }
+
+  /** One attribute at `start` (its name); leaves `i` after its closing quote. */
+  private attribute(start: number, element: string): XmlAttribute {
+    const s = this.s;
+    const n = this.n;
+    const position = this.position(start);
+    const name = this.name(start, 'an attribute name', element);
+    let i = start + name.length;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === LF) {
+        this.line++;
+        this.lineStart = i + 1;
+      } else if (c !== SPACE && c !== TAB && c !== CR) break;
+    }
+    if (i >= n) {
+      this.i = i;
+      throw this.truncated(`the start tag <${printable(element)}>`);
+    }
+    if (s.charCodeAt(i) !== EQUALS) throw this.malformed(`the attribute "${printable(name)}" on <${printable(element)}> has no value (write ${printable(name)}="...")`, start);
+    for (i++; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === LF) {
+        this.line++;
+        this.lineStart = i + 1;
+      } else if (c !== SPACE && c !== TAB && c !== CR) break;
+    }
+    if (i >= n) {
+      this.i = i;
+      throw this.truncated(`the start tag <${printable(element)}>`);
+    }
+    const quote = s.charCodeAt(i);
+    if (quote !== DQUOTE && quote !== SQUOTE) {
+      throw this.malformed(`the value of the attribute "${printable(name)}" on <${printable(element)}> must be in quotes`, i);
+    }
+    let value = '';
+    let segment = ++i;
+    let line = this.line;
+    let lineStart = this.lineStart;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === quote) break;
+      if (c >= SPACE) {
+        if (c === LT) throw this.malformed(`"<" is not allowed in the value of the attribute "${printable(name)}": write &lt; (or is a quote missing?)`, i);
+        if (c === AMP) {
+          value += s.slice(segment, i) + this.reference(i);
+          segment = this.refEnd;
+          i = segment - 1;
+        } else if (c >= 0xfffe) throw this.forbidden(i);
+      } else if (c === LF) {
+        line++;
+        lineStart = i + 1;
+      } else if (c === CR) {
+        value += s.slice(segment, i) + '\n';
+        if (s.charCodeAt(i + 1) === LF) {
+          i++;
+          line++;
+          lineStart = i + 1;
+        }
+        segment = i + 1;
+      } else if (c !== TAB) throw this.forbidden(i);
+    }
+    this.line = line;
+    this.lineStart = lineStart;
+    if (i >= n) {
+      this.i = i;
+      throw this.truncated(`the value of the attribute "${printable(name)}"`);
+    }
+    this.i = i + 1;
+    return { name, value: value === '' ? this.intern(segment, i) : value + s.slice(segment, i), position };
+  }
+
+  /** The name that must start at `start`; `what` and `element` (where it stands) only word a problem. */
+  private name(start: number, what: string, element?: string): string {
+    if (element !== undefined && start >= this.n) what = `${what} in <${printable(element)}>`;
+    const s = this.s;
+    const n = this.n;
+    if (start >= n) {
+      this.i = start;
+      throw this.truncated(what);
+    }
+    const first = s.charCodeAt(start);
+    if (!isNameStartCode(first)) {
+      if (isForbiddenCode(first)) throw this.forbidden(start);
+      if (s.charCodeAt(start - 1) === LT) throw this.malformed('"<" must start a tag (write &lt; for a literal "<")', start - 1);
+      throw this.malformed(`${what}${element === undefined ? '' : ` in <${printable(element)}>`} is expected here`, start);
+    }
+    let i = start + 1;
+    while (i < n && isNameCode(s.charCodeAt(i))) i++;
+    return this.intern(start, i, true);
+  }
+
+  /**
+   * The text from `start` to `end`, one string per distinct short text: names and values repeat
+   * throughout a configuration, and every string of the tree lives as long as the compile (young
+   * objects that survive are what garbage collection spends its time copying).
+   */
+  private intern(start: number, end: number, name = false): string {
+    const s = this.s;
+    const length = end - start;
+    if (length > 64) return s.slice(start, end);
+    let hash = length;
+    for (let k = start; k < end; k++) hash = (Math.imul(hash, 31) + s.charCodeAt(k)) | 0;
+    const table = this.interned;
+    const slot = (hash ^ (hash >>> 13)) & (table.length - 1);
+    const known = table[slot];
+    if (known !== undefined && known.length === length && s.startsWith(known, start)) return known;
+    // A name is made the engine's own copy of that text (as property keys and literals in code
+    // are): the compiler compares names with literals all the time, and two such strings compare
+    // by identity.
+    const fresh = name ? internalized(s.slice(start, end)) : s.slice(start, end);
+    table[slot] = fresh;
+    return fresh;
+  }
+
+  /** An end tag at `i` (on "</") that must close `open`. */
+  private endTag(open: XmlElement): void {
+    const s = this.s;
+    const n = this.n;
+    const at = this.i;
+    const name = open.name;
+    let i = at + 2;
+    if (!s.startsWith(name, i) || (i + name.length < n && isNameCode(s.charCodeAt(i + name.length)))) {
+      // A file cut inside the end tag is truncated, not mismatched.
+      if (n - i <= name.length && name.startsWith(s.slice(i))) {
+        this.i = n;
+        throw this.truncated(`the end tag of <${printable(name)}>`);
+      }
+      let end = i;
+      while (end < n && isNameCode(s.charCodeAt(end)) && end - i < 200) end++;
+      if (end < n && isForbiddenCode(s.charCodeAt(end))) throw this.forbidden(end);
+      const found = s.slice(i, end);
+      throw this.malformed(
+        found === ''
+          ? `an element name is expected after "</"`
+          : `</${printable(found)}> does not close <${printable(name)}> (opened on line ${open.position.line}, column ${open.position.column}): close it with </${printable(name)}> first`,
+        found === '' ? i : at,
+      );
+    }
+    for (i += name.length; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === LF) {
+        this.line++;
+        this.lineStart = i + 1;
+      } else if (c !== SPACE && c !== TAB && c !== CR) break;
+    }
+    if (i >= n) {
+      this.i = i;
+      throw this.truncated(`the end tag </${printable(name)}>`);
+    }
+    if (s.charCodeAt(i) !== GT) throw this.malformed(`the end tag </${printable(name)}> must end with ">" (end tags have no attributes)`, i);
+    this.i = i + 1;
+  }
+
+  /**
+   * A text node up to the next "<". Indentation ("\n" and spaces) makes up most of them in a
+   * configuration: those nodes are shared, one per width.
+   */
+  private textNode(): XmlText {
+    const s = this.s;
+    const i = this.i;
+    if (s.charCodeAt(i) === LF) {
+      let end = i + 1;
+      while (s.charCodeAt(end) === SPACE && end - i < INDENTS.length) end++;
+      if (s.charCodeAt(end) === LT && end - i <= INDENTS.length) {
+        this.line++;
+        this.lineStart = i + 1;
+        this.i = end;
+        return INDENTS[end - i - 1]!;
+      }
+    }
+    return { kind: 'text', text: this.text(), cdata: false };
+  }
+
+  /** Character data up to the next "<", with references decoded and line ends normalised. */
+  private text(): string {
+    const s = this.s;
+    const n = this.n;
+    let i = this.i;
+    let segment = i;
+    let out = '';
+    let line = this.line;
+    let lineStart = this.lineStart;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= SPACE) {
+        if (c === LT) break;
+        if (c === AMP) {
+          out += s.slice(segment, i) + this.reference(i);
+          segment = this.refEnd;
+          i = segment - 1;
+        } else if (c >= 0xfffe) throw this.forbidden(i);
+      } else if (c === LF) {
+        line++;
+        lineStart = i + 1;
+      } else if (c === CR) {
+        out += s.slice(segment, i) + '\n';
+        if (s.charCodeAt(i + 1) === LF) {
+          i++;
+          line++;
+          lineStart = i + 1;
+        }
+        segment = i + 1;
+      } else if (c !== TAB) throw this.forbidden(i);
+    }
+    this.line = line;
+    this.lineStart = lineStart;
+    this.i = i;
+    return out === '' ? this.intern(segment, i) : out + s.slice(segment, i);
+  }
+
+  /** The reference at `amp` (on "&"), decoded; sets refEnd after its ";". */
+  private reference(amp: number): string {
+    const s = this.s;
+    const n = this.n;
+    let i = amp + 1;
+    if (s.charCodeAt(i) === HASH) {
+      i++;
+      const hex = s.charCodeAt(i) === 0x78; // x
+      if (hex) i++;
+      const digits = i;
+      let cp = 0;
+      for (; i < n && i - digits < 12; i++) {
+        const c = s.charCodeAt(i);
+        let d: number;
+        if (c >= 0x30 && c <= 0x39) d = c - 0x30;
+        else if (hex && c >= 0x61 && c <= 0x66) d = c - 0x57;
+        else if (hex && c >= 0x41 && c <= 0x46) d = c - 0x37;
+        else break;
+        cp = cp * (hex ? 16 : 10) + d;
+      }
+      if (i === digits || s.charCodeAt(i) !== SEMICOLON) {
+        throw this.malformed(`a character reference must be &#DIGITS; or &#xHEX; (write &amp; for a literal "&")`, amp);
+      }
+      if (!isLegalCodePoint(cp)) {
+        throw this.malformed(`the character reference ${printable(s.slice(amp, i + 1))} names a character that XML does not allow`, amp);
+      }
+      this.refEnd = i + 1;
+      return String.fromCodePoint(cp);
+    }
+    const start = i;
+    while (i < n && i - start < 64 && isNameCode(s.charCodeAt(i))) i++;
+    if (i === start || !isNameStartCode(s.charCodeAt(start)) || s.charCodeAt(i) !== SEMICOLON) {
+      throw this.malformed(`"&" must start a reference such as &amp; (write &amp; for a literal "&")`, amp);
+    }
+    const name = s.slice(start, i);
+    const value = Object.prototype.hasOwnProperty.call(PREDEFINED, name) ? PREDEFINED[name] : undefined;
+    if (value === undefined) {
+      throw this.malformed(
+        `the entity &${printable(name)}; is not defined: XML knows only &amp; &lt; &gt; &quot; &apos; (write the character itself, or a character reference such as &#160;)`,
+        amp,
+      );
+    }
+    this.refEnd = i + 1;
+    return value;
+  }
+
+  /**
+   * "<!" at `i`: a comment (null), a CDATA section (its text node; only where `inContent`), or a
+   * refused DOCTYPE.
+   */
+  private markupDeclaration(inContent: boolean): XmlText | null {
+    const s = this.s;
+    const i = this.i;
+    if (s.startsWith('<!--', i)) {
+      this.comment();
+      return null;
+    }
+    if (s.startsWith('<![CDATA[', i)) {
+      if (!inContent) throw this.malformed('a CDATA section is only allowed inside the root element', i);
+      return this.cdata();
+    }
+    if (s.slice(i + 2, i + 9).toUpperCase() === 'DOCTYPE') {
+      // Entity declarations can expand exponentially; configurations never need a DOCTYPE.
+      throw new XmlProblem('xml-doctype', 'a <!DOCTYPE> declaration is not allowed: remove it (entity declarations are not supported)', i);
+    }
+    if (i + 9 >= this.n && ('<!--'.startsWith(s.slice(i)) || '<![CDATA['.startsWith(s.slice(i)))) {
+      this.i = this.n;
+      throw this.truncated('a comment or CDATA section');
+    }
+    throw this.malformed('"<!" must start a comment <!-- --> or a CDATA section <![CDATA[ ]]>', i);
+  }
+
+  private comment(): void {
+    const s = this.s;
+    const n = this.n;
+    let line = this.line;
+    let lineStart = this.lineStart;
+    // "--" inside a comment is not XML, but fast-xml-parser let it pass and configurations have it ("--option").
+    for (let i = this.i + 4; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === HYPHEN) {
+        if (s.charCodeAt(i + 1) === HYPHEN && s.charCodeAt(i + 2) === GT) {
+          this.line = line;
+          this.lineStart = lineStart;
+          this.i = i + 3;
+          return;
+        }
+      } else if (c < SPACE) {
+        if (c === LF) {
+          line++;
+          lineStart = i + 1;
+        } else if (c !== TAB && c !== CR) throw this.forbidden(i);
+      } else if (c >= 0xfffe) throw this.forbidden(i);
+    }
+    this.i = n;
+    throw this.truncated('a comment <!-- (it needs -->)');
+  }
+
+  private cdata(): XmlText {
+    const s = this.s;
+    const n = this.n;
+    const contentStart = this.i + 9;
+    const position = this.position(contentStart);
+    let line = this.line;
+    let lineStart = this.lineStart;
+    let out = '';
+    let segment = contentStart;
+    for (let i = contentStart; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === RBRACKET) {
+        if (s.charCodeAt(i + 1) === RBRACKET && s.charCodeAt(i + 2) === GT) {
+          this.line = line;
+          this.lineStart = lineStart;
+          this.i = i + 3;
+          return { kind: 'text', text: out === '' ? s.slice(segment, i) : out + s.slice(segment, i), cdata: true, position };
+        }
+      } else if (c < SPACE) {
+        if (c === LF) {
+          line++;
+          lineStart = i + 1;
+        } else if (c === CR) {
+          out += s.slice(segment, i) + '\n';
+          if (s.charCodeAt(i + 1) === LF) {
+            i++;
+            line++;
+            lineStart = i + 1;
+          }
+          segment = i + 1;
+        } else if (c !== TAB) throw this.forbidden(i);
+      } else if (c >= 0xfffe) throw this.forbidden(i);
+    }
+    this.i = n;
+    throw this.truncated('a CDATA section (it needs ]]>)');
+  }
+
+  /** "<?" at `i`: the XML declaration (only where `atStart`) or a processing instruction, skipped. */
+  private processingInstruction(atStart: boolean): void {
+    const s = this.s;
+    const n = this.n;
+    const open = this.i;
+    if (open + 2 >= n) {
+      this.i = n;
+      throw this.truncated('a processing instruction <?');
+    }
+    const target = this.name(open + 2, 'the name of a processing instruction');
+    let i = open + 2 + target.length;
+    const c = s.charCodeAt(i);
+    if (i < n && c !== SPACE && c !== TAB && c !== LF && c !== CR && !(c === QUESTION && s.charCodeAt(i + 1) === GT)) {
+      throw this.malformed(`the processing instruction <?${printable(target)} must be followed by a space or "?>"`, i);
+    }
+    if (target.toLowerCase() === 'xml') {
+      if (!atStart) throw this.malformed('the XML declaration <?xml ...?> is allowed only at the very start of the file', open);
+      this.declaration(i);
+      return;
+    }
+    let line = this.line;
+    let lineStart = this.lineStart;
+    for (; i < n; i++) {
+      const ch = s.charCodeAt(i);
+      if (ch === QUESTION) {
+        if (s.charCodeAt(i + 1) === GT) {
+          this.line = line;
+          this.lineStart = lineStart;
+          this.i = i + 2;
+          return;
+        }
+      } else if (ch < SPACE) {
+        if (ch === LF) {
+          line++;
+          lineStart = i + 1;
+        } else if (ch !== TAB && ch !== CR) throw this.forbidden(i);
+      } else if (ch >= 0xfffe) throw this.forbidden(i);
+    }
+    this.i = n;
+    throw this.truncated(`the processing instruction <?${printable(target)} (it needs ?>)`);
+  }
+
+  /** The XML declaration's pseudo-attributes from `i` (after "<?xml") to "?>": name="value", each after whitespace. */
+  private declaration(i: number): void {
+    const s = this.s;
+    const n = this.n;
+    const shape = 'the XML declaration must look like <?xml version="1.0" encoding="UTF-8"?>';
+    for (;;) {
+      const before = i;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c === LF) {
+          this.line++;
+          this.lineStart = i + 1;
+        } else if (c !== SPACE && c !== TAB && c !== CR) break;
+      }
+      if (i >= n) {
+        this.i = n;
+        throw this.truncated('the XML declaration <?xml (it needs ?>)');
+      }
+      if (s.charCodeAt(i) === QUESTION && s.charCodeAt(i + 1) === GT) {
+        this.i = i + 2;
+        return;
+      }
+      if (i === before || !isNameStartCode(s.charCodeAt(i))) throw this.malformed(shape, i);
+      while (i < n && isNameCode(s.charCodeAt(i))) i++;
+      while (i < n && (s.charCodeAt(i) === SPACE || s.charCodeAt(i) === TAB)) i++;
+      if (s.charCodeAt(i) !== EQUALS) throw this.malformed(shape, i);
+      i++;
+      while (i < n && (s.charCodeAt(i) === SPACE || s.charCodeAt(i) === TAB)) i++;
+      const quote = s.charCodeAt(i);
+      if (quote !== DQUOTE && quote !== SQUOTE) throw this.malformed(shape, i);
+      for (i++; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c === quote) break;
+        if (isForbiddenCode(c)) throw this.forbidden(i);
+        if (c === LF || c === LT || c === GT) throw this.malformed(shape, i);
+      }
+      if (i >= n) {
+        this.i = n;
+        throw this.truncated('the XML declaration <?xml (it needs ?>)');
+      }
+      i++;
+    }
+  }
+}
+
+function internalized(text: string): string {
+  const holder: Record<string, true> = {};
+  holder[text] = true;
+  return Object.keys(holder)[0]!;
+}
+
+/** An element with child elements: its CDATA sections are not the whole content, so they carry no position. */
+function dropCdataPositions(children: XmlNode[]): void {
+  for (let k = 0; k < children.length; k++) {
+    const c = children[k]!;
+    if (c.kind === 'text' && c.cdata) children[k] = { kind: 'text', text: c.text, cdata: true };
+  }
 }
 
 /** Concatenated text and CDATA of an element's direct children. */

@@ -55,7 +55,7 @@ export function buildTaskGraph(tasks: readonly TaskNode[]): TaskGraph {
       if (producer !== undefined) note(producer).values.push(input);
     }
     for (const [from, e] of byProducer) {
-      edges.push({ from, to: task.id, after: e.after, values: e.values });
+      edges.push({ from, to: task.id, after: e.after, values: e.values.slice() });
       dependsOn.get(task.id)!.push(from);
       dependents.get(from)!.push(task.id);
     }
@@ -63,7 +63,10 @@ export function buildTaskGraph(tasks: readonly TaskNode[]): TaskGraph {
 
   const cycles = findCycles(tasks.map((t) => t.id), dependsOn);
   const stages = cycles.length > 0 ? [] : computeStages(tasks.map((t) => t.id), dependsOn);
-  return { order: tasks.map((t) => t.id), dependsOn, dependents, edges, stages, cycles };
+  // Every endpoint keeps its graph while it is served: lists grown by push are copied to their
+  // exact size (a grown list keeps room for 16), which matters with thousands of endpoints.
+  for (const map of [dependsOn, dependents]) for (const [id, list] of map) map.set(id, list.slice());
+  return { order: tasks.map((t) => t.id), dependsOn, dependents, edges: edges.slice(), stages: stages.map((s) => s.slice()), cycles };
 }
 
 function computeStages(order: readonly string[], dependsOn: ReadonlyMap<string, readonly string[]>): string[][] {
