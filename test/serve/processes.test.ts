@@ -114,6 +114,9 @@ describe('shutdown', () => {
       const socket = connect(Number(port), hostname);
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
       socket.write('GET /_health HTTP/1.1\r\nHost: x\r\n');
+      // Shutdown closes connections that have sent nothing yet; give the server a moment to
+      // read these first bytes so the connection counts as one with a request under way.
+      await new Promise((resolve) => setTimeout(resolve, 300));
       service.child.kill('SIGINT');
       await service.waitForLog((l) => l.msg === 'shutting down');
       const answer = new Promise<string>((resolve) => {

@@ -1,0 +1,137 @@
+// How `validate` scales with the size of the configuration.
+//
+//   node bench/validate-scale.mjs [--runs 5] [--sizes 1000,10000] [--keep]
+//
+// (Build first: npx tsc -p tsconfig.json. There is no npm script for it on purpose.)
+//
+// Generates (bench/lib/generate-app.mjs) applications of 1,000 and 10,000 endpoints in a temp dir, each endpoint with
+// parameters and three tasks (a JSON-body HttpRequest with an output, a dependent HttpRequest
+// using it, an Email task with an attachment-static), in nested folders, with a static/ file and
+// email-sending-configuration.xml. Then, several runs each, it times:
+//   - the CLI: `node bin/endpoint-service.js validate FILE`, process start to exit;
+//   - the compiler in-process: compileApplication(FILE, {mode: 'validate'}) from dist/;
+//   - a baseline `node -e ""`, in the same run, so CLI figures can be read net of Node's start.
+// It prints medians with min–max and the 10k/1k ratios. It asserts nothing: figures are for people.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generate } from './lib/generate-app.mjs';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = path.join(repoRoot, 'bin/endpoint-service.js');
+const compilerEntry = path.join(repoRoot, 'dist/compiler/index.js');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
+};
+const RUNS = Number(option('--runs', '5'));
+const SIZES = option('--sizes', '1000,10000').split(',').map(Number);
+const KEEP = args.includes('--keep');
+
+if (!existsSync(compilerEntry)) {
+  console.error('dist/ is missing: build first with `npx tsc -p tsconfig.json`.');
+  process.exit(2);
+}
+
+// ${env:CRM_TOKEN} is set for every run, so validate has nothing to warn about and prints one line.
+const env = { ...process.env, CRM_TOKEN: 'bench-token', NO_COLOR: '1' };
+
+// CPU time of the children, on Linux: a busy machine (other builds, tests) stretches wall time,
+// while user+system time stays close to what the work costs. Elsewhere only wall time is shown.
+const CLOCK_TICKS = (() => {
+  if (process.platform !== 'linux') return null;
+  const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  return Number(r.stdout) > 0 ? Number(r.stdout) : 100;
+})();
+function childrenCpuMs() {
+  if (CLOCK_TICKS === null) return null;
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 16 and 17 of proc(5), cutime and cstime: waited-for children, in clock ticks.
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS;
+}
+
+function timeProcess(argv) {
+  const cpuBefore = childrenCpuMs();
+  const start = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, argv, { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  const cpuAfter = childrenCpuMs();
+  return { ms, cpu: cpuBefore === null ? null : cpuAfter - cpuBefore, r };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const fmt = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
+const summary = (xs) => `median ${fmt(median(xs))} (min ${fmt(Math.min(...xs))}, max ${fmt(Math.max(...xs))})`;
+const cpuSummary = (xs) => (xs.length > 0 && xs.every((x) => x !== null) ? `; CPU (user+sys) ${summary(xs)}` : '');
+
+const root = mkdtempSync(path.join(tmpdir(), 'es-bench-validate-'));
+const { compileApplication } = await import(compilerEntry);
+const results = {};
+try {
+  const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
+  console.log(`node ${process.version}, ${cpus().length} CPUs, load average ${load()}, ${RUNS} runs each, apps in ${root}`);
+  const baseline = [];
+  const baselineCpu = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t = timeProcess(['-e', '']);
+    baseline.push(t.ms);
+    baselineCpu.push(t.cpu);
+  }
+  console.log(`baseline node -e "": wall ${summary(baseline)}${cpuSummary(baselineCpu)}`);
+
+  for (const count of SIZES) {
+    const dir = path.join(root, String(count));
+    mkdirSync(dir);
+    const file = generate(dir, count);
+    const size = statSync(file).size;
+
+    const cli = [];
+    const cliCpu = [];
+    for (let i = 0; i < RUNS; i++) {
+      const { ms, cpu, r } = timeProcess([bin, 'validate', file]);
+      if (r.status !== 0) {
+        console.error(`validate exited ${r.status} for ${count} endpoints:\n${r.stdout.slice(0, 4000)}${r.stderr.slice(0, 4000)}`);
+        process.exitCode = 1;
+        break;
+      }
+      cli.push(ms);
+      cliCpu.push(cpu);
+    }
+    const compile = [];
+    const compileCpu = [];
+    let diagnostics = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const cpuStart = process.cpuUsage();
+      const start = process.hrtime.bigint();
+      const result = compileApplication(file, { mode: 'validate', env });
+      compile.push(Number(process.hrtime.bigint() - start) / 1e6);
+      const cpu = process.cpuUsage(cpuStart);
+      compileCpu.push((cpu.user + cpu.system) / 1000);
+      diagnostics = result.diagnostics.length;
+    }
+    results[count] = { cli, cliCpu, compile, compileCpu };
+    console.log(
+      `${String(count).padStart(6)} endpoints (${(size / 1024 / 1024).toFixed(1)} MB, ${count * 3} tasks, ${diagnostics} diagnostics), load average ${load()}:\n` +
+        `  CLI validate, process start to exit: wall ${cli.length ? summary(cli) : 'failed'}${cpuSummary(cliCpu)}\n` +
+        `  compileApplication in-process:       wall ${summary(compile)}${cpuSummary(compileCpu)}`,
+    );
+  }
+  const [small, large] = SIZES;
+  if (results[small]?.cli.length && results[large]?.cli.length) {
+    const ratio = (k) => (median(results[large][k]) / median(results[small][k])).toFixed(1);
+    const cpuRatios = CLOCK_TICKS === null ? '' : `; CPU: CLI ${ratio('cliCpu')}x, in-process ${ratio('compileCpu')}x`;
+    console.log(`ratio ${large}/${small} of medians (endpoints ${(large / small).toFixed(0)}x): wall: CLI ${ratio('cli')}x, in-process ${ratio('compile')}x${cpuRatios}`);
+  }
+} finally {
+  if (KEEP) console.log(`kept ${root}`);
+  else rmSync(root, { recursive: true, force: true });
+}
