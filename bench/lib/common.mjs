@@ -1,0 +1,215 @@
+// Shared by the bench scenarios: starting pinned processes, running autocannon in a child,
+// sampling /proc, statistics and the report format the runner (run.mjs) summarises.
+//
+// Why processes and pinning: the machine has 2 cores. The server under test gets core 0, the
+// load generator (and whatever helps it: upstreams, the SMTP sink) core 1, so a server is
+// never measured while it competes with its own load generator for a core. Every scenario
+// measures the real binary and its baseline alternately in the same run (A B A B ...), so
+// both see the same machine state, and reports medians with min–max and ratios of medians.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+export const benchDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const repoRoot = path.resolve(benchDir, '..');
+export const bin = path.join(repoRoot, 'bin/endpoint-service.js');
+const autocannonCli = path.join(repoRoot, 'node_modules/autocannon/autocannon.js');
+
+export const SERVER_CPU = '0';
+export const LOAD_CPU = '1';
+const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+
+export function requireBuild() {
+  if (!existsSync(path.join(repoRoot, 'dist/cli/main.js'))) {
+    console.error('dist/ is missing: build first with `npx tsc -p tsconfig.json`.');
+    process.exit(2);
+  }
+}
+
+/** --quick and the scenario's own numeric options (each with a full and a quick default). */
+export function options(defaults) {
+  const spec = { quick: { type: 'boolean', default: false } };
+  for (const name of Object.keys(defaults)) spec[name] = { type: 'string' };
+  const { values } = parseArgs({ options: spec, allowPositionals: true });
+  const out = { quick: values.quick };
+  for (const [name, [full, quick]] of Object.entries(defaults)) out[name] = Number(values[name] ?? (values.quick ? quick : full));
+  return out;
+}
+
+/** argv prefixed with taskset when a core is asked for and taskset works; cpu null = unpinned. */
+export function pinned(cpu, argv) {
+  return cpu !== null && hasTaskset ? ['taskset', '-c', cpu, ...argv] : argv;
+}
+
+/**
+ * Starts a long-running process and resolves once a stdout line matches `ready` (its first
+ * group, if any, is returned as `url`). stderr goes to /dev/null unless `stderr` says
+ * otherwise: the service logs a line per request, and draining a pipe would cost this
+ * process CPU on a core that belongs to the load generator.
+ */
+export function startProcess(argv, { cpu = SERVER_CPU, env = process.env, ready = /^(http\S+)$/m, stderr = 'ignore', ipc = false, timeoutMs = 60_000 } = {}) {
+  const full = pinned(cpu, argv);
+  const started = process.hrtime.bigint();
+  const child = spawn(full[0], full.slice(1), { env, stdio: ['ignore', 'pipe', stderr, ...(ipc ? ['ipc'] : [])] });
+  // With stderr 'pipe' (scenarios without load), the last lines are kept for a failure message.
+  let errTail = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk) => (errTail = (errTail + chunk).slice(-4000)));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${argv.join(' ')}: not ready within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onExit = (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${argv.join(' ')} exited (${code ?? signal}) before it was ready; stdout: ${out.slice(0, 2000)}${errTail ? `\nstderr: ${errTail}` : ''}`));
+    };
+    child.once('exit', onExit);
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      if (out === null) return;
+      out += chunk;
+      const match = ready.exec(out);
+      if (!match) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
+      // CPU the process used to get ready: steadier than wall time on a shared machine.
+      let cpuAtReady = NaN;
+      try {
+        cpuAtReady = cpuSeconds(child.pid);
+      } catch {
+        /* exited meanwhile */
+      }
+      out = null;
+      const exited = new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', () => r())));
+      resolve({
+        child,
+        pid: child.pid,
+        url: match[1],
+        readyMs,
+        cpuAtReady,
+        exited,
+        stop: async () => {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(killer);
+        },
+      });
+    });
+  });
+}
+
+/** `endpoint-service serve FILE --port 0 --workers N` (plus extra args), ready on its ready line. */
+export function startService(app, { workers = 1, cpu = SERVER_CPU, env = process.env, extra = [], stderr = 'ignore' } = {}) {
+  return startProcess([process.execPath, bin, 'serve', app, '--port', '0', '--workers', String(workers), '--log-format', 'json', ...extra], {
+    cpu,
+    env,
+    stderr,
+    ready: /^endpoint-service listening on (\S+)$/m,
+  });
+}
+
+/** A baseline or helper script of bench/ that prints its URL (or port) as its first stdout line. */
+export function startScript(script, args = [], opts = {}) {
+  return startProcess([process.execPath, path.join(benchDir, script), ...args], opts);
+}
+
+/**
+ * autocannon's CLI in a child process on the load core, so it never shares an event loop or
+ * a core with the server under test. Throws on errors or non-2xx answers: a fast failure is
+ * not a result.
+ */
+export function loadTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false } = {}) {
+  const argv = pinned(cpu, [process.execPath, autocannonCli, '-c', String(connections), '-d', String(duration), '-m', method, '-n', '--json', url]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c) => (err += c));
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err.slice(0, 2000)}`));
+      let r;
+      try {
+        r = JSON.parse(out);
+      } catch {
+        return reject(new Error(`autocannon printed no JSON: ${out.slice(0, 500)} ${err.slice(0, 500)}`));
+      }
+      if (r.errors > 0 || r.timeouts > 0 || (!allowNon2xx && r.non2xx > 0)) {
+        return reject(new Error(`${url}: ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts`));
+      }
+      resolve({
+        rps: r.requests.average,
+        total: r['2xx'],
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        mean: r.latency.average,
+        max: r.latency.max,
+        start: Date.parse(r.start),
+        finish: Date.parse(r.finish),
+      });
+    });
+  });
+}
+
+/** utime + stime of a process in seconds (USER_HZ is 100 on Linux). */
+export function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Resident set size in MiB, from /proc/PID/status. */
+export function rssMiB(pid) {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+/**
+ * A load test that also reports the server's CPU time per request: a steadier figure than
+ * req/s on a noisy machine, and it shows whether the server (not the load generator) was
+ * the bottleneck (cpuPct near 100 for one process on one core).
+ */
+export async function measureServer(server, url, load) {
+  const cpu0 = cpuSeconds(server.pid);
+  const t0 = performance.now();
+  const r = await loadTest(url, load);
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = cpuSeconds(server.pid) - cpu0;
+  return { ...r, cpuPct: (100 * cpu) / wall, cpuUsPerReq: r.total > 0 ? (cpu * 1e6) / r.total : NaN };
+}
+
+export const median = (xs) => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/** "median (min–max)" with a fixed number of decimals. */
+export function spread(xs, decimals = 0, unit = '') {
+  const f = (x) => x.toFixed(decimals) + unit;
+  return `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
+}
+
+export function warmup(url, connections = 10) {
+  return loadTest(url, { connections, duration: 2 });
+}
+
+/**
+ * The machine-readable outcome of a scenario: one line the runner picks up for its summary.
+ * Each check: { name, value, target, met } with value and target as display text.
+ */
+export function emitResult(scenario, checks, extra = {}) {
+  process.stdout.write(`@@result ${JSON.stringify({ scenario, checks, ...extra })}\n`);
+}
+
+export function check(name, value, target, met) {
+  return { name, value, target, met };
+}
+
+export const ratio = (a, b) => a / b;

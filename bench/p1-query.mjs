@@ -1,0 +1,46 @@
+// P1: an endpoint with two query parameters and an empty success, served by the real binary
+// (--workers 1), against a bare node:http server doing the same minimum work
+// (p1-baseline.mjs: route, parse and check two parameters, empty 200 with x-request-id).
+// Targets: >= 0.90x the baseline's req/s, p99 <= 1.2x the baseline's.
+//
+//   node bench/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+import path from 'node:path';
+import { benchDir, check, emitResult, measureServer, median, options, requireBuild, spread, startScript, startService, warmup } from './lib/common.mjs';
+
+requireBuild();
+const o = options({ rounds: [5, 3], duration: [10, 4], connections: [10, 10] });
+const app = path.join(benchDir, 'p1-query/endpoints.xml');
+const PATH = '/p1?a=hello&b=w%C3%B6rld';
+
+const service = await startService(app);
+const baseline = await startScript('p1-baseline.mjs');
+const variants = [
+  { name: 'bare node:http', url: baseline.url + PATH, server: baseline, samples: [] },
+  { name: 'endpoint-service', url: service.url + PATH, server: service, samples: [] },
+];
+try {
+  for (const v of variants) await warmup(v.url, o.connections);
+  for (let round = 0; round < o.rounds; round++) {
+    for (const v of variants) v.samples.push(await measureServer(v.server, v.url, { connections: o.connections, duration: o.duration }));
+  }
+} finally {
+  await Promise.all([service.stop(), baseline.stop()]);
+}
+
+console.log(`P1 GET ${PATH}: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; server on core 0, autocannon on core 1`);
+for (const v of variants) {
+  const s = v.samples;
+  console.log(
+    `  ${v.name.padEnd(18)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(s.map((x) => x.p50), 1, ' ms')}   p99 ${spread(s.map((x) => x.p99), 1, ' ms')}   ` +
+      `server CPU ${spread(s.map((x) => x.cpuPct))} %, ${spread(s.map((x) => x.cpuUsPerReq), 1)} µs/req`,
+  );
+}
+const [base, svc] = variants.map((v) => v.samples);
+const rpsRatio = median(svc.map((x) => x.rps)) / median(base.map((x) => x.rps));
+const p99Ratio = median(svc.map((x) => x.p99)) / median(base.map((x) => x.p99));
+const cpuRatio = median(svc.map((x) => x.cpuUsPerReq)) / median(base.map((x) => x.cpuUsPerReq));
+console.log(`  ratio service/bare (of medians): req/s ${rpsRatio.toFixed(2)}x, p99 ${p99Ratio.toFixed(2)}x, CPU per request ${cpuRatio.toFixed(2)}x`);
+emitResult('p1', [
+  check('P1 req/s vs bare node:http', `${rpsRatio.toFixed(3)}x`, '>= 0.90x', rpsRatio >= 0.9),
+  check('P1 p99 vs bare node:http', `${p99Ratio.toFixed(3)}x`, '<= 1.2x', p99Ratio <= 1.2),
+]);

@@ -1,0 +1,32 @@
+// A hand-written reference for P4 (not the target, which is the ideal 3 x 50 ms): a node:http
+// handler making the same six calls with got, the chain in sequence passing $.id along and the
+// three independent calls concurrently with it; empty 200 when all succeeded.
+// Usage: node bench/p4-baseline.mjs --upstream URL
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import { parseArgs } from 'node:util';
+import got from 'got';
+
+const { values } = parseArgs({ options: { upstream: { type: 'string' } } });
+const up = values.upstream;
+const client = got.extend({ retry: { limit: 0 }, throwHttpErrors: true, timeout: { request: 30_000 } });
+
+async function chain() {
+  const v1 = (await client.get(`${up}/c1`).json()).id;
+  const v2 = (await client.get(`${up}/c2?v=${encodeURIComponent(v1)}`).json()).id;
+  await client.get(`${up}/c3?v=${encodeURIComponent(v2)}`).buffer();
+}
+
+const server = createServer(async (req, res) => {
+  res.setHeader('x-request-id', randomUUID());
+  try {
+    await Promise.all([chain(), client.get(`${up}/i1`).buffer(), client.get(`${up}/i2`).buffer(), client.get(`${up}/i3`).buffer()]);
+    res.statusCode = 200;
+  } catch {
+    res.statusCode = 502;
+  }
+  res.setHeader('content-length', 0);
+  res.end();
+});
+server.listen(0, '127.0.0.1', () => process.stdout.write(`http://127.0.0.1:${server.address().port}\n`));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,0 +1,87 @@
+// P5: start-up time, from spawning `endpoint-service serve` to its ready line on stdout, for
+// the example application (fixtures/contact-form) and for a generated 10,000-endpoint
+// application (lib/generate-app.mjs, the one validate-scale.mjs uses), against `node -e ""`
+// (spawn to exit) measured alternately in the same run. Targets: example <= baseline + 0.3 s;
+// 10,000 endpoints <= baseline + 2 s. For information, 10,000 light P1-like endpoints too.
+// Every process runs on core 0; nothing else of the bench runs meanwhile.
+//
+//   node bench/p5-startup.mjs [--quick] [--runs N] [--endpoints 10000]
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { check, emitResult, median, options, pinned, repoRoot, requireBuild, SERVER_CPU, spread, startService } from './lib/common.mjs';
+import { generate, generateLight } from './lib/generate-app.mjs';
+
+requireBuild();
+const o = options({ runs: [5, 3], endpoints: [10_000, 10_000] });
+const example = path.join(repoRoot, 'fixtures/contact-form/endpoints.xml');
+const root = mkdtempSync(path.join(tmpdir(), 'es-bench-startup-'));
+const large = generate(path.join(root, 'full'), o.endpoints);
+// For information (no target): the same number of P1-like endpoints, to show how start-up
+// depends on how much each endpoint holds, not only on how many there are.
+const light = generateLight(path.join(root, 'light'), o.endpoints);
+const mib = (file) => (statSync(file).size / 2 ** 20).toFixed(1);
+const sizes = { large: mib(large), light: mib(light) };
+// The example reads ${env:CRM_API_KEY}; the generated app ${env:CRM_TOKEN}. The SMTP pool is
+// opened on first use only, so no SMTP server has to listen for a start.
+const env = { ...process.env, CRM_API_KEY: 'bench-key', CRM_TOKEN: 'bench-token' };
+const cpu = { node: [], example: [], large: [], light: [] };
+
+// /usr/bin/time reports the CPU node -e "" used (10 ms resolution), to set against the CPU a
+// server used until its ready line: on a shared machine CPU time moves less than wall time.
+const hasTime = spawnSync('/usr/bin/time', ['-f', '%U', 'true']).status === 0;
+function nodeBaseline() {
+  const argv = pinned(SERVER_CPU, [...(hasTime ? ['/usr/bin/time', '-f', '@@cpu %U %S'] : []), process.execPath, '-e', '']);
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8' });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const m = /@@cpu ([\d.]+) ([\d.]+)/.exec(r.stderr ?? '');
+  if (m) cpu.node.push((Number(m[1]) + Number(m[2])) * 1000);
+  return ms;
+}
+async function serveStart(file, extra, cpuList) {
+  // stderr is kept (no load here) so that a failed start says why.
+  const s = await startService(file, { env, extra, stderr: 'pipe' });
+  await s.stop();
+  cpuList?.push(s.cpuAtReady * 1000);
+  return s.readyMs;
+}
+
+const samples = { node: [], example: [], large: [], light: [] };
+try {
+  // One untimed start of each: file system caches, as on any machine that has started it before.
+  nodeBaseline();
+  cpu.node.length = 0;
+  await serveStart(example, ['--smtp-url', 'smtp://127.0.0.1:2525']);
+  await serveStart(large, []);
+  await serveStart(light, []);
+  for (let i = 0; i < o.runs; i++) {
+    samples.node.push(nodeBaseline());
+    samples.example.push(await serveStart(example, ['--smtp-url', 'smtp://127.0.0.1:2525'], cpu.example));
+    samples.large.push(await serveStart(large, [], cpu.large));
+    samples.light.push(await serveStart(light, [], cpu.light));
+  }
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
+
+const s = (xs) => spread(xs, 0, ' ms');
+console.log(`P5 start-up, spawn to ready line, ${o.runs} runs each, alternating, on core 0`);
+console.log(`  node -e ""                       ${s(samples.node)}${cpu.node.length ? `   CPU used ${s(cpu.node)}` : ''}`);
+console.log(`  contact-form example             ${s(samples.example)}   CPU used until ready ${s(cpu.example)}`);
+console.log(`  generated ${o.endpoints} endpoints      ${s(samples.large)}   CPU used until ready ${s(cpu.large)}   (${sizes.large} MiB, 3 tasks each, bench/lib/generate-app.mjs)`);
+console.log(`  (info) ${o.endpoints} light endpoints ${s(samples.light)}   CPU used until ready ${s(cpu.light)}   (${sizes.light} MiB, P1-like, no task)`);
+const base = median(samples.node);
+const overExample = (median(samples.example) - base) / 1000;
+const overLarge = (median(samples.large) - base) / 1000;
+console.log(`  over baseline (medians): example +${overExample.toFixed(2)} s, ${o.endpoints} endpoints +${overLarge.toFixed(2)} s`);
+if (cpu.node.length) {
+  const c = median(cpu.node);
+  console.log(`  CPU over node -e "" (medians): example +${((median(cpu.example) - c) / 1000).toFixed(2)} s, ${o.endpoints} endpoints +${((median(cpu.large) - c) / 1000).toFixed(2)} s, ${o.endpoints} light endpoints +${((median(cpu.light) - c) / 1000).toFixed(2)} s`);
+}
+emitResult('p5', [
+  check('P5 example start over node -e ""', `+${overExample.toFixed(2)} s`, '<= +0.3 s', overExample <= 0.3),
+  check(`P5 ${o.endpoints}-endpoint start over node -e ""`, `+${overLarge.toFixed(2)} s`, '<= +2 s', overLarge <= 2),
+  check(`P5 (info) ${o.endpoints} light endpoints over node -e ""`, `+${((median(samples.light) - base) / 1000).toFixed(2)} s`, 'information', null),
+]);

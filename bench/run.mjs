@@ -1,0 +1,86 @@
+// `npm run bench`: runs the scenarios one after the other, each in a process of its own, and
+// ends with a summary of every target. Not part of `npm test`: figures are for people, and on
+// a shared machine they move; each scenario measures its baseline in the same run.
+//
+//   npm run bench                      all scenarios, full durations (about 10 minutes)
+//   npm run bench -- --quick           shorter durations and fewer rounds (a few minutes)
+//   npm run bench -- p1 p5 [--quick]   only the scenarios whose name starts with p1 or p5
+//
+// Build first: npx tsc -p tsconfig.json (the scenarios start bin/endpoint-service.js).
+import { spawn, spawnSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { benchDir, requireBuild } from './lib/common.mjs';
+
+const SCENARIOS = [
+  ['p1', 'p1-query.mjs', 'endpoint with two query parameters vs bare node:http'],
+  ['p2', 'p2-http-task.mjs', 'one HttpRequest task vs node:http + got (and + fetch)'],
+  ['p3', 'p3-email.mjs', 'one Email task vs a pooled nodemailer loop'],
+  ['p4', 'p4-chain.mjs', 'chain of 3 + 3 independent tasks vs the ideal 150 ms'],
+  ['p5', 'p5-startup.mjs', 'start-up vs node -e ""'],
+  ['p6', 'p6-rss.mjs', 'RSS under 60 s of P1 load'],
+  ['p7', 'p7-workers.mjs', '--workers 2 vs --workers 1'],
+];
+
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log('usage: npm run bench -- [--quick] [p1 ... p7]\n');
+  for (const [name, script, what] of SCENARIOS) console.log(`  ${name}  ${script.padEnd(18)} ${what}`);
+  process.exit(0);
+}
+const quick = args.includes('--quick');
+const filters = args.filter((a) => !a.startsWith('-')).map((a) => a.toLowerCase());
+const unknown = args.filter((a) => a.startsWith('-') && a !== '--quick');
+if (unknown.length > 0) {
+  console.error(`unknown option ${unknown.join(', ')}; usage: npm run bench -- [--quick] [p1 ... p7]`);
+  process.exit(2);
+}
+const selected = SCENARIOS.filter(([name]) => filters.length === 0 || filters.some((f) => name.startsWith(f) || f.startsWith(name)));
+if (selected.length === 0) {
+  console.error(`no scenario matches ${filters.join(', ')}; known: ${SCENARIOS.map(([n]) => n).join(', ')}`);
+  process.exit(2);
+}
+requireBuild();
+
+const sh = (cmd, argv) => spawnSync(cmd, argv, { encoding: 'utf8' }).stdout?.trim() ?? '';
+console.log(`endpoint-service bench${quick ? ' (--quick)' : ''}: ${selected.map(([n]) => n).join(', ')}`);
+console.log(`node ${process.version}, ${os.cpus().length} CPUs (nproc ${sh('nproc', [])}), ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(`started ${new Date().toISOString()}\n`);
+
+function runScenario(script) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(benchDir, script), ...(quick ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let buffered = '';
+    const results = [];
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      buffered += chunk;
+      let nl;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line.startsWith('@@result ')) results.push(JSON.parse(line.slice(9)));
+        else console.log(line);
+      }
+    });
+    child.once('exit', (code) => resolve({ code, results }));
+  });
+}
+
+const summary = [];
+const t0 = performance.now();
+for (const [name, script] of selected) {
+  const started = performance.now();
+  const { code, results } = await runScenario(script);
+  console.log(`  (${name}: ${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+  if (code !== 0 || results.length === 0) summary.push({ name: `${name}: failed (exit ${code})`, value: '', target: '', met: false });
+  for (const r of results) summary.push(...r.checks);
+}
+
+console.log(`summary (${((performance.now() - t0) / 1000).toFixed(0)} s${quick ? ', --quick' : ''}; ratios are of medians against a baseline measured in the same run):`);
+const width = Math.max(...summary.map((c) => c.name.length));
+for (const c of summary) {
+  const verdict = c.met === null ? 'info' : c.met ? 'met' : 'MISSED';
+  console.log(`  ${c.name.padEnd(width)}  ${String(c.value).padEnd(34)} target ${String(c.target).padEnd(12)} ${verdict}`);
+}
+// A missed target is a finding, not a crash: the exit code says only whether every scenario ran.
+process.exitCode = summary.some((c) => c.name.includes('failed (exit')) ? 1 : 0;
