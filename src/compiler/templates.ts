@@ -98,6 +98,25 @@ export function literalTemplate(text: string, escaping: Escaping, at: Position):
   return { source: text, escaping, parts: text === '' ? [] : [{ kind: 'literal', text: escapeLiteral(escaping, text) }], position: at };
 }
 
+// Placeholder parts are read-only and repeat throughout an application (the same few names in
+// every endpoint): one object per kind and name, kept for the whole application, instead of one
+// per placeholder (hundreds of thousands in a large application, all retained).
+const PARAMETER_PARTS = new Map<string, TemplatePart>();
+const INTERMEDIATE_PARTS = new Map<string, TemplatePart>();
+const SYSTEM_PARTS = new Map<string, TemplatePart>();
+const ENV_PARTS = new Map<string, TemplatePart>();
+const INTERNAL_ERROR_TEXT: TemplatePart = { kind: 'internal-error-text' };
+
+function sharedPart(table: Map<string, TemplatePart>, kind: 'parameter' | 'intermediate' | 'system' | 'env', name: string): TemplatePart {
+  let part = table.get(name);
+  if (part === undefined) {
+    part = { kind, name } as TemplatePart;
+    // Bounded: names come from configurations, a process compiles few of them.
+    if (table.size < 10_000) table.set(name, part);
+  }
+  return part;
+}
+
 function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Position): TemplatePart | null {
   if (name.startsWith('env:')) {
     const variable = name.slice(4);
@@ -109,24 +128,24 @@ function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Po
       if (ctx.mode === 'serve') ctx.diagnostics.report('env-not-set-serve', at, variable);
       else ctx.diagnostics.report('env-not-set', at, variable);
     }
-    return { kind: 'env', name: variable };
+    return sharedPart(ENV_PARTS, 'env', variable);
   }
   if (scope.envOnly) {
     ctx.diagnostics.report('unknown-placeholder', at, name, scope.where);
     return null;
   }
   if (scope.errorAction) {
-    if (name === 'internal-error-text') return { kind: 'internal-error-text' };
-    if (SYSTEM.has(name)) return { kind: 'system', name: name as SystemParameter };
+    if (name === 'internal-error-text') return INTERNAL_ERROR_TEXT;
+    if (SYSTEM.has(name)) return sharedPart(SYSTEM_PARTS, 'system', name);
     ctx.diagnostics.report('error-placeholder', at, name);
     return null;
   }
-  if (scope.parameters.has(name)) return { kind: 'parameter', name };
+  if (scope.parameters.has(name)) return sharedPart(PARAMETER_PARTS, 'parameter', name);
   if (scope.inputs.has(name)) {
     scope.usedInputs?.add(name);
-    return { kind: 'intermediate', name };
+    return sharedPart(INTERMEDIATE_PARTS, 'intermediate', name);
   }
-  if (SYSTEM.has(name)) return { kind: 'system', name: name as SystemParameter };
+  if (SYSTEM.has(name)) return sharedPart(SYSTEM_PARTS, 'system', name);
   const where = scope.produced.has(name)
     ? `${scope.where}: it is an intermediate value, so declare it with <input-intermediate-value name="${name}"/>`
     : scope.where;
