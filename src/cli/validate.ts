@@ -47,8 +47,10 @@ export function registerValidate(program: Command): void {
       }
       process.stdout.write(out);
       const tooManyWarnings = options.maxWarnings !== undefined && warnings > options.maxWarnings;
-      if (tooManyWarnings && options.format === 'text') {
-        process.stdout.write(`Too many warnings: ${warnings}, at most ${options.maxWarnings} allowed (--max-warnings).\n`);
+      // On stderr, in every format: the report on stdout keeps its exact shape (the summary
+      // stays the last line of text output) and the reason for exit 1 is still said.
+      if (tooManyWarnings) {
+        process.stderr.write(`endpoint-service: too many warnings: ${warnings}, at most ${options.maxWarnings} allowed (--max-warnings).\n`);
       }
       process.exitCode = unreadable.length > 0 ? 2 : errors > 0 || tooManyWarnings ? 1 : 0;
     });

@@ -274,8 +274,8 @@ export interface Endpoint {
 }
 
 export interface EmailSettings {
-  /** null when only headers are configured (the connection comes from --smtp-url). */
-  readonly server: Template | null;
+  /** Required in the file; --smtp-url / ENDPOINT_SERVICE_SMTP_URL replace it at run time. */
+  readonly server: Template;
   readonly port: number | null;
   readonly username: Template | null;
   readonly password: Template | null;

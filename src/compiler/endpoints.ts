@@ -191,13 +191,12 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
 
   // Responses.
   const scopes: ResponseScopes = {
-    success: (inputs, used) => ({
+    success: (inputs) => ({
       parameters,
       inputs,
       produced,
       errorAction: false,
       envOnly: false,
-      usedInputs: used,
       where: 'in this <success>',
     }),
     error: { parameters: new Map(), inputs: new Set(), produced: new Set(), errorAction: true, envOnly: false, where: 'in <error>' },

@@ -18,7 +18,7 @@ const ERROR_SHAPE: ElementShape = { attributes: [], children: RESPONSE_CHILDREN 
 
 export interface ResponseScopes {
   /** Parameters in scope plus the success's own inputs. */
-  readonly success: (inputs: ReadonlySet<string>, used: Set<string>) => NameScope;
+  readonly success: (inputs: ReadonlySet<string>) => NameScope;
   readonly error: NameScope;
 }
 
@@ -44,7 +44,7 @@ export function compileSuccess(ctx: CompileContext, element: XmlElement, scopes:
     if (name) inputRefs.push({ name: name.value, position: i.position });
   }
   const inputs = new Set(inputRefs.map((i) => i.name));
-  const scope = scopes.success(inputs, new Set());
+  const scope = scopes.success(inputs);
   const condition = compileCondition(ctx, read, scope);
   // The response is chosen before any task runs (its tasks depend on which one applies).
   if (condition && conditionUsesIntermediate(condition)) ctx.diagnostics.report('success-condition-uses-intermediate-value', condition.position);

@@ -49,8 +49,8 @@ export function compileEmailSettings(ctx: CompileContext, root: XmlElement): Ema
     if (name && template) headers.push({ name: name.value, value: template, position: h.position });
     else ok = false;
   }
-  if (!ok || server === null || username === null || password === null || read.children('mx-address').length > 0) return null;
-  return { server: server ?? null, port, username: username ?? null, password: password ?? null, headers, position: root.position };
+  if (!ok || !server || username === null || password === null || read.children('mx-address').length > 0) return null;
+  return { server, port, username: username ?? null, password: password ?? null, headers, position: root.position };
 }
 
 export function compileSecurity(ctx: CompileContext, root: XmlElement): SecuritySettings | null {

@@ -20,8 +20,6 @@ export interface NameScope {
   readonly errorAction: boolean;
   /** Settings files: env only. */
   readonly envOnly: boolean;
-  /** Inputs actually used, to warn about declared-but-unused ones. */
-  readonly usedInputs?: Set<string>;
   /** e.g. "in this task" */
   readonly where: string;
 }
@@ -141,10 +139,7 @@ function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Po
     return null;
   }
   if (scope.parameters.has(name)) return sharedPart(PARAMETER_PARTS, 'parameter', name);
-  if (scope.inputs.has(name)) {
-    scope.usedInputs?.add(name);
-    return sharedPart(INTERMEDIATE_PARTS, 'intermediate', name);
-  }
+  if (scope.inputs.has(name)) return sharedPart(INTERMEDIATE_PARTS, 'intermediate', name);
   if (SYSTEM.has(name)) return sharedPart(SYSTEM_PARTS, 'system', name);
   const where = scope.produced.has(name)
     ? `${scope.where}: it is an intermediate value, so declare it with <input-intermediate-value name="${name}"/>`

@@ -55,7 +55,7 @@ export function resolveSmtpConnection(
       },
     };
   }
-  if (settings === null || settings.server === null) {
+  if (settings === null) {
     return {
       ok: false,
       error: 'no SMTP server is configured: give --smtp-url, set ENDPOINT_SERVICE_SMTP_URL, or add <server> to email-sending-configuration.xml',

@@ -146,7 +146,7 @@ describe('prepareEmails: attachments', () => {
 });
 
 describe('prepareEmails: settings headers', () => {
-  const settings = (headers: EmailSettings['headers']): EmailSettings => ({ server: null, port: null, username: null, password: null, headers, position: at() });
+  const settings = (headers: EmailSettings['headers']): EmailSettings => ({ server: tpl('smtp.example.com', 'header'), port: null, username: null, password: null, headers, position: at() });
 
   it('adds the configuration headers, expanding ${env:...}', () => {
     const s = settings([named('X-Mailer', 'endpoint-service', 'header'), named('X-Tenant', '${env:TENANT}', 'header')]);
