@@ -25,7 +25,7 @@ export function registerValidate(program: Command): void {
       let errors = 0;
       let warnings = 0;
       for (const file of files) {
-        const result = compileApplication(file, { mode: 'validate' });
+        const result = compileApplication(file, { mode: 'validate', diagnosticsOnly: true });
         if (result.unreadable !== null) {
           // Part of the report in every format, so a JSON reader never sees "valid": true for a
           // file that was not read; the exit code still says 2.

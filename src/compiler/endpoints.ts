@@ -23,8 +23,8 @@ export interface EndpointEnvironment {
   readonly hasSecurity: boolean;
 }
 
-/** Compiles a folder and everything below it, appending endpoints in file order. */
-export function compileFolder(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment, out: Endpoint[]): void {
+/** Compiles a folder and everything below it, handing each endpoint to `out` in file order. */
+export function compileFolder(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment, out: (endpoint: Endpoint) => void): void {
   const read = readElement(ctx, element, {
     attributes: ['multiple-value-separator'],
     children: ['parameter', 'endpoint-folder', 'endpoint'],
@@ -37,7 +37,7 @@ export function compileFolder(ctx: CompileContext, element: XmlElement, inherite
     if (child.name === 'endpoint-folder') compileFolder(ctx, child, scope, env, out);
     else if (child.name === 'endpoint') {
       const endpoint = compileEndpoint(ctx, child, scope, env);
-      if (endpoint) out.push(endpoint);
+      if (endpoint) out(endpoint);
     }
   }
 }

@@ -14,10 +14,15 @@ export interface CompileOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** SMTP connection given outside the application (--smtp-url / ENDPOINT_SERVICE_SMTP_URL). */
   readonly smtpUrlGiven?: boolean;
+  /**
+   * Only the diagnostics are wanted (validate): every endpoint is compiled and checked as for
+   * the other commands, then let go, and `application` is null.
+   */
+  readonly diagnosticsOnly?: boolean;
 }
 
 export interface CompileResult {
-  /** null when there is any error (or the file could not be read). */
+  /** null when there is any error, the file could not be read, or only diagnostics were asked for. */
   readonly application: Application | null;
   /** Sorted by file, line, column. */
   readonly diagnostics: readonly Diagnostic[];

@@ -141,6 +141,10 @@ describe('fixtures/invalid: each case yields exactly its declared diagnostics', 
       expect(result.warningCount).toBe(result.diagnostics.length - errors);
       if (errors > 0) expect(result.application).toBeNull();
       else expect(result.application).not.toBeNull();
+      // validate asks for diagnostics only and lets the AST go: the same list, message for message.
+      const only = compileApplication(file, { mode: spec.mode, env: spec.env, smtpUrlGiven: spec.smtpUrlGiven, diagnosticsOnly: true });
+      expect(only.diagnostics).toEqual(result.diagnostics);
+      expect(only.application).toBeNull();
       // Every message is a sentence a user can act on: never empty, never "undefined".
       for (const d of result.diagnostics) {
         expect(d.message.length).toBeGreaterThan(10);

@@ -41,6 +41,14 @@ describe('fixtures/contact-form (the bundled example)', () => {
     expect(r.application).not.toBeNull();
   });
 
+  it('gives the same diagnostics without an application when only diagnostics are asked for', () => {
+    const r = compileApplication(file, { mode: 'validate', env: {}, diagnosticsOnly: true });
+    expect(r.diagnostics).toEqual(compileApplication(file, { mode: 'validate', env: {} }).diagnostics);
+    expect(r.diagnostics).toHaveLength(2);
+    expect(r.application).toBeNull();
+    expect([r.errorCount, r.warningCount]).toEqual([0, 2]);
+  });
+
   it('inherits folder parameters and applies defaults', () => {
     expect(contact.parameters.map((p) => [p.name, p.defaultValue])).toEqual([
       ['name', null],
