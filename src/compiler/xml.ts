@@ -8,6 +8,9 @@ import type { Position } from './ast.js';
 export interface XmlAttribute {
   readonly name: string;
   readonly value: string;
+  readonly line: number;
+  readonly column: number;
+  /** A new object per read: nodes keep line and column, and only what the AST keeps is made. */
   readonly position: Position;
 }
 
@@ -24,6 +27,9 @@ export interface XmlElement {
   readonly name: string;
   readonly attributes: readonly XmlAttribute[];
   readonly children: readonly XmlNode[];
+  readonly line: number;
+  readonly column: number;
+  /** A new object per read, as for attributes. */
   readonly position: Position;
 }
 
@@ -150,6 +156,38 @@ const NO_CHILDREN: readonly XmlNode[] = Object.freeze([]);
 /** The children of an element whose end tag is still to come. */
 const OPEN: readonly XmlNode[] = Object.freeze([]);
 
+// Line and column are fields of the node rather than a Position object: a large configuration
+// has hundreds of thousands of elements and attributes, the compiler keeps a Position for a
+// fraction of them, and every object of the tree lives (and is copied by the garbage collector)
+// until the whole file is compiled.
+class Element implements XmlElement {
+  readonly kind = 'element';
+  constructor(
+    readonly name: string,
+    readonly attributes: readonly XmlAttribute[],
+    readonly children: readonly XmlNode[],
+    readonly file: string,
+    readonly line: number,
+    readonly column: number,
+  ) {}
+  get position(): Position {
+    return { file: this.file, line: this.line, column: this.column };
+  }
+}
+
+class Attribute implements XmlAttribute {
+  constructor(
+    readonly name: string,
+    readonly value: string,
+    readonly file: string,
+    readonly line: number,
+    readonly column: number,
+  ) {}
+  get position(): Position {
+    return { file: this.file, line: this.line, column: this.column };
+  }
+}
+
 /** Text nodes of a line break and 0 to 63 spaces. */
 const INDENTS: readonly XmlText[] = Array.from({ length: 64 }, (_, k) => Object.freeze({ kind: 'text' as const, text: '\n' + ' '.repeat(k), cdata: false }));
 
@@ -202,11 +240,20 @@ class Parser {
 
   /** The position of `offset`, which must be on the current line. */
   private position(offset: number): Position {
-    const line = this.line;
+    return { file: this.file, line: this.lineAt(), column: this.columnAt(offset) };
+  }
+
+  /** The line of the current position, shifted for a fragment. */
+  private lineAt(): number {
+    const base = this.base;
+    return base === undefined ? this.line : base.line + this.line - 1;
+  }
+
+  /** The column of `offset`, which must be on the current line, shifted for a fragment. */
+  private columnAt(offset: number): number {
     const column = offset - this.lineStart + 1;
     const base = this.base;
-    if (base === undefined) return { file: this.file, line, column };
-    return { file: this.file, line: base.line + line - 1, column: line === 1 ? base.column + column - 1 : column };
+    return base === undefined || this.line !== 1 ? column : base.column + column - 1;
   }
 
   private malformed(message: string, offset: number): XmlProblem {
@@ -344,7 +391,8 @@ class Parser {
     const s = this.s;
     const n = this.n;
     const open = this.i;
-    const position = this.position(open);
+    const line = this.lineAt();
+    const column = this.columnAt(open);
     const name = this.name(open + 1, 'an element name');
     let i = open + 1 + name.length;
     const attributes = this.attributes;
@@ -366,7 +414,7 @@ class Parser {
       const c = s.charCodeAt(i);
       if (c === GT) {
         this.i = i + 1;
-        return { kind: 'element', name, attributes: attributes.length === 0 ? NO_ATTRIBUTES : attributes.slice(), children: OPEN, position };
+        return new Element(name, attributes.length === 0 ? NO_ATTRIBUTES : attributes.slice(), OPEN, this.file, line, column);
       }
       if (c === SLASH) {
         if (s.charCodeAt(i + 1) !== GT) {
@@ -377,7 +425,7 @@ class Parser {
           throw this.malformed(`"/" in the start tag <${printable(name)}> must be followed by ">"`, i);
         }
         this.i = i + 2;
-        return { kind: 'element', name, attributes: attributes.length === 0 ? NO_ATTRIBUTES : attributes.slice(), children: NO_CHILDREN, position };
+        return new Element(name, attributes.length === 0 ? NO_ATTRIBUTES : attributes.slice(), NO_CHILDREN, this.file, line, column);
       }
       if (i === before) {
         if (isNameCode(c)) throw this.malformed(`attributes of <${printable(name)}> must be separated by whitespace`, i);
@@ -386,7 +434,7 @@ class Parser {
       const attribute = this.attribute(i, name);
       for (const a of attributes) {
         if (a.name === attribute.name) {
-          throw this.malformed(`the attribute "${printable(attribute.name)}" appears twice on <${printable(name)}> (first on line ${a.position.line})`, i);
+          throw this.malformed(`the attribute "${printable(attribute.name)}" appears twice on <${printable(name)}> (first on line ${a.line})`, i);
         }
       }
       attributes.push(attribute);
@@ -398,7 +446,8 @@ class Parser {
   private attribute(start: number, element: string): XmlAttribute {
     const s = this.s;
     const n = this.n;
-    const position = this.position(start);
+    const line0 = this.lineAt();
+    const column0 = this.columnAt(start);
     const name = this.name(start, 'an attribute name', element);
     let i = start + name.length;
     for (; i < n; i++) {
@@ -462,7 +511,7 @@ class Parser {
       throw this.truncated(`the value of the attribute "${printable(name)}"`);
     }
     this.i = i + 1;
-    return { name, value: value === '' ? this.intern(segment, i) : value + s.slice(segment, i), position };
+    return new Attribute(name, value === '' ? this.intern(segment, i) : value + s.slice(segment, i), this.file, line0, column0);
   }
 
   /** The name that must start at `start`; `what` and `element` (where it stands) only word a problem. */
@@ -528,7 +577,7 @@ class Parser {
       throw this.malformed(
         found === ''
           ? `an element name is expected after "</"`
-          : `</${printable(found)}> does not close <${printable(name)}> (opened on line ${open.position.line}, column ${open.position.column}): close it with </${printable(name)}> first`,
+          : `</${printable(found)}> does not close <${printable(name)}> (opened on line ${open.line}, column ${open.column}): close it with </${printable(name)}> first`,
         found === '' ? i : at,
       );
     }
