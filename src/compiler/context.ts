@@ -8,7 +8,7 @@ import type { Position } from './ast.js';
 import { Diagnostics } from './diagnostics.js';
 import type { CompileMode } from './index.js';
 import { closest } from './suggest.js';
-import { attribute, type XmlAttribute, type XmlElement } from './xml.js';
+import type { XmlAttribute, XmlElement } from './xml.js';
 
 export interface CompileContext {
   readonly diagnostics: Diagnostics;
@@ -66,12 +66,15 @@ const NONE: readonly XmlElement[] = Object.freeze([]);
 class ReadElementImpl implements ReadElement {
   constructor(
     readonly element: XmlElement,
+    /** Read once: each read of element.attributes makes new views. */
+    private readonly attributes: readonly XmlAttribute[],
     readonly known: readonly XmlElement[],
     readonly unsupported: readonly XmlElement[],
   ) {}
 
   attr(name: string): XmlAttribute | undefined {
-    return attribute(this.element, name);
+    for (const a of this.attributes) if (a.name === name) return a;
+    return undefined;
   }
 
   children(name: string): readonly XmlElement[] {
@@ -90,7 +93,8 @@ class ReadElementImpl implements ReadElement {
  * features and stray text, and gives typed access to the rest.
  */
 export function readElement(ctx: CompileContext, element: XmlElement, shape: ElementShape): ReadElement {
-  for (const a of element.attributes) {
+  const attributes = element.attributes;
+  for (const a of attributes) {
     if (shape.attributes.includes(a.name) || isNamespaceAttribute(a.name)) continue;
     if (a.name === 'xslt-file') ctx.diagnostics.report('unsupported-feature', a.position, `The attribute xslt-file on <${element.name}>`);
     else ctx.diagnostics.report('unknown-attribute', a.position, a.name, element.name, closest(a.name, shape.attributes));
@@ -113,7 +117,7 @@ export function readElement(ctx: CompileContext, element: XmlElement, shape: Ele
     } else ctx.diagnostics.report('unknown-element', child.position, child.name, element.name, closest(child.name, shape.children));
   }
   if (strayText) ctx.diagnostics.report('unexpected-text', element.position, element.name);
-  return new ReadElementImpl(element, known ?? NONE, unsupported ?? NONE);
+  return new ReadElementImpl(element, attributes, known ?? NONE, unsupported ?? NONE);
 }
 
 /** The single allowed child of that name; later ones are reported as duplicates. */

@@ -1,39 +1,11 @@
 // A small XML parser with positions: every element and attribute keeps its 1-based line and
 // column, so every diagnostic can point at the exact place in the file. One pass builds the tree
-// and checks well-formedness (configurations of tens of megabytes are validated in seconds);
-// the first problem in document order is the one reported.
+// (an XmlDocument, see xml-tree.ts) and checks well-formedness (configurations of tens of
+// megabytes are validated in seconds); the first problem in document order is the one reported.
 
-import type { Position } from './ast.js';
+import { XmlDocument, type XmlAttribute, type XmlElement } from './xml-tree.js';
 
-export interface XmlAttribute {
-  readonly name: string;
-  readonly value: string;
-  readonly line: number;
-  readonly column: number;
-  /** A new object per read: nodes keep line and column, and only what the AST keeps is made. */
-  readonly position: Position;
-}
-
-export interface XmlText {
-  readonly kind: 'text';
-  readonly text: string;
-  readonly cdata: boolean;
-  /** Where a CDATA section's content starts (after `<![CDATA[`), for an element without child elements: bodies parsed from it report positions in the file. */
-  readonly position?: Position;
-}
-
-export interface XmlElement {
-  readonly kind: 'element';
-  readonly name: string;
-  readonly attributes: readonly XmlAttribute[];
-  readonly children: readonly XmlNode[];
-  readonly line: number;
-  readonly column: number;
-  /** A new object per read, as for attributes. */
-  readonly position: Position;
-}
-
-export type XmlNode = XmlElement | XmlText;
+export { textOf, type XmlAttribute, type XmlElement, type XmlNode, type XmlText } from './xml-tree.js';
 
 export type XmlParseResult =
   | { readonly ok: true; readonly root: XmlElement }
@@ -150,53 +122,9 @@ function isLegalCodePoint(cp: number): boolean {
 
 const PREDEFINED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
-// Elements without attributes or children share these (the tree is read-only).
-const NO_ATTRIBUTES: readonly XmlAttribute[] = Object.freeze([]);
-const NO_CHILDREN: readonly XmlNode[] = Object.freeze([]);
-/** The children of an element whose end tag is still to come. */
-const OPEN: readonly XmlNode[] = Object.freeze([]);
-
-// Line and column are fields of the node rather than a Position object: a large configuration
-// has hundreds of thousands of elements and attributes, the compiler keeps a Position for a
-// fraction of them, and every object of the tree lives (and is copied by the garbage collector)
-// until the whole file is compiled.
-class Element implements XmlElement {
-  readonly kind = 'element';
-  constructor(
-    readonly name: string,
-    readonly attributes: readonly XmlAttribute[],
-    readonly children: readonly XmlNode[],
-    readonly file: string,
-    readonly line: number,
-    readonly column: number,
-  ) {}
-  get position(): Position {
-    return { file: this.file, line: this.line, column: this.column };
-  }
-}
-
-class Attribute implements XmlAttribute {
-  constructor(
-    readonly name: string,
-    readonly value: string,
-    readonly file: string,
-    readonly line: number,
-    readonly column: number,
-  ) {}
-  get position(): Position {
-    return { file: this.file, line: this.line, column: this.column };
-  }
-}
-
-/** Text nodes of a line break and 0 to 63 spaces. */
-const INDENTS: readonly XmlText[] = Array.from({ length: 64 }, (_, k) => Object.freeze({ kind: 'text' as const, text: '\n' + ' '.repeat(k), cdata: false }));
 
 /** Slots of Parser.interned for a large document (a power of two, as is the small size). */
 const INTERNED = 4096;
-
-/** Bits of Parser.flags, per depth. */
-const HAS_ELEMENT = 1;
-const HAS_CDATA = 2;
 
 /**
  * The document is read once, left to right; `i` never moves back. The current line and the
@@ -223,10 +151,13 @@ class Parser {
   private refEnd = 0;
   /** Whether the root element has started: before it, a missing root is reported where the content ends. */
   private rootStarted = false;
-  private readonly flags = new Uint8Array(MAX_DEPTH + 2);
-  /** The attributes of the start tag being read (copied to an array of the right size at its end). */
-  private readonly attributes: XmlAttribute[] = [];
   private readonly interned: (string | undefined)[];
+  private readonly doc: XmlDocument;
+  /** Children of the open elements, innermost last, as XmlDocument child references. */
+  private pending = new Int32Array(256);
+  private pendingLength = 0;
+  /** Set by startTag: whether the tag was an empty-element tag (`<x/>`). */
+  private emptyTag = false;
 
   constructor(
     private readonly s: string,
@@ -234,13 +165,9 @@ class Parser {
     private readonly base: { line: number; column: number } | undefined,
   ) {
     this.n = s.length;
+    this.doc = new XmlDocument(s, file);
     // Small for an inline body, parsed on its own and often.
     this.interned = new Array<string | undefined>(s.length > 65_536 ? INTERNED : 256).fill(undefined);
-  }
-
-  /** The position of `offset`, which must be on the current line. */
-  private position(offset: number): Position {
-    return { file: this.file, line: this.lineAt(), column: this.columnAt(offset) };
   }
 
   /** The line of the current position, shifted for a fragment. */
@@ -294,17 +221,18 @@ class Parser {
     }
     this.rootStarted = true;
     const root = this.rootElement();
+    const rootName = this.doc.name(root);
     // Epilog: whitespace, comments and processing instructions only.
     for (;;) {
       this.skipSpace();
       const i = this.i;
-      if (i >= this.n) return root;
+      if (i >= this.n) return this.doc.element(root);
       if (s.charCodeAt(i) !== LT) throw this.malformed('text is not allowed after the root element', i);
       const next = s.charCodeAt(i + 1);
       if (next === QUESTION) this.processingInstruction(false);
       else if (next === BANG) this.markupDeclaration(false);
-      else if (next === SLASH) throw this.malformed(`an end tag after the root element <${printable(root.name)}> was closed`, i);
-      else throw this.malformed(`the document must have exactly one root element, but a second one starts here after <${printable(root.name)}>`, i);
+      else if (next === SLASH) throw this.malformed(`an end tag after the root element <${printable(rootName)}> was closed`, i);
+      else throw this.malformed(`the document must have exactly one root element, but a second one starts here after <${printable(rootName)}>`, i);
     }
   }
 
@@ -325,23 +253,23 @@ class Parser {
   /**
    * The root element and everything inside it, without recursion (nesting is only bounded by
    * MAX_DEPTH). The content of open elements waits in one list, `pending`; an end tag moves its
-   * element's share into an array of the exact size (arrays grown by push keep spare room, and
-   * hundreds of thousands of elements would keep it all).
+   * element's share into the document. Returns the root's index.
    */
-  private rootElement(): XmlElement {
+  private rootElement(): number {
     const s = this.s;
     const n = this.n;
+    const doc = this.doc;
     const root = this.startTag();
-    if (root.children === NO_CHILDREN) return root;
-    const stack: XmlElement[] = [root];
+    if (this.emptyTag) {
+      doc.setChildren(root, this.pending, 0, 0);
+      return root;
+    }
+    const stack: number[] = [root];
     const starts: number[] = [0];
-    const pending: XmlNode[] = [];
-    const flags = this.flags;
-    flags[1] = 0;
     while (this.i < n) {
       const i = this.i;
       if (s.charCodeAt(i) !== LT) {
-        pending.push(this.textNode());
+        this.push(this.textNode());
         continue;
       }
       const next = s.charCodeAt(i + 1);
@@ -350,44 +278,47 @@ class Parser {
         const element = stack[depth - 1]!;
         this.endTag(element);
         const start = starts[depth - 1]!;
-        const children = pending.length === start ? NO_CHILDREN : pending.slice(start);
-        if ((flags[depth]! & (HAS_ELEMENT | HAS_CDATA)) === (HAS_ELEMENT | HAS_CDATA)) dropCdataPositions(children as XmlNode[]);
-        // Still private to the parser: the tree is read-only once returned.
-        (element as { children: readonly XmlNode[] }).children = children;
-        pending.length = start;
+        doc.setChildren(element, this.pending, start, this.pendingLength);
+        this.pendingLength = start;
         stack.pop();
         starts.pop();
         if (depth === 1) return root;
       } else if (next === BANG) {
         const cdata = this.markupDeclaration(true);
-        if (cdata !== null) {
-          pending.push(cdata);
-          flags[stack.length] = flags[stack.length]! | HAS_CDATA;
-        }
+        if (cdata !== null) this.push(cdata);
       } else if (next === QUESTION) {
         this.processingInstruction(false);
       } else {
         const child = this.startTag();
-        pending.push(child);
-        flags[stack.length] = flags[stack.length]! | HAS_ELEMENT;
-        if (child.children !== NO_CHILDREN) {
+        this.push(child);
+        if (this.emptyTag) doc.setChildren(child, this.pending, 0, 0);
+        else {
           // An empty element adds no level (as counted before): it cannot hold anything deeper.
           if (stack.length >= MAX_DEPTH) throw new XmlProblem('xml-too-deep', `elements are nested more than ${MAX_DEPTH} levels deep`, i);
           stack.push(child);
-          starts.push(pending.length);
-          flags[stack.length] = 0;
+          starts.push(this.pendingLength);
         }
       }
     }
-    const open = stack[stack.length - 1]!.name;
+    const open = doc.name(stack[stack.length - 1]!);
     throw new XmlProblem('xml-malformed', `malformed XML: the file ends while <${printable(open)}> is still open (truncated?); close it with </${printable(open)}>`, n);
   }
 
+  /** Appends a child reference for the innermost open element. */
+  private push(ref: number): void {
+    if (this.pendingLength === this.pending.length) {
+      const larger = new Int32Array(this.pending.length * 2);
+      larger.set(this.pending);
+      this.pending = larger;
+    }
+    this.pending[this.pendingLength++] = ref;
+  }
+
   /**
-   * A start tag at `i` (on "<"). An empty-element tag comes back with NO_CHILDREN, any other with
-   * OPEN until its end tag.
+   * A start tag at `i` (on "<"), with its attributes: the element's index. `emptyTag` tells
+   * whether it was `<x/>`.
    */
-  private startTag(): XmlElement {
+  private startTag(): number {
     const s = this.s;
     const n = this.n;
     const open = this.i;
@@ -395,8 +326,7 @@ class Parser {
     const column = this.columnAt(open);
     const name = this.name(open + 1, 'an element name');
     let i = open + 1 + name.length;
-    const attributes = this.attributes;
-    attributes.length = 0;
+    const element = this.doc.openElement(name, line, column);
     for (;;) {
       // Whitespace, then "/>", ">" or an attribute.
       const before = i;
@@ -414,7 +344,9 @@ class Parser {
       const c = s.charCodeAt(i);
       if (c === GT) {
         this.i = i + 1;
-        return new Element(name, attributes.length === 0 ? NO_ATTRIBUTES : attributes.slice(), OPEN, this.file, line, column);
+        this.doc.closeStartTag(element);
+        this.emptyTag = false;
+        return element;
       }
       if (c === SLASH) {
         if (s.charCodeAt(i + 1) !== GT) {
@@ -425,25 +357,21 @@ class Parser {
           throw this.malformed(`"/" in the start tag <${printable(name)}> must be followed by ">"`, i);
         }
         this.i = i + 2;
-        return new Element(name, attributes.length === 0 ? NO_ATTRIBUTES : attributes.slice(), NO_CHILDREN, this.file, line, column);
+        this.doc.closeStartTag(element);
+        this.emptyTag = true;
+        return element;
       }
       if (i === before) {
         if (isNameCode(c)) throw this.malformed(`attributes of <${printable(name)}> must be separated by whitespace`, i);
         throw this.malformed(`unexpected character in the start tag <${printable(name)}>`, i);
       }
-      const attribute = this.attribute(i, name);
-      for (const a of attributes) {
-        if (a.name === attribute.name) {
-          throw this.malformed(`the attribute "${printable(attribute.name)}" appears twice on <${printable(name)}> (first on line ${a.line})`, i);
-        }
-      }
-      attributes.push(attribute);
+      this.attribute(i, element, name);
       i = this.i;
     }
   }
 
-  /** One attribute at `start` (its name); leaves `i` after its closing quote. */
-  private attribute(start: number, element: string): XmlAttribute {
+  /** One attribute at `start` (its name) of `owner`, named `element`; leaves `i` after its closing quote. */
+  private attribute(start: number, owner: number, element: string): void {
     const s = this.s;
     const n = this.n;
     const line0 = this.lineAt();
@@ -511,7 +439,9 @@ class Parser {
       throw this.truncated(`the value of the attribute "${printable(name)}"`);
     }
     this.i = i + 1;
-    return new Attribute(name, value === '' ? this.intern(segment, i) : value + s.slice(segment, i), this.file, line0, column0);
+    const first = this.doc.attributeLineOf(owner, name);
+    if (first >= 0) throw this.malformed(`the attribute "${printable(name)}" appears twice on <${printable(element)}> (first on line ${first})`, start);
+    this.doc.addAttribute(name, segment, i, value === '' ? null : value + s.slice(segment, i), line0, column0);
   }
 
   /** The name that must start at `start`; `what` and `element` (where it stands) only word a problem. */
@@ -531,15 +461,14 @@ class Parser {
     }
     let i = start + 1;
     while (i < n && isNameCode(s.charCodeAt(i))) i++;
-    return this.intern(start, i, true);
+    return this.intern(start, i);
   }
 
   /**
-   * The text from `start` to `end`, one string per distinct short text: names and values repeat
-   * throughout a configuration, and every string of the tree lives as long as the compile (young
-   * objects that survive are what garbage collection spends its time copying).
+   * The name from `start` to `end`, one string per distinct name: names repeat throughout a
+   * configuration, and the document keeps one per element and attribute.
    */
-  private intern(start: number, end: number, name = false): string {
+  private intern(start: number, end: number): string {
     const s = this.s;
     const length = end - start;
     if (length > 64) return s.slice(start, end);
@@ -552,17 +481,17 @@ class Parser {
     // A name is made the engine's own copy of that text (as property keys and literals in code
     // are): the compiler compares names with literals all the time, and two such strings compare
     // by identity.
-    const fresh = name ? internalized(s.slice(start, end)) : s.slice(start, end);
+    const fresh = internalized(s.slice(start, end));
     table[slot] = fresh;
     return fresh;
   }
 
-  /** An end tag at `i` (on "</") that must close `open`. */
-  private endTag(open: XmlElement): void {
+  /** An end tag at `i` (on "</") that must close the element `open`. */
+  private endTag(open: number): void {
     const s = this.s;
     const n = this.n;
     const at = this.i;
-    const name = open.name;
+    const name = this.doc.name(open);
     let i = at + 2;
     if (!s.startsWith(name, i) || (i + name.length < n && isNameCode(s.charCodeAt(i + name.length)))) {
       // A file cut inside the end tag is truncated, not mismatched.
@@ -577,7 +506,7 @@ class Parser {
       throw this.malformed(
         found === ''
           ? `an element name is expected after "</"`
-          : `</${printable(found)}> does not close <${printable(name)}> (opened on line ${open.line}, column ${open.column}): close it with </${printable(name)}> first`,
+          : `</${printable(found)}> does not close <${printable(name)}> (opened on line ${this.doc.line(open)}, column ${this.doc.column(open)}): close it with </${printable(name)}> first`,
         found === '' ? i : at,
       );
     }
@@ -596,28 +525,18 @@ class Parser {
     this.i = i + 1;
   }
 
-  /**
-   * A text node up to the next "<". Indentation ("\n" and spaces) makes up most of them in a
-   * configuration: those nodes are shared, one per width.
-   */
-  private textNode(): XmlText {
-    const s = this.s;
-    const i = this.i;
-    if (s.charCodeAt(i) === LF) {
-      let end = i + 1;
-      while (s.charCodeAt(end) === SPACE && end - i < INDENTS.length) end++;
-      if (s.charCodeAt(end) === LT && end - i <= INDENTS.length) {
-        this.line++;
-        this.lineStart = i + 1;
-        this.i = end;
-        return INDENTS[end - i - 1]!;
-      }
-    }
-    return { kind: 'text', text: this.text(), cdata: false };
+  /** A text node up to the next "<": its child reference. */
+  private textNode(): number {
+    const start = this.i;
+    const decoded = this.text();
+    return this.doc.addText(start, this.i, decoded, false, 0, 0);
   }
 
-  /** Character data up to the next "<", with references decoded and line ends normalised. */
-  private text(): string {
+  /**
+   * Character data up to the next "<": null when it is the source as is, else the text with
+   * references decoded and line ends normalised.
+   */
+  private text(): string | null {
     const s = this.s;
     const n = this.n;
     let i = this.i;
@@ -650,7 +569,7 @@ class Parser {
     this.line = line;
     this.lineStart = lineStart;
     this.i = i;
-    return out === '' ? this.intern(segment, i) : out + s.slice(segment, i);
+    return out === '' ? null : out + s.slice(segment, i);
   }
 
   /** The reference at `amp` (on "&"), decoded; sets refEnd after its ";". */
@@ -700,10 +619,10 @@ class Parser {
   }
 
   /**
-   * "<!" at `i`: a comment (null), a CDATA section (its text node; only where `inContent`), or a
+   * "<!" at `i`: a comment (null), a CDATA section (its child reference; only where `inContent`), or a
    * refused DOCTYPE.
    */
-  private markupDeclaration(inContent: boolean): XmlText | null {
+  private markupDeclaration(inContent: boolean): number | null {
     const s = this.s;
     const i = this.i;
     if (s.startsWith('<!--', i)) {
@@ -751,11 +670,13 @@ class Parser {
     throw this.truncated('a comment <!-- (it needs -->)');
   }
 
-  private cdata(): XmlText {
+  /** A CDATA section: its child reference. */
+  private cdata(): number {
     const s = this.s;
     const n = this.n;
     const contentStart = this.i + 9;
-    const position = this.position(contentStart);
+    const contentLine = this.lineAt();
+    const contentColumn = this.columnAt(contentStart);
     let line = this.line;
     let lineStart = this.lineStart;
     let out = '';
@@ -767,7 +688,7 @@ class Parser {
           this.line = line;
           this.lineStart = lineStart;
           this.i = i + 3;
-          return { kind: 'text', text: out === '' ? s.slice(segment, i) : out + s.slice(segment, i), cdata: true, position };
+          return this.doc.addText(segment, i, out === '' ? null : out + s.slice(segment, i), true, contentLine, contentColumn);
         }
       } else if (c < SPACE) {
         if (c === LF) {
@@ -879,31 +800,6 @@ function internalized(text: string): string {
   const holder: Record<string, true> = {};
   holder[text] = true;
   return Object.keys(holder)[0]!;
-}
-
-/** An element with child elements: its CDATA sections are not the whole content, so they carry no position. */
-function dropCdataPositions(children: XmlNode[]): void {
-  for (let k = 0; k < children.length; k++) {
-    const c = children[k]!;
-    if (c.kind === 'text' && c.cdata) children[k] = { kind: 'text', text: c.text, cdata: true };
-  }
-}
-
-/** Concatenated text and CDATA of an element's direct children. */
-export function textOf(element: XmlElement): string {
-  let out = '';
-  for (const child of element.children) if (child.kind === 'text') out += child.text;
-  return out;
-}
-
-export function childElements(element: XmlElement): XmlElement[] {
-  const out: XmlElement[] = [];
-  for (const child of element.children) if (child.kind === 'element') out.push(child);
-  return out;
-}
-
-export function attribute(element: XmlElement, name: string): XmlAttribute | undefined {
-  return element.attributes.find((a) => a.name === name);
 }
 
 /** Shows control characters of a binary file as escapes in messages. */
