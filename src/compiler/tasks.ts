@@ -1,7 +1,7 @@
 // <task>: HttpRequest and Email, in short and endpoints.task.* names.
 
 import { JSONPath } from 'jsonpath-plus';
-import xpath from 'xpath';
+import { createRequire } from 'node:module';
 import type {
   EmailAttachment,
   EmailBody,
@@ -288,6 +288,14 @@ function compileHttpRequest(ctx: CompileContext, header: TaskHeader, scope: Name
   };
 }
 
+// Loaded on the first <output-intermediate-value xpath>: most applications read JSON answers,
+// and loading the XPath library is a noticeable share of validate's start-up.
+let xpathModule: { parse(expression: string): unknown } | null = null;
+function xpathParser(): { parse(expression: string): unknown } {
+  xpathModule ??= createRequire(import.meta.url)('xpath') as { parse(expression: string): unknown };
+  return xpathModule;
+}
+
 function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermediateValue | null {
   const r = readElement(ctx, element, { attributes: ['name', 'jsonpath', 'xpath', 'regex'], children: [] });
   const name = r.attr('name')!;
@@ -307,7 +315,7 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
   }
   if (xp) {
     try {
-      (xpath as unknown as { parse(expression: string): unknown }).parse(xp.value);
+      xpathParser().parse(xp.value);
     } catch (error) {
       ctx.diagnostics.report('invalid-xpath', xp.position, xp.value, (error as Error).message);
       ok = false;
