@@ -101,12 +101,7 @@ export function readElement(ctx: CompileContext, element: XmlElement, shape: Ele
   }
   let known: XmlElement[] | null = null;
   let unsupported: XmlElement[] | null = null;
-  let strayText = false;
-  for (const child of element.children) {
-    if (child.kind === 'text') {
-      if (!strayText && !shape.text && child.text.trim() !== '') strayText = true;
-      continue;
-    }
+  for (const child of element.elements) {
     if (shape.children.includes(child.name)) {
       if (known === null) known = [child];
       else known.push(child);
@@ -116,7 +111,7 @@ export function readElement(ctx: CompileContext, element: XmlElement, shape: Ele
       ctx.diagnostics.report('unsupported-feature', child.position, `<${child.name}>`);
     } else ctx.diagnostics.report('unknown-element', child.position, child.name, element.name, closest(child.name, shape.children));
   }
-  if (strayText) ctx.diagnostics.report('unexpected-text', element.position, element.name);
+  if (!shape.text && element.hasText()) ctx.diagnostics.report('unexpected-text', element.position, element.name);
   return new ReadElementImpl(element, attributes, known ?? NONE, unsupported ?? NONE);
 }
 

@@ -31,6 +31,10 @@ export interface XmlElement {
   readonly attributes: readonly XmlAttribute[];
   /** Made anew on each read (views of the document). */
   readonly children: readonly XmlNode[];
+  /** The child elements only (no views of the text between them), made anew on each read. */
+  readonly elements: readonly XmlElement[];
+  /** Whether some direct text or CDATA holds more than whitespace. */
+  hasText(): boolean;
   readonly line: number;
   readonly column: number;
   /** A new object per read, as for attributes. */
@@ -42,6 +46,7 @@ export type XmlNode = XmlElement | XmlText;
 // Elements without attributes or children share these (views are read-only).
 const NO_ATTRIBUTES: readonly XmlAttribute[] = Object.freeze([]);
 const NO_CHILDREN: readonly XmlNode[] = Object.freeze([]);
+const NO_ELEMENTS: readonly XmlElement[] = Object.freeze([]);
 
 /** `end` of a value or text whose decoded form (references, line ends) is kept as a string. */
 const DECODED = -1;
@@ -255,6 +260,42 @@ export class XmlDocument {
     return out;
   }
 
+  elementsOf(e: number): readonly XmlElement[] {
+    let out: XmlElement[] | null = null;
+    const refs = this.refs;
+    for (let k = this.childStart[e]!, end = this.childEnd[e]!; k < end; k++) {
+      const ref = refs[k]!;
+      if (ref < 0) continue;
+      if (out === null) out = [this.element(ref)];
+      else out.push(this.element(ref));
+    }
+    return out ?? NO_ELEMENTS;
+  }
+
+  hasText(e: number): boolean {
+    const refs = this.refs;
+    const s = this.source;
+    for (let k = this.childStart[e]!, end = this.childEnd[e]!; k < end; k++) {
+      const ref = refs[k]!;
+      if (ref >= 0) continue;
+      const t = ~ref;
+      const textEnd = this.textEnd[t]!;
+      if (textEnd === DECODED) {
+        if (this.decodedTexts.get(t)!.trim() !== '') return true;
+        continue;
+      }
+      // Indentation, mostly: ASCII whitespace is skipped here; anything else is decided by
+      // trim(), whose idea of whitespace (Unicode's) is the one the text is held to.
+      for (let i = this.textStart[t]!; i < textEnd; i++) {
+        const c = s.charCodeAt(i);
+        if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d) continue;
+        if (c < 0x80 || s.slice(i, textEnd).trim() !== '') return true;
+        break;
+      }
+    }
+    return false;
+  }
+
   textContent(t: number): string {
     const end = this.textEnd[t]!;
     return end === DECODED ? this.decodedTexts.get(t)! : this.source.slice(this.textStart[t]!, end);
@@ -296,6 +337,12 @@ class ElementView implements XmlElement {
   }
   get children(): readonly XmlNode[] {
     return this.document.childrenOf(this.index);
+  }
+  get elements(): readonly XmlElement[] {
+    return this.document.elementsOf(this.index);
+  }
+  hasText(): boolean {
+    return this.document.hasText(this.index);
   }
   get position(): Position {
     return { file: this.document.file, line: this.line, column: this.column };
