@@ -4,7 +4,7 @@
 import type { Position, Template, TemplatePart } from './ast.js';
 import type { CompileContext } from './context.js';
 import { compileParts, type NameScope } from './templates.js';
-import { escapeXml } from '../template/escape.js';
+import { escapeJsonString, escapeXml } from '../template/escape.js';
 import { parseXml, type XmlElement, type XmlText } from './xml.js';
 
 /** A JSON text whose string values may hold placeholders. */
@@ -26,6 +26,11 @@ export function compileJsonBody(ctx: CompileContext, source: string, scope: Name
   let ok = true;
   const write = (v: unknown): void => {
     if (typeof v === 'string') {
+      // Most values hold no placeholder: written whole, as one piece of literal text.
+      if (!v.includes('${')) {
+        out.literal('"' + escapeJsonString(v) + '"');
+        return;
+      }
       out.literal('"');
       const inner = compileParts(ctx, v, 'json', scope, at);
       if (inner === null) ok = false;
@@ -47,8 +52,7 @@ export function compileJsonBody(ctx: CompileContext, source: string, scope: Name
           ctx.diagnostics.report('json-placeholder-position', at, `in the object key "${key}"`);
           ok = false;
         }
-        if (i++ > 0) out.literal(',');
-        out.literal(JSON.stringify(key) + ':');
+        out.literal((i++ > 0 ? ',' : '') + JSON.stringify(key) + ':');
         write((v as Record<string, unknown>)[key]);
       }
       out.literal('}');

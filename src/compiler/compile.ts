@@ -30,6 +30,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     directory,
     staticDirectory: path.join(directory, 'static'),
     displayPath: (name) => (given === '.' ? name : path.join(given, name)),
+    staticLabel: (given === '.' ? 'static' : path.join(given, 'static')) + '/',
     fileChecks: new Map(),
     endpointNames: [],
     forwards: [],

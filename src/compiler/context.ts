@@ -20,8 +20,10 @@ export interface CompileContext {
   readonly staticDirectory: string;
   /** Path as shown in diagnostics for a file in the application directory. */
   displayPath(name: string): string;
-  /** Verdicts of resolveInside, per compile: thousands of tasks often share one attachment. */
-  readonly fileChecks: Map<string, 'ok' | 'missing' | 'outside'>;
+  /** How static/ is named in diagnostics: displayPath('static') + '/'. */
+  readonly staticLabel: string;
+  /** Results of resolveInside, per compile: thousands of tasks often share one attachment. */
+  readonly fileChecks: Map<string, FileCheck>;
   /** Every <endpoint name>, valid or not, for uniqueness and forward targets. */
   readonly endpointNames: { readonly name: string; readonly position: Position }[];
   /** Every <forward-to-endpoint>, for targets and cycles across endpoints. */
@@ -141,16 +143,22 @@ export function parseBooleanAttribute(ctx: CompileContext, a: XmlAttribute | und
  * no symlink out), and checks that it exists as a file. null after reporting.
  */
 export function resolveInside(ctx: CompileContext, folder: string, folderLabel: string, relative: string, at: Position): string | null {
-  const target = path.resolve(folder, relative);
   const key = `${folder}\u0000${relative}`;
-  let verdict = ctx.fileChecks.get(key);
-  if (verdict === undefined) {
-    verdict = checkInside(folder, relative, target);
-    ctx.fileChecks.set(key, verdict);
+  let check = ctx.fileChecks.get(key);
+  if (check === undefined) {
+    const target = path.resolve(folder, relative);
+    check = { verdict: checkInside(folder, relative, target), target };
+    ctx.fileChecks.set(key, check);
   }
-  if (verdict === 'outside') ctx.diagnostics.report('file-outside-folder', at, relative, folderLabel);
-  else if (verdict === 'missing') ctx.diagnostics.report('file-not-found', at, relative, folderLabel);
-  return verdict === 'ok' ? target : null;
+  if (check.verdict === 'outside') ctx.diagnostics.report('file-outside-folder', at, relative, folderLabel);
+  else if (check.verdict === 'missing') ctx.diagnostics.report('file-not-found', at, relative, folderLabel);
+  return check.verdict === 'ok' ? check.target : null;
+}
+
+export interface FileCheck {
+  readonly verdict: 'ok' | 'missing' | 'outside';
+  /** The resolved path, one string for every reference to the file. */
+  readonly target: string;
 }
 
 function checkInside(folder: string, relative: string, target: string): 'ok' | 'missing' | 'outside' {

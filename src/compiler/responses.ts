@@ -114,7 +114,7 @@ function compileAction(ctx: CompileContext, read: ReadElement, scope: NameScope,
       let absolutePath: string | null = null;
       if (filename) {
         if (filename.value.includes('${')) ctx.diagnostics.report('placeholder-not-allowed', filename.position, 'filename of <response-from-static>');
-        else absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.displayPath('static') + '/', filename.value, filename.position);
+        else absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.staticLabel, filename.value, filename.position);
       }
       const downloadFilename = download && !inError ? compileDownloadFilename(ctx, download.value, scope, download.position) : null;
       if (!filename || absolutePath === null || downloadFilename === undefined || (download && inError)) return undefined;

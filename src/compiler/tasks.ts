@@ -458,7 +458,7 @@ function compileEmail(ctx: CompileContext, header: TaskHeader, scope: NameScope,
       ok = false;
       continue;
     }
-    const absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.displayPath('static') + '/', filename.value, filename.position);
+    const absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.staticLabel, filename.value, filename.position);
     if (absolutePath === null) ok = false;
     else attachments.push({ kind: 'static', filename: filename.value, absolutePath, condition, position: a.position });
   }
@@ -537,7 +537,7 @@ function compileEmailBody(ctx: CompileContext, element: XmlElement, scope: NameS
       for (const m of p.text.matchAll(CID)) {
         const cid = m[1]!;
         if (inlineImages.some((i) => i.cid === cid)) continue;
-        const absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.displayPath('static') + '/', cid, src ? at : element.position);
+        const absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.staticLabel, cid, src ? at : element.position);
         if (absolutePath === null) return null;
         inlineImages.push({ cid, absolutePath });
       }
