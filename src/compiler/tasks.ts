@@ -34,12 +34,12 @@ import { readFileSync } from 'node:fs';
 import { textOf, type XmlElement } from './xml.js';
 
 export type TaskClass = 'http-request' | 'email';
-const CLASSES: Record<string, TaskClass> = {
-  HttpRequest: 'http-request',
-  'endpoints.task.HttpRequestTask': 'http-request',
-  Email: 'email',
-  'endpoints.task.EmailTask': 'email',
-};
+const CLASSES: ReadonlyMap<string, TaskClass> = new Map([
+  ['HttpRequest', 'http-request'],
+  ['endpoints.task.HttpRequestTask', 'http-request'],
+  ['Email', 'email'],
+  ['endpoints.task.EmailTask', 'email'],
+]);
 const UNSUPPORTED_CLASSES = new Set(['CreateShortLinkToEndpointTask', 'RequestLogExpressionCaptureTask']);
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -50,6 +50,9 @@ const HTTP_CHILDREN = ['url', 'method', 'get-parameter', 'post-parameter', 'requ
 const EMAIL_CHILDREN = ['from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'body', 'attachment-static', 'attachments-from-request-file-uploads'];
 const HTTP_TASK_SHAPE: ElementShape = { attributes: TASK_ATTRIBUTES, children: [...COMMON_CHILDREN, ...HTTP_CHILDREN] };
 const EMAIL_TASK_SHAPE: ElementShape = { attributes: TASK_ATTRIBUTES, children: [...COMMON_CHILDREN, ...EMAIL_CHILDREN] };
+const NAMED_VALUE_SHAPE: ElementShape = { attributes: ['name'], children: [], text: true };
+const AFTER_SHAPE: ElementShape = { attributes: ['task-id'], children: [] };
+const INPUT_SHAPE: ElementShape = { attributes: ['name'], children: [] };
 const ATTACHMENT_STATIC_SHAPE: ElementShape = { attributes: ['filename', ...CONDITION_ATTRIBUTES], children: [] };
 const ATTACHMENT_UPLOADS_SHAPE: ElementShape = { attributes: CONDITION_ATTRIBUTES, children: [] };
 
@@ -73,11 +76,11 @@ export function readTaskHeader(ctx: CompileContext, element: XmlElement, index: 
     ctx.diagnostics.report('missing-attribute', element.position, 'class', 'task');
     return null;
   }
-  const kind = CLASSES[classAttr.value];
+  const kind = CLASSES.get(classAttr.value);
   if (!kind) {
     const bare = classAttr.value.replace(/^endpoints\.task\./, '');
     if (UNSUPPORTED_CLASSES.has(bare)) ctx.diagnostics.report('unsupported-feature', classAttr.position, `The task class ${classAttr.value}`);
-    else ctx.diagnostics.report('unknown-task-class', classAttr.position, classAttr.value, closest(classAttr.value, Object.keys(CLASSES)));
+    else ctx.diagnostics.report('unknown-task-class', classAttr.position, classAttr.value, closest(classAttr.value, CLASSES.keys()));
     return null;
   }
   const read = readElement(ctx, element, kind === 'http-request' ? HTTP_TASK_SHAPE : EMAIL_TASK_SHAPE);
@@ -85,24 +88,23 @@ export function readTaskHeader(ctx: CompileContext, element: XmlElement, index: 
   if (idAttr && !/^[A-Za-z0-9_.-]+$/.test(idAttr.value)) {
     ctx.diagnostics.report('invalid-value', idAttr.position, 'the task id', idAttr.value, 'letters, digits, "_", "." and "-"');
   }
-  const after = read.children('after').flatMap((a) => {
-    const r = readElement(ctx, a, { attributes: ['task-id'], children: [] });
-    const id = requireAttribute(ctx, r, 'task-id');
-    return id ? [{ id: id.value, position: a.position }] : [];
-  });
-  const inputs = read.children('input-intermediate-value').flatMap((i) => {
-    const r = readElement(ctx, i, { attributes: ['name'], children: [] });
-    const name = requireAttribute(ctx, r, 'name');
-    return name ? [{ name: name.value, position: i.position }] : [];
-  });
-  const outputs = read.children('output-intermediate-value').flatMap((o) => {
+  // Loops rather than flatMap: this runs for every task of the application.
+  const after: { id: string; position: Position }[] = [];
+  for (const a of read.children('after')) {
+    const id = requireAttribute(ctx, readElement(ctx, a, AFTER_SHAPE), 'task-id');
+    if (id) after.push({ id: id.value, position: a.position });
+  }
+  const inputs: { name: string; position: Position }[] = [];
+  for (const i of read.children('input-intermediate-value')) {
+    const name = requireAttribute(ctx, readElement(ctx, i, INPUT_SHAPE), 'name');
+    if (name) inputs.push({ name: name.value, position: i.position });
+  }
+  const outputs: { name: string; position: Position; element: XmlElement }[] = [];
+  for (const o of read.children('output-intermediate-value')) {
     const name = o.attributes.find((a) => a.name === 'name');
-    if (!name) {
-      ctx.diagnostics.report('missing-attribute', o.position, 'name', o.name);
-      return [];
-    }
-    return [{ name: name.value, position: o.position, element: o }];
-  });
+    if (name) outputs.push({ name: name.value, position: o.position, element: o });
+    else ctx.diagnostics.report('missing-attribute', o.position, 'name', o.name);
+  }
   return {
     element,
     read,
@@ -188,22 +190,20 @@ function compileHttpRequest(ctx: CompileContext, header: TaskHeader, scope: Name
     } else ok = false;
   }
 
-  const named = (name: string, escaping: Template['escaping']): NamedTemplate[] =>
-    read.children(name).flatMap((el) => {
-      const r = readElement(ctx, el, { attributes: ['name'], children: [], text: true });
-      const n = requireAttribute(ctx, r, 'name');
-      const value = compileTemplate(ctx, textOf(el).trim(), escaping, scope, el.position);
-      if (!n || !value) {
-        ok = false;
-        return [];
-      }
-      if (n.value.includes('${')) {
+  const named = (name: string, escaping: Template['escaping']): NamedTemplate[] => {
+    const out: NamedTemplate[] = [];
+    for (const el of read.children(name)) {
+      const n = requireAttribute(ctx, readElement(ctx, el, NAMED_VALUE_SHAPE), 'name');
+      const position = el.position;
+      const value = compileTemplate(ctx, textOf(el).trim(), escaping, scope, position);
+      if (!n || !value) ok = false;
+      else if (n.value.includes('${')) {
         ctx.diagnostics.report('placeholder-not-allowed', n.position, `the name of <${name}>`);
         ok = false;
-        return [];
-      }
-      return [{ name: n.value, value, position: el.position }];
-    });
+      } else out.push({ name: n.value, value, position });
+    }
+    return out;
+  };
   const getParameters = named('get-parameter', 'form');
   const postParameters = named('post-parameter', 'form');
   const headers = named('request-header', 'header');
