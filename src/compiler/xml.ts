@@ -120,6 +120,23 @@ function isLegalCodePoint(cp: number): boolean {
   return cp === TAB || cp === LF || cp === CR || (cp >= SPACE && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
 }
 
+/**
+ * Characters that end a plain run of character data or of an attribute value: "<", "&", the
+ * quotes (for values), every C0 control (tab, LF and CR are handled, the others refused),
+ * U+FFFE and U+FFFF. Every other character is looked up once and passed over.
+ */
+const STOPS_TEXT = new Uint8Array(0x10000);
+const STOPS_VALUE = new Uint8Array(0x10000);
+for (const table of [STOPS_TEXT, STOPS_VALUE]) {
+  for (let c = 0; c < SPACE; c++) table[c] = 1;
+  table[LT] = 1;
+  table[AMP] = 1;
+  table[0xfffe] = 1;
+  table[0xffff] = 1;
+}
+STOPS_VALUE[DQUOTE] = 1;
+STOPS_VALUE[SQUOTE] = 1;
+
 const PREDEFINED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
 
@@ -411,15 +428,16 @@ class Parser {
     let lineStart = this.lineStart;
     for (; i < n; i++) {
       const c = s.charCodeAt(i);
+      if (STOPS_VALUE[c] === 0) continue;
       if (c === quote) break;
-      if (c >= SPACE) {
-        if (c === LT) throw this.malformed(`"<" is not allowed in the value of the attribute "${printable(name)}": write &lt; (or is a quote missing?)`, i);
-        if (c === AMP) {
-          value += s.slice(segment, i) + this.reference(i);
-          segment = this.refEnd;
-          i = segment - 1;
-        } else if (c >= 0xfffe) throw this.forbidden(i);
-      } else if (c === LF) {
+      if (c === DQUOTE || c === SQUOTE) continue;
+      if (c === LT) throw this.malformed(`"<" is not allowed in the value of the attribute "${printable(name)}": write &lt; (or is a quote missing?)`, i);
+      if (c === AMP) {
+        value += s.slice(segment, i) + this.reference(i);
+        segment = this.refEnd;
+        i = segment - 1;
+      } else if (c >= 0xfffe) throw this.forbidden(i);
+      else if (c === LF) {
         line++;
         lineStart = i + 1;
       } else if (c === CR) {
@@ -477,7 +495,7 @@ class Parser {
     const table = this.interned;
     const slot = (hash ^ (hash >>> 13)) & (table.length - 1);
     const known = table[slot];
-    if (known !== undefined && known.length === length && s.startsWith(known, start)) return known;
+    if (known !== undefined && known.length === length && sameText(known, s, start)) return known;
     // A name is made the engine's own copy of that text (as property keys and literals in code
     // are): the compiler compares names with literals all the time, and two such strings compare
     // by identity.
@@ -527,7 +545,19 @@ class Parser {
 
   /** A text node up to the next "<": its child reference. */
   private textNode(): number {
+    const s = this.s;
     const start = this.i;
+    // Most text in a configuration is a line break and indentation before the next tag.
+    if (s.charCodeAt(start) === LF) {
+      let end = start + 1;
+      while (s.charCodeAt(end) === SPACE) end++;
+      if (s.charCodeAt(end) === LT) {
+        this.line++;
+        this.lineStart = start + 1;
+        this.i = end;
+        return this.doc.addText(start, end, null, false, 0, 0);
+      }
+    }
     const decoded = this.text();
     return this.doc.addText(start, this.i, decoded, false, 0, 0);
   }
@@ -546,14 +576,14 @@ class Parser {
     let lineStart = this.lineStart;
     for (; i < n; i++) {
       const c = s.charCodeAt(i);
-      if (c >= SPACE) {
-        if (c === LT) break;
-        if (c === AMP) {
-          out += s.slice(segment, i) + this.reference(i);
-          segment = this.refEnd;
-          i = segment - 1;
-        } else if (c >= 0xfffe) throw this.forbidden(i);
-      } else if (c === LF) {
+      if (STOPS_TEXT[c] === 0) continue;
+      if (c === LT) break;
+      if (c === AMP) {
+        out += s.slice(segment, i) + this.reference(i);
+        segment = this.refEnd;
+        i = segment - 1;
+      } else if (c >= 0xfffe) throw this.forbidden(i);
+      else if (c === LF) {
         line++;
         lineStart = i + 1;
       } else if (c === CR) {
@@ -794,6 +824,12 @@ class Parser {
       i++;
     }
   }
+}
+
+/** Whether `s` holds `text` at `start` (a loop: startsWith with a position is a slow call for a name of a few characters). */
+function sameText(text: string, s: string, start: number): boolean {
+  for (let k = 0; k < text.length; k++) if (text.charCodeAt(k) !== s.charCodeAt(start + k)) return false;
+  return true;
 }
 
 function internalized(text: string): string {
