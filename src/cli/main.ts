@@ -6,6 +6,13 @@ import { registerValidate } from './validate.js';
 import { registerServe } from './serve.js';
 import { registerDryRun } from './dry-run.js';
 
+// A reader that stops early (`validate big.xml | head`) closes the pipe: that ends the command
+// quietly with its exit code so far, rather than with an unhandled EPIPE and a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const program = new Command();

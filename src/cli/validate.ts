@@ -34,7 +34,8 @@ export function registerValidate(program: Command): void {
           errors += 1;
           continue;
         }
-        diagnostics.push(...result.diagnostics);
+        // A loop, not push(...list): a hostile file can have more diagnostics than a call has room for arguments.
+        for (const d of result.diagnostics) diagnostics.push(d);
         errors += result.errorCount;
         warnings += result.warningCount;
       }

@@ -80,6 +80,12 @@ export class XmlDocument {
   private attributeLine: Int32Array;
   private attributeColumn: Int32Array;
   private readonly decodedValues = new Map<number, string>();
+  /**
+   * Names of the attributes of the start tag being read, with their lines, once it has more than
+   * a handful: a hostile tag with a hundred thousand attributes must not take quadratic time to
+   * check for duplicates. null until needed, and again at each start tag.
+   */
+  private namesOfTag: Map<string, number> | null = null;
   // Texts and CDATA sections (line and column only matter for CDATA).
   private textCount = 0;
   private textStart: Int32Array;
@@ -132,6 +138,7 @@ export class XmlDocument {
       this.childEnd = grown(this.childEnd, size);
     }
     this.names.push(name);
+    this.namesOfTag = null;
     this.elementLine[e] = line;
     this.elementColumn[e] = column;
     this.attributeStart[e] = this.attributeCount;
@@ -150,6 +157,7 @@ export class XmlDocument {
       this.attributeColumn = grown(this.attributeColumn, size);
     }
     this.attributeNames.push(name);
+    if (this.namesOfTag !== null && !this.namesOfTag.has(name)) this.namesOfTag.set(name, line);
     this.valueStart[a] = start;
     this.valueEnd[a] = decoded === null ? end : DECODED;
     if (decoded !== null) this.decodedValues.set(a, decoded);
@@ -161,10 +169,19 @@ export class XmlDocument {
     this.attributeEnd[element] = this.attributeCount;
   }
 
-  /** The line of an attribute of `element` named `name` so far, or -1: each name may appear once. */
+  /** The line of an attribute named `name` read so far in the start tag of `element` (the one being read), or -1. */
   attributeLineOf(element: number, name: string): number {
-    for (let a = this.attributeStart[element]!; a < this.attributeCount; a++) if (this.attributeNames[a] === name) return this.attributeLine[a]!;
-    return -1;
+    const start = this.attributeStart[element]!;
+    if (this.namesOfTag === null) {
+      if (this.attributeCount - start <= 16) {
+        for (let a = start; a < this.attributeCount; a++) if (this.attributeNames[a] === name) return this.attributeLine[a]!;
+        return -1;
+      }
+      const names = new Map<string, number>();
+      for (let a = start; a < this.attributeCount; a++) if (!names.has(this.attributeNames[a]!)) names.set(this.attributeNames[a]!, this.attributeLine[a]!);
+      this.namesOfTag = names;
+    }
+    return this.namesOfTag.get(name) ?? -1;
   }
 
   /** Text or a CDATA section: source[start, end), or `decoded`. Returns its child reference. */

@@ -123,7 +123,8 @@ function readJson(bytes: Buffer, into: ValueMap): BodyResult {
     }
     const list = into.get(name);
     if (list === undefined) into.set(name, values);
-    else list.push(...values);
+    // A loop, not push(...values): a request can send more values than a call has room for arguments.
+    else for (const v of values) list.push(v);
   }
   return OK;
 }

@@ -3,7 +3,8 @@
 // a stack trace, a hang or a report that echoes megabytes back. `timeout` is a hang guard only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { ANSI, STACK_TRACE, assertBuilt, positionOf, removeDir, run, tempApp } from './helpers.js';
+import { spawn } from 'node:child_process';
+import { ANSI, STACK_TRACE, assertBuilt, bin, positionOf, removeDir, run, tempApp } from './helpers.js';
 
 const HEADER = /^(.+):(\d+):(\d+)  (error|warning)  ([a-z0-9-]+)  (.+)$/gm;
 // Generous: the 10 MB cases take a few seconds of CPU, and CI machines are often shared.
@@ -43,6 +44,13 @@ const oneLine =
   Array.from({ length: 12_000 }, (_, i) => `<endpoint name="e${i}"><parameter name="p" default-value="v"/></endpoint>`).join('') +
   '<bogus/></endpoint-folder>';
 
+// One start tag with two hundred thousand attributes (checking each name against all before it would take minutes), all unknown; and the same with one name twice at the end.
+const ATTRIBUTES = 200_000;
+const manyAttributes = `<endpoint-folder ${Array.from({ length: ATTRIBUTES }, (_, i) => `a${i}="v"`).join(' ')}/>\n`;
+const duplicateAttribute = manyAttributes.replace('/>', ' a7="again"/>');
+// A report of about 300 KB: more than a pipe holds at once.
+const longReport = `<endpoint-folder ${Array.from({ length: 3000 }, (_, i) => `a${i}="v"`).join(' ')}/>\n`;
+
 const latin1 = Buffer.concat([
   Buffer.from('<endpoint-folder>\n  <parameter name="city" default-value="Z'),
   Buffer.from([0xfc]), // "ü" in Latin-1, never valid in UTF-8
@@ -63,6 +71,9 @@ const FILES: Record<string, string | Buffer> = {
   'big-text/endpoints.xml': bigText,
   'one-line/endpoints.xml': oneLine,
   'latin1/endpoints.xml': latin1,
+  'many-attributes/endpoints.xml': manyAttributes,
+  'duplicate-attribute/endpoints.xml': duplicateAttribute,
+  'long-report/endpoints.xml': longReport,
   'directory/endpoints.xml/keep': '',
 };
 
@@ -185,6 +196,38 @@ describe('validate on hostile input', { timeout: 2 * HANG_GUARD }, () => {
     } finally {
       removeDir(declared);
     }
+  });
+
+  it('a start tag with 200,000 attributes: every unknown one reported, within the hang guard', async () => {
+    const r = await run(['validate', '--format', 'json', path.join(dir, 'many-attributes', 'endpoints.xml')], { timeout: HANG_GUARD });
+    expect(r.timedOut).toBe(false);
+    expect(r.stderr).not.toMatch(STACK_TRACE);
+    expect(r.exitCode).toBe(1);
+    const report = JSON.parse(r.stdout) as { errorCount: number; diagnostics: { code: string; column: number }[] };
+    expect(report.errorCount).toBe(ATTRIBUTES);
+    expect(new Set(report.diagnostics.map((d) => d.code))).toEqual(new Set(['unknown-attribute']));
+    expect(report.diagnostics[ATTRIBUTES - 1]!.column).toBe(manyAttributes.indexOf(`a${ATTRIBUTES - 1}=`) + 1);
+  });
+
+  it('the same attribute twice among 200,000: exit 1 at the second one', async () => {
+    const { r } = await validate('duplicate-attribute', 'json');
+    expect(r.exitCode).toBe(1);
+    const report = JSON.parse(r.stdout) as { diagnostics: { code: string; line: number; column: number; message: string }[] };
+    expect(report.diagnostics).toEqual([
+      expect.objectContaining({ code: 'xml-malformed', line: 1, column: duplicateAttribute.indexOf('a7="again"') + 1 }),
+    ]);
+    expect(report.diagnostics[0]!.message).toContain('"a7" appears twice');
+  });
+
+  it('a reader that closes the pipe early ends validate quietly, with its exit code', async () => {
+    const child = spawn(process.execPath, [bin, 'validate', path.join(dir, 'long-report', 'endpoints.xml')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).not.toMatch(STACK_TRACE);
+    expect(stderr).not.toContain('EPIPE');
+    expect(code).toBe(1);
   });
 
   it('a directory given as the file: exit 2 with a clean message naming it', async () => {

@@ -95,6 +95,16 @@ describe('JSON bodies', () => {
     expect(await (await post('{"a":2.5,"b":false}')).text()).toBe('a=2.5;b=false');
   });
 
+  it('adds a long array to values of the same name from the query', async () => {
+    // More values than a function call has room for arguments: still a 200, every value kept.
+    const many = Array.from({ length: 200_000 }, () => 'x');
+    const response = await show('?a=1&b=q', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ b: many }) });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text.startsWith('a=1;b=q,x,x')).toBe(true);
+    expect(text.split(',')).toHaveLength(200_001);
+  });
+
   for (const [what, body] of [
     ['malformed JSON', '{"a":'],
     ['a top-level array', '["a"]'],

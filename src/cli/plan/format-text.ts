@@ -114,7 +114,7 @@ function requestText(request: RequestPlan, c: ChalkInstance): string[] {
   for (const [name, value] of Object.entries(request.headers)) out.push(`      ${name}: ${value}`);
   if (request.body !== null) {
     out.push('');
-    out.push(...indent(request.body, 6));
+    for (const line of indent(request.body, 6)) out.push(line);
   }
   return out;
 }
@@ -133,7 +133,7 @@ function emailText(email: EmailPlan, index: number, count: number, c: ChalkInsta
   if (email.inline.length > 0) field('Inline images', email.inline.join(', '));
   for (const body of email.bodies) {
     out.push(`        ${c.dim(`-- ${body.contentType}`)}`);
-    out.push(...indent(body.content, 8));
+    for (const line of indent(body.content, 8)) out.push(line);
   }
   return out;
 }
