@@ -9,7 +9,7 @@ import { Diagnostics } from './diagnostics.js';
 import { compileFolder } from './endpoints.js';
 import type { CompileOptions, CompileResult } from './index.js';
 import { compileEmailSettings, compileSecurity } from './settings.js';
-import { closest } from './suggest.js';
+import { Suggestions } from './suggest.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
 
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
@@ -32,6 +32,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     displayPath: (name) => (given === '.' ? name : path.join(given, name)),
     staticLabel: (given === '.' ? 'static' : path.join(given, 'static')) + '/',
     fileChecks: new Map(),
+    suggestions: new Suggestions(),
     endpointNames: [],
     forwards: [],
   };
@@ -152,7 +153,7 @@ function checkForwards(ctx: CompileContext): void {
   const targets = new Map<string, { target: string; position: (typeof ctx.forwards)[number]['position'] }[]>();
   for (const f of ctx.forwards) {
     if (!names.has(f.target)) {
-      ctx.diagnostics.report('unknown-endpoint', f.position, f.target, closest(f.target, names));
+      ctx.diagnostics.report('unknown-endpoint', f.position, f.target, ctx.suggestions.closest(f.target, names));
       continue;
     }
     const list = targets.get(f.from) ?? [];

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Position } from './ast.js';
 import { Diagnostics } from './diagnostics.js';
 import type { CompileMode } from './index.js';
-import { closest } from './suggest.js';
+import type { Suggestions } from './suggest.js';
 import type { XmlAttribute, XmlElement } from './xml.js';
 
 export interface CompileContext {
@@ -24,6 +24,8 @@ export interface CompileContext {
   readonly staticLabel: string;
   /** Results of resolveInside, per compile: thousands of tasks often share one attachment. */
   readonly fileChecks: Map<string, FileCheck>;
+  /** "Did you mean" for this run, within its budget. */
+  readonly suggestions: Suggestions;
   /** Every <endpoint name>, valid or not, for uniqueness and forward targets. */
   readonly endpointNames: { readonly name: string; readonly position: Position }[];
   /** Every <forward-to-endpoint>, for targets and cycles across endpoints. */
@@ -99,7 +101,7 @@ export function readElement(ctx: CompileContext, element: XmlElement, shape: Ele
   for (const a of attributes) {
     if (shape.attributes.includes(a.name) || isNamespaceAttribute(a.name)) continue;
     if (a.name === 'xslt-file') ctx.diagnostics.report('unsupported-feature', a.position, `The attribute xslt-file on <${element.name}>`);
-    else ctx.diagnostics.report('unknown-attribute', a.position, a.name, element.name, closest(a.name, shape.attributes));
+    else ctx.diagnostics.report('unknown-attribute', a.position, a.name, element.name, ctx.suggestions.closest(a.name, shape.attributes));
   }
   let known: XmlElement[] | null = null;
   let unsupported: XmlElement[] | null = null;
@@ -111,7 +113,7 @@ export function readElement(ctx: CompileContext, element: XmlElement, shape: Ele
       if (unsupported === null) unsupported = [child];
       else unsupported.push(child);
       ctx.diagnostics.report('unsupported-feature', child.position, `<${child.name}>`);
-    } else ctx.diagnostics.report('unknown-element', child.position, child.name, element.name, closest(child.name, shape.children));
+    } else ctx.diagnostics.report('unknown-element', child.position, child.name, element.name, ctx.suggestions.closest(child.name, shape.children));
   }
   if (!shape.text && element.hasText()) ctx.diagnostics.report('unexpected-text', element.position, element.name);
   return new ReadElementImpl(element, attributes, known ?? NONE, unsupported ?? NONE);

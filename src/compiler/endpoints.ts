@@ -4,7 +4,6 @@
 import { SYSTEM_PARAMETERS, type Endpoint, type ParameterDeclaration, type Position, type SuccessResponse, type Task } from './ast.js';
 import { readElement, requireAttribute, single, type CompileContext } from './context.js';
 import { compileError, compileSuccess, type ResponseScopes } from './responses.js';
-import { closest } from './suggest.js';
 import { compileTask, readTaskHeader, type TaskHeader } from './tasks.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
@@ -135,11 +134,11 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
   }
   const produced = new Set(producers.keys());
   const checkAfter = (refs: readonly { id: string; position: Position }[]) => {
-    for (const ref of refs) if (!ids.has(ref.id) && !brokenIds.has(ref.id)) ctx.diagnostics.report('unknown-task', ref.position, ref.id, closest(ref.id, ids.keys()));
+    for (const ref of refs) if (!ids.has(ref.id) && !brokenIds.has(ref.id)) ctx.diagnostics.report('unknown-task', ref.position, ref.id, ctx.suggestions.closest(ref.id, ids.keys()));
   };
   const checkInputs = (refs: readonly { name: string; position: Position }[]) => {
     for (const ref of refs) {
-      if (!producers.has(ref.name) && !brokenOutputs.has(ref.name)) ctx.diagnostics.report('intermediate-value-not-produced', ref.position, ref.name, closest(ref.name, produced));
+      if (!producers.has(ref.name) && !brokenOutputs.has(ref.name)) ctx.diagnostics.report('intermediate-value-not-produced', ref.position, ref.name, ctx.suggestions.closest(ref.name, produced));
     }
   };
 
@@ -183,7 +182,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
       const pr = readElement(ctx, p, { attributes: ['name'], children: [] });
       const n = requireAttribute(ctx, pr, 'name');
       if (!n) continue;
-      if (!parameters.has(n.value)) ctx.diagnostics.report('unknown-hash-parameter', n.position, n.value, closest(n.value, parameters.keys()));
+      if (!parameters.has(n.value)) ctx.diagnostics.report('unknown-hash-parameter', n.position, n.value, ctx.suggestions.closest(n.value, parameters.keys()));
       else includeInHash.push(n.value);
     }
     if (!env.hasSecurity) ctx.diagnostics.report('hash-without-security', hashElement.position);

@@ -28,7 +28,6 @@ import {
   type ReadElement,
 } from './context.js';
 import { compileTextTemplate } from './responses.js';
-import { closest } from './suggest.js';
 import { compileTemplate, type NameScope } from './templates.js';
 import { readFileSync } from 'node:fs';
 import { textOf, type XmlElement } from './xml.js';
@@ -80,7 +79,7 @@ export function readTaskHeader(ctx: CompileContext, element: XmlElement, index: 
   if (!kind) {
     const bare = classAttr.value.replace(/^endpoints\.task\./, '');
     if (UNSUPPORTED_CLASSES.has(bare)) ctx.diagnostics.report('unsupported-feature', classAttr.position, `The task class ${classAttr.value}`);
-    else ctx.diagnostics.report('unknown-task-class', classAttr.position, classAttr.value, closest(classAttr.value, CLASSES.keys()));
+    else ctx.diagnostics.report('unknown-task-class', classAttr.position, classAttr.value, ctx.suggestions.closest(classAttr.value, CLASSES.keys()));
     return null;
   }
   const read = readElement(ctx, element, kind === 'http-request' ? HTTP_TASK_SHAPE : EMAIL_TASK_SHAPE);

@@ -3,7 +3,6 @@
 
 import { SYSTEM_PARAMETERS, type Escaping, type ParameterDeclaration, type Position, type SystemParameter, type Template, type TemplatePart } from './ast.js';
 import type { CompileContext } from './context.js';
-import { closest } from './suggest.js';
 import { parseTemplateSource } from '../template/parse.js';
 import { escapeForm, escapeJsonString, escapeXml } from '../template/escape.js';
 
@@ -145,6 +144,6 @@ function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Po
     ? `${scope.where}: it is an intermediate value, so declare it with <input-intermediate-value name="${name}"/>`
     : scope.where;
   const candidates = [...scope.parameters.keys(), ...scope.inputs, ...SYSTEM_PARAMETERS];
-  ctx.diagnostics.report('unknown-placeholder', at, name, where, scope.produced.has(name) ? undefined : closest(name, candidates));
+  ctx.diagnostics.report('unknown-placeholder', at, name, where, scope.produced.has(name) ? undefined : ctx.suggestions.closest(name, candidates));
   return null;
 }

@@ -48,6 +48,13 @@ const oneLine =
 const ATTRIBUTES = 200_000;
 const manyAttributes = `<endpoint-folder ${Array.from({ length: ATTRIBUTES }, (_, i) => `a${i}="v"`).join(' ')}/>\n`;
 const duplicateAttribute = manyAttributes.replace('/>', ' a7="again"/>');
+// 20,000 tasks, each after a task that does not exist: a suggestion pass over 20,000 ids for each
+// would take minutes.
+const REFERENCES = 20_000;
+const misspelt = `<endpoint-folder><endpoint name="e">\n${Array.from(
+  { length: REFERENCES },
+  (_, i) => `<task class="HttpRequest" id="t${i}"><after task-id="u${i}"/><url>https://x.example/</url></task>\n`,
+).join('')}</endpoint></endpoint-folder>\n`;
 // A report of about 300 KB: more than a pipe holds at once.
 const longReport = `<endpoint-folder ${Array.from({ length: 3000 }, (_, i) => `a${i}="v"`).join(' ')}/>\n`;
 
@@ -74,6 +81,7 @@ const FILES: Record<string, string | Buffer> = {
   'many-attributes/endpoints.xml': manyAttributes,
   'duplicate-attribute/endpoints.xml': duplicateAttribute,
   'long-report/endpoints.xml': longReport,
+  'misspelt/endpoints.xml': misspelt,
   'directory/endpoints.xml/keep': '',
 };
 
@@ -217,6 +225,18 @@ describe('validate on hostile input', { timeout: 2 * HANG_GUARD }, () => {
       expect.objectContaining({ code: 'xml-malformed', line: 1, column: duplicateAttribute.indexOf('a7="again"') + 1 }),
     ]);
     expect(report.diagnostics[0]!.message).toContain('"a7" appears twice');
+  });
+
+  it('20,000 references to missing tasks: each reported, suggestions while their budget lasts', async () => {
+    const r = await run(['validate', '--format', 'json', path.join(dir, 'misspelt', 'endpoints.xml')], { timeout: HANG_GUARD });
+    expect(r.timedOut).toBe(false);
+    expect(r.stderr).not.toMatch(STACK_TRACE);
+    expect(r.exitCode).toBe(1);
+    const report = JSON.parse(r.stdout) as { errorCount: number; diagnostics: { code: string; message: string }[] };
+    expect(report.errorCount).toBe(REFERENCES);
+    expect(report.diagnostics.every((d) => d.code === 'unknown-task')).toBe(true);
+    expect(report.diagnostics[0]!.message).toContain('Did you mean "t0"?');
+    expect(report.diagnostics[REFERENCES - 1]!.message).not.toContain('Did you mean');
   });
 
   it('a reader that closes the pipe early ends validate quietly, with its exit code', async () => {
