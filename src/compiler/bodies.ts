@@ -7,6 +7,9 @@ import { compileParts, type NameScope } from './templates.js';
 import { escapeJsonString, escapeXml } from '../template/escape.js';
 import { parseXml, type XmlElement, type XmlText } from './xml.js';
 
+/** Deeper than any real body, as MAX_DEPTH is for XML. */
+const MAX_JSON_DEPTH = 200;
+
 /** A JSON text whose string values may hold placeholders. */
 export function compileJsonBody(ctx: CompileContext, source: string, scope: NameScope, at: Position): Template | null {
   let value: unknown;
@@ -24,7 +27,15 @@ export function compileJsonBody(ctx: CompileContext, source: string, scope: Name
   }
   const out = new PartsBuilder();
   let ok = true;
-  const write = (v: unknown): void => {
+  let tooDeep = false;
+  const write = (v: unknown, depth: number): void => {
+    if (depth > MAX_JSON_DEPTH) {
+      // Written by recursion: a body nested thousands deep would overflow the stack.
+      if (!tooDeep) ctx.diagnostics.report('invalid-json', at, `arrays and objects are nested more than ${MAX_JSON_DEPTH} levels deep`);
+      tooDeep = true;
+      ok = false;
+      return;
+    }
     if (typeof v === 'string') {
       // Most values hold no placeholder: written whole, as one piece of literal text.
       if (!v.includes('${')) {
@@ -40,7 +51,7 @@ export function compileJsonBody(ctx: CompileContext, source: string, scope: Name
       out.literal('[');
       for (let i = 0; i < v.length; i++) {
         if (i > 0) out.literal(',');
-        write(v[i]);
+        write(v[i], depth + 1);
       }
       out.literal(']');
     } else if (v !== null && typeof v === 'object') {
@@ -53,12 +64,12 @@ export function compileJsonBody(ctx: CompileContext, source: string, scope: Name
           ok = false;
         }
         out.literal((i++ > 0 ? ',' : '') + JSON.stringify(key) + ':');
-        write((v as Record<string, unknown>)[key]);
+        write((v as Record<string, unknown>)[key], depth + 1);
       }
       out.literal('}');
     } else out.literal(JSON.stringify(v));
   };
-  write(value);
+  write(value, 0);
   return ok ? { source, escaping: 'json', parts: out.finish(), position: at } : null;
 }
 

@@ -148,34 +148,63 @@ function checkEndpointNames(ctx: CompileContext): void {
   }
 }
 
+/**
+ * Unknown targets, then cycles: one walk through the forwards (depth first, endpoints in file
+ * order), each cycle closed by a forward back into the walk reported once, from its first
+ * endpoint in file order, at that endpoint's forward into the cycle. Listing every elementary
+ * cycle instead takes exponential time: a dozen endpoints that may all forward to each other
+ * would never finish. Overlapping cycles may therefore show only in part until the first are fixed.
+ */
 function checkForwards(ctx: CompileContext): void {
   const names = new Set(ctx.endpointNames.map((e) => e.name));
-  const targets = new Map<string, { target: string; position: (typeof ctx.forwards)[number]['position'] }[]>();
+  const edges = new Map<string, (typeof ctx.forwards)[number][]>();
   for (const f of ctx.forwards) {
     if (!names.has(f.target)) {
       ctx.diagnostics.report('unknown-endpoint', f.position, f.target, ctx.suggestions.closest(f.target, names));
       continue;
     }
-    const list = targets.get(f.from) ?? [];
-    list.push({ target: f.target, position: f.position });
-    targets.set(f.from, list);
+    const list = edges.get(f.from);
+    if (list === undefined) edges.set(f.from, [f]);
+    else list.push(f);
   }
-  // Chains are short and few: a walk from each forwarding endpoint finds every cycle through it.
+  const fileOrder = new Map<string, number>();
+  ctx.endpointNames.forEach((e, i) => {
+    if (!fileOrder.has(e.name)) fileOrder.set(e.name, i);
+  });
+  const state = new Map<string, 'active' | 'done'>();
   const reported = new Set<string>();
-  for (const start of targets.keys()) {
-    const stack: { name: string; path: string[] }[] = [{ name: start, path: [start] }];
+  for (const start of edges.keys()) {
+    if (state.has(start)) continue;
+    const stack: { name: string; next: number }[] = [{ name: start, next: 0 }];
+    const trail: string[] = [start];
+    state.set(start, 'active');
     while (stack.length > 0) {
-      const { name, path: trail } = stack.pop()!;
-      for (const edge of targets.get(name) ?? []) {
-        if (edge.target === start) {
-          const cycle = [...trail, start];
-          const key = [...new Set(trail)].sort().join('\u0000');
+      const frame = stack[stack.length - 1]!;
+      const out = edges.get(frame.name) ?? [];
+      if (frame.next < out.length) {
+        const target = out[frame.next++]!.target;
+        const seen = state.get(target);
+        if (seen === 'active') {
+          const cycle = trail.slice(trail.lastIndexOf(target));
+          let first = 0;
+          for (let k = 1; k < cycle.length; k++) if (fileOrder.get(cycle[k]!)! < fileOrder.get(cycle[first]!)!) first = k;
+          const rotated = [...cycle.slice(first), ...cycle.slice(0, first)];
+          const key = rotated.join('\u0000');
           if (!reported.has(key)) {
             reported.add(key);
-            const firstEdge = targets.get(start)!.find((e) => e.target === (trail[1] ?? start))!;
-            ctx.diagnostics.report('forward-cycle', firstEdge.position, cycle.join(' -> '));
+            const next = rotated[1] ?? rotated[0]!;
+            const edge = edges.get(rotated[0]!)!.find((e) => e.target === next)!;
+            ctx.diagnostics.report('forward-cycle', edge.position, [...rotated, rotated[0]!].join(' -> '));
           }
-        } else if (!trail.includes(edge.target) && trail.length < 64) stack.push({ name: edge.target, path: [...trail, edge.target] });
+        } else if (seen === undefined) {
+          state.set(target, 'active');
+          trail.push(target);
+          stack.push({ name: target, next: 0 });
+        }
+      } else {
+        state.set(frame.name, 'done');
+        trail.pop();
+        stack.pop();
       }
     }
   }

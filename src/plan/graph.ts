@@ -70,18 +70,35 @@ export function buildTaskGraph(tasks: readonly TaskNode[]): TaskGraph {
 }
 
 function computeStages(order: readonly string[], dependsOn: ReadonlyMap<string, readonly string[]>): string[][] {
+  // Longest path to each task, without recursion (a chain of 100,000 tasks in reverse file order
+  // is as deep): a task is settled once all it depends on are. The graph has no cycle here.
   const level = new Map<string, number>();
-  const visit = (id: string): number => {
-    const known = level.get(id);
-    if (known !== undefined) return known;
-    let l = 0;
-    for (const d of dependsOn.get(id) ?? []) l = Math.max(l, visit(d) + 1);
-    level.set(id, l);
-    return l;
-  };
+  for (const root of order) {
+    const pending = [root];
+    while (pending.length > 0) {
+      const id = pending[pending.length - 1]!;
+      if (level.has(id)) {
+        pending.pop();
+        continue;
+      }
+      let l = 0;
+      let waiting = false;
+      for (const d of dependsOn.get(id) ?? []) {
+        const known = level.get(d);
+        if (known === undefined) {
+          pending.push(d);
+          waiting = true;
+        } else if (known + 1 > l) l = known + 1;
+      }
+      if (!waiting) {
+        level.set(id, l);
+        pending.pop();
+      }
+    }
+  }
   const stages: string[][] = [];
   for (const id of order) {
-    const l = visit(id);
+    const l = level.get(id)!;
     while (stages.length <= l) stages.push([]);
     stages[l]!.push(id);
   }
@@ -93,6 +110,8 @@ function findCycles(order: readonly string[], dependsOn: ReadonlyMap<string, rea
   const state = new Map<string, 'active' | 'done'>();
   const cycles: string[][] = [];
   const seen = new Set<string>();
+  /** Place of each task in the file, made when the first cycle is found. */
+  let place: ReadonlyMap<string, number> | null = null;
   for (const root of order) {
     if (state.has(root)) continue;
     const stack: { id: string; next: number }[] = [{ id: root, next: 0 }];
@@ -107,7 +126,8 @@ function findCycles(order: readonly string[], dependsOn: ReadonlyMap<string, rea
         if (s === 'active') {
           // path from dep to frame.id, then back to dep; dependencies point backwards, so reverse for run order
           const cycle = path.slice(path.indexOf(dep)).reverse();
-          const rotated = rotateToFirst(cycle, order);
+          place ??= new Map(order.map((id, i) => [id, i]));
+          const rotated = rotateToFirst(cycle, place);
           const key = rotated.join('\u0000');
           if (!seen.has(key)) {
             seen.add(key);
@@ -128,8 +148,8 @@ function findCycles(order: readonly string[], dependsOn: ReadonlyMap<string, rea
   return cycles;
 }
 
-function rotateToFirst(cycle: string[], order: readonly string[]): string[] {
+function rotateToFirst(cycle: string[], place: ReadonlyMap<string, number>): string[] {
   let best = 0;
-  for (let i = 1; i < cycle.length; i++) if (order.indexOf(cycle[i]!) < order.indexOf(cycle[best]!)) best = i;
+  for (let i = 1; i < cycle.length; i++) if (place.get(cycle[i]!)! < place.get(cycle[best]!)!) best = i;
   return [...cycle.slice(best), ...cycle.slice(0, best)];
 }

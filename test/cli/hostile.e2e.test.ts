@@ -55,6 +55,22 @@ const misspelt = `<endpoint-folder><endpoint name="e">\n${Array.from(
   { length: REFERENCES },
   (_, i) => `<task class="HttpRequest" id="t${i}"><after task-id="u${i}"/><url>https://x.example/</url></task>\n`,
 ).join('')}</endpoint></endpoint-folder>\n`;
+// Fourteen endpoints that may each forward to all the others: listing every cycle would never end.
+const MESH = 14;
+const forwardMesh = `<endpoint-folder>\n${Array.from(
+  { length: MESH },
+  (_, i) =>
+    `<endpoint name="e${i}"><parameter name="p"/>${Array.from({ length: MESH }, (_, j) => j)
+      .filter((j) => j !== i)
+      .map((j) => `<success if="\${p}" equals="${j}"><forward-to-endpoint endpoint-name="e${j}"/></success>`)
+      .join('')}</endpoint>\n`,
+).join('')}</endpoint-folder>\n`;
+// 50,000 tasks, each after the next one in the file: a chain as deep as it is long.
+const CHAIN = 50_000;
+const task = (i: number, after: number | null) => `<task class="HttpRequest" id="t${i}">${after === null ? '' : `<after task-id="t${after}"/>`}<url>https://x.example/</url></task>\n`;
+const reverseChain = `<endpoint-folder><endpoint name="e">\n${Array.from({ length: CHAIN }, (_, i) => task(i, i < CHAIN - 1 ? i + 1 : null)).join('')}</endpoint></endpoint-folder>\n`;
+const taskRing = `<endpoint-folder><endpoint name="e">\n${Array.from({ length: CHAIN }, (_, i) => task(i, (i + 1) % CHAIN)).join('')}</endpoint></endpoint-folder>\n`;
+const deepJson = `<endpoint-folder><endpoint name="e"><task class="HttpRequest"><url>https://x.example/</url><json-body>${'['.repeat(50_000)}${']'.repeat(50_000)}</json-body></task></endpoint></endpoint-folder>\n`;
 // A report of about 300 KB: more than a pipe holds at once.
 const longReport = `<endpoint-folder ${Array.from({ length: 3000 }, (_, i) => `a${i}="v"`).join(' ')}/>\n`;
 
@@ -82,6 +98,10 @@ const FILES: Record<string, string | Buffer> = {
   'duplicate-attribute/endpoints.xml': duplicateAttribute,
   'long-report/endpoints.xml': longReport,
   'misspelt/endpoints.xml': misspelt,
+  'forward-mesh/endpoints.xml': forwardMesh,
+  'reverse-chain/endpoints.xml': reverseChain,
+  'task-ring/endpoints.xml': taskRing,
+  'deep-json/endpoints.xml': deepJson,
   'directory/endpoints.xml/keep': '',
 };
 
@@ -237,6 +257,39 @@ describe('validate on hostile input', { timeout: 2 * HANG_GUARD }, () => {
     expect(report.diagnostics.every((d) => d.code === 'unknown-task')).toBe(true);
     expect(report.diagnostics[0]!.message).toContain('Did you mean "t0"?');
     expect(report.diagnostics[REFERENCES - 1]!.message).not.toContain('Did you mean');
+  });
+
+  it('endpoints that may all forward to each other: their cycles reported, no hang', async () => {
+    const { r } = await validate('forward-mesh', 'json');
+    expect(r.exitCode).toBe(1);
+    const report = JSON.parse(r.stdout) as { diagnostics: { code: string; message: string }[] };
+    expect(report.diagnostics.length).toBeGreaterThan(0);
+    expect(report.diagnostics.every((d) => d.code === 'forward-cycle')).toBe(true);
+    expect(report.diagnostics[0]!.message).toContain('e0 -> e1 -> e0');
+  });
+
+  it('50,000 tasks chained in reverse file order: valid, no stack overflow', async () => {
+    const { r } = await validate('reverse-chain', 'json');
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, errorCount: 0 });
+  });
+
+  it('50,000 tasks in one ring: one task-cycle', async () => {
+    const r = await run(['validate', '--format', 'json', path.join(dir, 'task-ring', 'endpoints.xml')], { timeout: HANG_GUARD });
+    expect(r.timedOut).toBe(false);
+    expect(r.stderr).not.toMatch(STACK_TRACE);
+    expect(r.exitCode).toBe(1);
+    const report = JSON.parse(r.stdout) as { diagnostics: { code: string; message: string }[] };
+    expect(report.diagnostics.map((d) => d.code)).toEqual(['task-cycle']);
+    expect(report.diagnostics[0]!.message).toContain('t0 -> t49999 -> t49998 -> ');
+  });
+
+  it('a JSON body nested 50,000 deep: invalid-json, no stack overflow', async () => {
+    const { r, file } = await validate('deep-json', 'json');
+    expect(r.exitCode).toBe(1);
+    const report = JSON.parse(r.stdout) as { diagnostics: { file: string; code: string; message: string }[] };
+    expect(report.diagnostics).toEqual([expect.objectContaining({ file, code: 'invalid-json' })]);
+    expect(report.diagnostics[0]!.message).toContain('nested more than 200 levels');
   });
 
   it('a reader that closes the pipe early ends validate quietly, with its exit code', async () => {
