@@ -2,7 +2,7 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Application, Endpoint, EmailSettings, SecuritySettings } from './ast.js';
+import type { Application, Endpoint, EmailSettings, Position, SecuritySettings } from './ast.js';
 import type { CompileContext } from './context.js';
 import type { Diagnostic } from './diagnostic.js';
 import { Diagnostics } from './diagnostics.js';
@@ -10,6 +10,7 @@ import { compileFolder } from './endpoints.js';
 import type { CompileOptions, CompileResult } from './index.js';
 import { compileEmailSettings, compileSecurity } from './settings.js';
 import { Suggestions } from './suggest.js';
+import { findCycles } from '../plan/graph.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
 
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
@@ -149,65 +150,33 @@ function checkEndpointNames(ctx: CompileContext): void {
 }
 
 /**
- * Unknown targets, then cycles: one walk through the forwards (depth first, endpoints in file
- * order), each cycle closed by a forward back into the walk reported once, from its first
- * endpoint in file order, at that endpoint's forward into the cycle. Listing every elementary
- * cycle instead takes exponential time: a dozen endpoints that may all forward to each other
- * would never finish. Overlapping cycles may therefore show only in part until the first are fixed.
+ * Unknown targets, then cycles: found as for tasks (plan/graph.ts findCycles), each reported once
+ * from its first endpoint in the file, at that endpoint's forward into the cycle. Listing every
+ * elementary cycle instead takes exponential time: a dozen endpoints that may all forward to each
+ * other would never finish. Overlapping cycles may therefore show only in part until the first
+ * are fixed.
  */
 function checkForwards(ctx: CompileContext): void {
   const names = new Set(ctx.endpointNames.map((e) => e.name));
-  const edges = new Map<string, (typeof ctx.forwards)[number][]>();
+  // A forward runs its target after the endpoint: the target "depends on" the forwarding one.
+  const forwardedFrom = new Map<string, string[]>();
   for (const f of ctx.forwards) {
     if (!names.has(f.target)) {
       ctx.diagnostics.report('unknown-endpoint', f.position, f.target, ctx.suggestions.closest(f.target, names));
       continue;
     }
-    const list = edges.get(f.from);
-    if (list === undefined) edges.set(f.from, [f]);
-    else list.push(f);
+    const list = forwardedFrom.get(f.target);
+    if (list === undefined) forwardedFrom.set(f.target, [f.from]);
+    else list.push(f.from);
   }
-  const fileOrder = new Map<string, number>();
-  ctx.endpointNames.forEach((e, i) => {
-    if (!fileOrder.has(e.name)) fileOrder.set(e.name, i);
-  });
-  const state = new Map<string, 'active' | 'done'>();
-  const reported = new Set<string>();
-  for (const start of edges.keys()) {
-    if (state.has(start)) continue;
-    const stack: { name: string; next: number }[] = [{ name: start, next: 0 }];
-    const trail: string[] = [start];
-    state.set(start, 'active');
-    while (stack.length > 0) {
-      const frame = stack[stack.length - 1]!;
-      const out = edges.get(frame.name) ?? [];
-      if (frame.next < out.length) {
-        const target = out[frame.next++]!.target;
-        const seen = state.get(target);
-        if (seen === 'active') {
-          const cycle = trail.slice(trail.lastIndexOf(target));
-          let first = 0;
-          for (let k = 1; k < cycle.length; k++) if (fileOrder.get(cycle[k]!)! < fileOrder.get(cycle[first]!)!) first = k;
-          const rotated = [...cycle.slice(first), ...cycle.slice(0, first)];
-          const key = rotated.join('\u0000');
-          if (!reported.has(key)) {
-            reported.add(key);
-            const next = rotated[1] ?? rotated[0]!;
-            const edge = edges.get(rotated[0]!)!.find((e) => e.target === next)!;
-            ctx.diagnostics.report('forward-cycle', edge.position, [...rotated, rotated[0]!].join(' -> '));
-          }
-        } else if (seen === undefined) {
-          state.set(target, 'active');
-          trail.push(target);
-          stack.push({ name: target, next: 0 });
-        }
-      } else {
-        state.set(frame.name, 'done');
-        trail.pop();
-        stack.pop();
-      }
-    }
+  const cycles = findCycles([...names], forwardedFrom);
+  if (cycles.length === 0) return;
+  const firstForward = new Map<string, Position>();
+  for (const f of ctx.forwards) {
+    const key = `${f.from}\u0000${f.target}`;
+    if (!firstForward.has(key)) firstForward.set(key, f.position);
   }
+  for (const cycle of cycles) ctx.diagnostics.report('forward-cycle', firstForward.get(`${cycle[0]}\u0000${cycle[1]}`)!, cycle.join(' -> '));
 }
 
 function sortDiagnostics(list: readonly Diagnostic[], mainFile: string): Diagnostic[] {

@@ -105,8 +105,12 @@ function computeStages(order: readonly string[], dependsOn: ReadonlyMap<string, 
   return stages;
 }
 
-/** Iterative DFS; reports each elementary cycle found through a back edge once, starting at its first task in file order. */
-function findCycles(order: readonly string[], dependsOn: ReadonlyMap<string, readonly string[]>): string[][] {
+/**
+ * Iterative DFS over `dependsOn` (from each node to what must come before it); reports each
+ * cycle closed by a back edge once, in run order, starting at its first node in `order`. Not
+ * every elementary cycle: listing them all takes exponential time on a dense graph.
+ */
+export function findCycles(order: readonly string[], dependsOn: ReadonlyMap<string, readonly string[]>): string[][] {
   const state = new Map<string, 'active' | 'done'>();
   const cycles: string[][] = [];
   const seen = new Set<string>();
