@@ -139,7 +139,6 @@ STOPS_VALUE[SQUOTE] = 1;
 
 const PREDEFINED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
-
 /** Slots of Parser.interned for a large document (a power of two, as is the small size). */
 const INTERNED = 4096;
 
