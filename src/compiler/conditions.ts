@@ -5,16 +5,14 @@ import type { CompileContext, ReadElement } from './context.js';
 import { compileTemplate, type NameScope } from './templates.js';
 
 export const CONDITION_ATTRIBUTES = ['if', 'equals', 'notequals', 'isempty', 'hasmultiple', 'gt', 'ge', 'lt', 'le'] as const;
-const OPERATORS = CONDITION_ATTRIBUTES.slice(1);
+const OPERATORS: ReadonlySet<string> = new Set(CONDITION_ATTRIBUTES.slice(1));
 const COMPARISONS: ReadonlySet<string> = new Set(['equals', 'notequals', 'gt', 'ge', 'lt', 'le']);
 
 /** null when the element has no condition; undefined when it has an invalid one (reported). */
 export function compileCondition(ctx: CompileContext, read: ReadElement, scope: NameScope): Condition | null | undefined {
   const ifAttr = read.attr('if');
   // In document order, so a second operator is reported where it was written second.
-  const operators = OPERATORS.map((o) => read.attr(o))
-    .filter((a) => a !== undefined)
-    .sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
+  const operators = read.attributes.filter((a) => OPERATORS.has(a.name));
   if (!ifAttr && operators.length === 0) return null;
   if (!ifAttr) {
     ctx.diagnostics.report('invalid-condition', operators[0]!.position, `"${operators[0]!.name}" needs an "if" attribute holding the value to test`);

@@ -51,6 +51,8 @@ export interface ElementShape {
 
 export interface ReadElement {
   readonly element: XmlElement;
+  /** Every attribute, in document order. */
+  readonly attributes: readonly XmlAttribute[];
   attr(name: string): XmlAttribute | undefined;
   /** Known children by name, in document order. */
   children(name: string): readonly XmlElement[];
@@ -71,7 +73,7 @@ class ReadElementImpl implements ReadElement {
   constructor(
     readonly element: XmlElement,
     /** Read once: each read of element.attributes makes new views. */
-    private readonly attributes: readonly XmlAttribute[],
+    readonly attributes: readonly XmlAttribute[],
     readonly known: readonly XmlElement[],
     readonly unsupported: readonly XmlElement[],
   ) {}
