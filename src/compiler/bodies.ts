@@ -151,7 +151,7 @@ function serialisePlain(el: XmlElement): string {
  */
 class PartsBuilder {
   private readonly parts: TemplatePart[] = [];
-  private readonly text: string[] = [];
+  private text: string[] = [];
 
   literal(text: string): void {
     if (text !== '') this.text.push(text);
@@ -176,6 +176,7 @@ class PartsBuilder {
   private flush(): void {
     if (this.text.length === 0) return;
     this.parts.push({ kind: 'literal', text: this.text.length === 1 ? this.text[0]! : this.text.join('') });
-    this.text.length = 0;
+    // A new list rather than length = 0, which takes the engine's slow path.
+    this.text = [];
   }
 }
