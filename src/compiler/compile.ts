@@ -23,6 +23,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   }
   const given = path.dirname(file);
   const directory = path.resolve(given);
+  const displayPath = (name: string) => (given === '.' ? name : path.join(given, name));
   const ctx: CompileContext = {
     diagnostics,
     mode: options.mode,
@@ -30,8 +31,8 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     file,
     directory,
     staticDirectory: path.join(directory, 'static'),
-    displayPath: (name) => (given === '.' ? name : path.join(given, name)),
-    staticLabel: (given === '.' ? 'static' : path.join(given, 'static')) + '/',
+    displayPath,
+    staticLabel: displayPath('static') + '/',
     fileChecks: new Map(),
     suggestions: new Suggestions(),
     endpointNames: [],
