@@ -421,44 +421,15 @@ class Parser {
     if (quote !== DQUOTE && quote !== SQUOTE) {
       throw this.malformed(`the value of the attribute "${printable(name)}" on <${printable(element)}> must be in quotes`, i);
     }
-    let value = '';
-    let segment = ++i;
-    let line = this.line;
-    let lineStart = this.lineStart;
-    for (; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (STOPS_VALUE[c] === 0) continue;
-      if (c === quote) break;
-      if (c === DQUOTE || c === SQUOTE) continue;
-      if (c === LT) throw this.malformed(`"<" is not allowed in the value of the attribute "${printable(name)}": write &lt; (or is a quote missing?)`, i);
-      if (c === AMP) {
-        value += s.slice(segment, i) + this.reference(i);
-        segment = this.refEnd;
-        i = segment - 1;
-      } else if (c >= 0xfffe) throw this.forbidden(i);
-      else if (c === LF) {
-        line++;
-        lineStart = i + 1;
-      } else if (c === CR) {
-        value += s.slice(segment, i) + '\n';
-        if (s.charCodeAt(i + 1) === LF) {
-          i++;
-          line++;
-          lineStart = i + 1;
-        }
-        segment = i + 1;
-      } else if (c !== TAB) throw this.forbidden(i);
-    }
-    this.line = line;
-    this.lineStart = lineStart;
-    if (i >= n) {
-      this.i = i;
-      throw this.truncated(`the value of the attribute "${printable(name)}"`);
-    }
+    const valueStart = i + 1;
+    this.i = valueStart;
+    const decoded = this.characterData(quote, name);
+    i = this.i;
+    if (i >= n) throw this.truncated(`the value of the attribute "${printable(name)}"`);
     this.i = i + 1;
     const first = this.doc.attributeLineOf(owner, name);
     if (first >= 0) throw this.malformed(`the attribute "${printable(name)}" appears twice on <${printable(element)}> (first on line ${first})`, start);
-    this.doc.addAttribute(name, segment, i, value === '' ? null : value + s.slice(segment, i), line0, column0);
+    this.doc.addAttribute(name, valueStart, i, decoded, line0, column0);
   }
 
   /** The name that must start at `start`; `what` and `element` (where it stands) only word a problem. */
@@ -557,17 +528,20 @@ class Parser {
         return this.doc.addText(start, end, null, false, 0, 0);
       }
     }
-    const decoded = this.text();
+    const decoded = this.characterData(LT, null);
     return this.doc.addText(start, this.i, decoded, false, 0, 0);
   }
 
   /**
-   * Character data up to the next "<": null when it is the source as is, else the text with
-   * references decoded and line ends normalised.
+   * Character data from `i` up to `stop`: the next "<" for text, the closing quote for the value
+   * of `attribute` (where a "<" is refused). Leaves `i` on the stop (or at the end of the file).
+   * null when it is the source as is, else the text with references decoded and line ends
+   * normalised.
    */
-  private text(): string | null {
+  private characterData(stop: number, attribute: string | null): string | null {
     const s = this.s;
     const n = this.n;
+    const stops = stop === LT ? STOPS_TEXT : STOPS_VALUE;
     let i = this.i;
     let segment = i;
     let out = '';
@@ -575,8 +549,10 @@ class Parser {
     let lineStart = this.lineStart;
     for (; i < n; i++) {
       const c = s.charCodeAt(i);
-      if (STOPS_TEXT[c] === 0) continue;
-      if (c === LT) break;
+      if (stops[c] === 0) continue;
+      if (c === stop) break;
+      if (c === LT) throw this.malformed(`"<" is not allowed in the value of the attribute "${printable(attribute!)}": write &lt; (or is a quote missing?)`, i);
+      if (c === DQUOTE || c === SQUOTE) continue;
       if (c === AMP) {
         out += s.slice(segment, i) + this.reference(i);
         segment = this.refEnd;
