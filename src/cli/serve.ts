@@ -113,7 +113,7 @@ export function registerServe(program: Command): void {
         const first = compile(true);
         if (first === 'unreadable') return void (process.exitCode = 2);
         if (first === null) return void (process.exitCode = 1);
-        const { runPrimary } = await import('../server/primary.js');
+        const { runPrimary } = await import('../server/cluster.js');
         serving = true;
         runPrimary(settings, logger, (print) => {
           const next = compile(print);

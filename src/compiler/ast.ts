@@ -2,90 +2,9 @@
 // Everything decidable from the configuration is decided here (templates split, files
 // resolved, task graph computed), so the request path only walks this structure.
 
-import type { TaskGraph } from '../plan/graph.js';
-
-export interface Position {
-  /** The path as given on the command line, or of the referenced file. */
-  readonly file: string;
-  /** 1-based. */
-  readonly line: number;
-  /** 1-based. */
-  readonly column: number;
-}
-
-// ---------------------------------------------------------------------------------------
-// Templates
-
-export const SYSTEM_PARAMETERS = [
-  'request-id',
-  'endpoint',
-  'environment',
-  'client-ip',
-  'user-agent',
-  'base-url',
-] as const;
-export type SystemParameter = (typeof SYSTEM_PARAMETERS)[number];
-
-/** How a placeholder's value is escaped; decided by where the template stands. */
-export type Escaping =
-  /** as is (plain-text mail bodies, text/plain response bodies, values compared in conditions) */
-  | 'none'
-  /** a URL: a placeholder at the very start is inserted as is, others encodeURIComponent */
-  | 'url'
-  /** application/x-www-form-urlencoded value (get-parameter, post-parameter) */
-  | 'form'
-  /** inside a JSON string: JSON-escaped, without the quotes */
-  | 'json'
-  /** XML text or attribute value */
-  | 'xml'
-  /** HTML text */
-  | 'html'
-  /** header values, mail addresses, subjects: a value with CR or LF fails the task */
-  | 'header';
-
-export type TemplatePart =
-  | { readonly kind: 'literal'; readonly text: string }
-  /** a declared parameter of the endpoint (shadows a system parameter of the same name) */
-  | { readonly kind: 'parameter'; readonly name: string }
-  | { readonly kind: 'system'; readonly name: SystemParameter }
-  /** an intermediate value the element declares as input */
-  | { readonly kind: 'intermediate'; readonly name: string }
-  /** ${env:NAME}: a secret for logs and dry-run */
-  | { readonly kind: 'env'; readonly name: string }
-  /** only in <error> actions */
-  | { readonly kind: 'internal-error-text' };
-
-export interface Template {
-  /** The text as written (after XML entity decoding). */
-  readonly source: string;
-  readonly escaping: Escaping;
-  /** Literal parts are already in their final, escaped form for the context. */
-  readonly parts: readonly TemplatePart[];
-  readonly position: Position;
-}
-
-// ---------------------------------------------------------------------------------------
-// Conditions
-
-export type ComparisonOperator = 'equals' | 'notequals' | 'gt' | 'ge' | 'lt' | 'le';
-export type Condition =
-  | {
-      readonly kind: 'compare';
-      readonly operator: ComparisonOperator;
-      readonly left: Template;
-      readonly right: Template;
-      /** e.g. `${newsletter} equals "yes"`, for plans */
-      readonly text: string;
-      readonly position: Position;
-    }
-  | {
-      readonly kind: 'predicate';
-      readonly operator: 'isempty' | 'hasmultiple';
-      readonly left: Template;
-      readonly expected: boolean;
-      readonly text: string;
-      readonly position: Position;
-    };
+import type { Position } from '../position.js';
+import type { Condition, NamedTemplate, Template } from '../template/types.js';
+import type { TaskGraph } from './task-graph.js';
 
 // ---------------------------------------------------------------------------------------
 // Parameters
@@ -160,11 +79,6 @@ export interface ErrorResponse {
   readonly position: Position | null;
 }
 
-export interface NamedTemplate {
-  readonly name: string;
-  readonly value: Template;
-  readonly position: Position;
-}
 
 // ---------------------------------------------------------------------------------------
 // Tasks

@@ -1,7 +1,8 @@
 // JSON and XML bodies are parsed at compile time; the template keeps their structure as
 // literal text and leaves only the placeholder values to escape per request.
 
-import type { Position, Template, TemplatePart } from './ast.js';
+import type { Position } from '../position.js';
+import type { Template, TemplatePart } from '../template/types.js';
 import type { CompileContext } from './context.js';
 import { compileParts, type NameScope } from './templates.js';
 import { escapeJsonString, escapeXml } from '../template/escape.js';

@@ -2,15 +2,16 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Application, Endpoint, EmailSettings, Position, SecuritySettings } from './ast.js';
+import type { Application, Endpoint, EmailSettings, SecuritySettings } from './ast.js';
+import type { Position } from '../position.js';
 import type { CompileContext } from './context.js';
 import type { Diagnostic } from './diagnostic.js';
 import { Diagnostics } from './diagnostics.js';
 import { compileFolder } from './endpoints.js';
-import type { CompileOptions, CompileResult } from './index.js';
+import type { CompileOptions, CompileResult } from './options.js';
 import { compileEmailSettings, compileSecurity } from './settings.js';
 import { Suggestions } from './suggest.js';
-import { findCycles } from '../plan/graph.js';
+import { findCycles } from './task-graph.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
 
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
@@ -151,7 +152,7 @@ function checkEndpointNames(ctx: CompileContext): void {
 }
 
 /**
- * Unknown targets, then cycles: found as for tasks (plan/graph.ts findCycles), each reported once
+ * Unknown targets, then cycles: found as for tasks (task-graph.ts findCycles), each reported once
  * from its first endpoint in the file, at that endpoint's forward into the cycle. Listing every
  * elementary cycle instead takes exponential time: a dozen endpoints that may all forward to each
  * other would never finish. Overlapping cycles may therefore show only in part until the first

@@ -1,6 +1,6 @@
 // `if="TEMPLATE"` with exactly one operator, on <success>, <task> and attachments.
 
-import type { ComparisonOperator, Condition } from './ast.js';
+import type { ComparisonOperator, Condition } from '../template/types.js';
 import type { CompileContext, ReadElement } from './context.js';
 import { compileTemplate, type NameScope } from './templates.js';
 

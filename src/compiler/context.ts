@@ -4,9 +4,9 @@
 
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { Position } from './ast.js';
+import type { Position } from '../position.js';
 import { Diagnostics } from './diagnostics.js';
-import type { CompileMode } from './index.js';
+import type { CompileMode } from './options.js';
 import type { Suggestions } from './suggest.js';
 import type { XmlAttribute, XmlElement } from './xml.js';
 

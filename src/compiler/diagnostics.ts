@@ -1,7 +1,7 @@
 // One table of diagnostic codes, their severity and their messages. A message says what is
 // wrong and what to do; tests assert codes and positions, not wording.
 
-import type { Position } from './ast.js';
+import type { Position } from '../position.js';
 import type { Diagnostic, Severity } from './diagnostic.js';
 
 const dym = (suggestion: string | undefined, wrap: (s: string) => string = (s) => `"${s}"`) =>

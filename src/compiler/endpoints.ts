@@ -1,13 +1,15 @@
 // <endpoint-folder> and <endpoint>: inherited parameters and separators, responses, tasks and
 // the checks that tie them together (references, intermediate values, cycles).
 
-import { SYSTEM_PARAMETERS, type Endpoint, type ParameterDeclaration, type Position, type SuccessResponse, type Task } from './ast.js';
+import { type Endpoint, type ParameterDeclaration, type SuccessResponse, type Task } from './ast.js';
+import { SYSTEM_PARAMETERS } from '../template/types.js';
+import { type Position } from '../position.js';
 import { readElement, requireAttribute, single, type CompileContext } from './context.js';
 import { compileError, compileSuccess, type ResponseScopes } from './responses.js';
 import { compileTask, readTaskHeader, type TaskHeader } from './tasks.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
-import { buildTaskGraph } from '../plan/graph.js';
+import { buildTaskGraph } from './task-graph.js';
 
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const PARAMETER_NAME = /^[A-Za-z0-9_.-]+$/;

@@ -1,11 +1,13 @@
 // <success> and <error>: at most one action each, compiled to a tagged union.
 
 import path from 'node:path';
-import type { BodyAction, ErrorAction, ErrorResponse, Position, SuccessAction, SuccessResponse, Template } from './ast.js';
+import type { BodyAction, ErrorAction, ErrorResponse, SuccessAction, SuccessResponse } from './ast.js';
+import type { Position } from '../position.js';
+import type { Template } from '../template/types.js';
 import { compileJsonBody, compileXmlBody } from './bodies.js';
 import { CONDITION_ATTRIBUTES, compileCondition, conditionUsesIntermediate } from './conditions.js';
 import { readElement, requireAttribute, resolveInside, single, type CompileContext, type ElementShape, type ReadElement } from './context.js';
-import { contentTypeFor } from './content-types.js';
+import { contentTypeFor } from '../content-types.js';
 import { compileTemplate, type NameScope } from './templates.js';
 import { textOf, type XmlElement } from './xml.js';
 

@@ -1,6 +1,7 @@
 // email-sending-configuration.xml and security.xml: optional files beside endpoints.xml.
 
-import type { EmailSettings, NamedTemplate, SecuritySettings, Template } from './ast.js';
+import type { EmailSettings, SecuritySettings } from './ast.js';
+import type { NamedTemplate, Template } from '../template/types.js';
 import { readElement, requireAttribute, single, type CompileContext } from './context.js';
 import { compileTemplate, ENV_ONLY_SCOPE } from './templates.js';
 import { textOf, type XmlElement } from './xml.js';

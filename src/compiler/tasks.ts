@@ -2,18 +2,9 @@
 
 import { JSONPath } from 'jsonpath-plus';
 import { createRequire } from 'node:module';
-import type {
-  EmailAttachment,
-  EmailBody,
-  EmailTask,
-  HttpMethod,
-  HttpRequestTask,
-  NamedTemplate,
-  OutputIntermediateValue,
-  Position,
-  RequestBody,
-  Template,
-} from './ast.js';
+import type { EmailAttachment, EmailBody, EmailTask, HttpMethod, HttpRequestTask, OutputIntermediateValue, RequestBody } from './ast.js';
+import type { NamedTemplate, Template } from '../template/types.js';
+import type { Position } from '../position.js';
 import { compileJsonBody, compileXmlBody } from './bodies.js';
 import { CONDITION_ATTRIBUTES, compileCondition } from './conditions.js';
 import {

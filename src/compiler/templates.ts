@@ -1,7 +1,9 @@
 // Compiles `${...}` templates: names resolved against the element's scope once, literal parts
 // escaped once for their context, so expansion per request is a plain concatenation.
 
-import { SYSTEM_PARAMETERS, type Escaping, type ParameterDeclaration, type Position, type SystemParameter, type Template, type TemplatePart } from './ast.js';
+import { type ParameterDeclaration } from './ast.js';
+import { SYSTEM_PARAMETERS, type Escaping, type SystemParameter, type Template, type TemplatePart } from '../template/types.js';
+import { type Position } from '../position.js';
 import type { CompileContext } from './context.js';
 import { parseTemplateSource } from '../template/parse.js';
 import { escapeForm, escapeJsonString, escapeXml } from '../template/escape.js';

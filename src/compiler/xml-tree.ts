@@ -5,7 +5,7 @@
 // numbers it never copies. The compiler reads the tree through XmlElement views made on demand;
 // it lets them go element by element, so they die young, which costs the collector nothing.
 
-import type { Position } from './ast.js';
+import type { Position } from '../position.js';
 
 export interface XmlAttribute {
   readonly name: string;

@@ -2,7 +2,8 @@
 // (opening a static file, requesting an upstream). Everything else was decided at compile time.
 
 import { open } from 'node:fs/promises';
-import type { ErrorAction, RedirectAction, StaticAction, SuccessAction, Template, UrlAction } from '../compiler/ast.js';
+import type { ErrorAction, RedirectAction, StaticAction, SuccessAction, UrlAction } from '../compiler/ast.js';
+import type { Template } from '../template/types.js';
 import { expandTemplate, type ExpansionScope } from '../template/expand.js';
 import { loadGot } from '../tasks/http-request.js';
 import { downloadFilenameRefusal, redirectRefusal } from './primary-rules.js';

@@ -1,7 +1,8 @@
 // Parameter binding (runtime.md, "Parameters"), shared by serve and dry-run so a simulated
 // request binds exactly as a real one.
 
-import type { Endpoint, SystemParameter } from '../compiler/ast.js';
+import type { Endpoint } from '../compiler/ast.js';
+import type { SystemParameter } from '../template/types.js';
 
 /** Values as received, by name, in arrival order. */
 export type RawParameters = ReadonlyMap<string, readonly string[]>;

@@ -2,7 +2,8 @@
 // response. Independent of node:http: the server adapter hands in what it parsed and writes
 // what comes back.
 
-import type { Application, Endpoint, SuccessResponse, SystemParameter } from '../compiler/ast.js';
+import type { Application, Endpoint, SuccessResponse } from '../compiler/ast.js';
+import type { SystemParameter } from '../template/types.js';
 import { expandTemplate, type ExpansionScope } from '../template/expand.js';
 import { prepareAction, prepareImmediate, reason, type ActionContext, type ActionFailure, type PreparedAction } from './actions.js';
 import { hashMatches } from './hash.js';
@@ -11,7 +12,7 @@ import { bindParameters, parseEnvironment, systemValues, type Environment, type 
 import { selectSuccess } from './primary-rules.js';
 import { discardResponse, problem, type RuntimeResponse } from './response.js';
 import { startTasks, type TaskServices } from './task-runner.js';
-import type { Upload } from './upload.js';
+import type { Upload } from '../upload.js';
 
 /** Long-lived, per loaded application. */
 export interface PipelineContext extends ActionContext {

@@ -14,7 +14,7 @@ import { prepareEmails } from '../tasks/prepare-email.js';
 import { prepareHttpRequest } from '../tasks/prepare-http-request.js';
 import type { PreparedEmail } from '../tasks/prepared.js';
 import type { RuntimeObserver, TaskOutcome } from './observer.js';
-import type { Upload } from './upload.js';
+import type { Upload } from '../upload.js';
 
 export interface TaskServicesOptions {
   readonly application: Application;

@@ -3,7 +3,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import type { Upload } from '../runtime/upload.js';
+import type { Upload } from '../upload.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 
 export const MAX_UPLOADS = 20;

@@ -6,7 +6,7 @@ import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Application } from '../compiler/ast.js';
 import type { RuntimeObserver, TaskOutcomeEvent } from '../runtime/observer.js';
 import { describeError, HttpService, type HttpServerState } from './http.js';
-import { LoadedApplication } from './loaded.js';
+import { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics.js';
 import { formatDuration, originOf, type ServeSettings } from './options.js';

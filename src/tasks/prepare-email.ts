@@ -5,12 +5,13 @@
 // cannot add recipients. Any error thrown here is a failure of the task.
 import { extname, posix } from 'node:path';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
-import type { Condition, EmailSettings, EmailTask, Template } from '../compiler/ast.js';
-import { contentTypeFor } from '../compiler/content-types.js';
+import type { EmailSettings, EmailTask } from '../compiler/ast.js';
+import type { Condition, Template } from '../template/types.js';
+import { contentTypeFor } from '../content-types.js';
 import { evaluateCondition } from '../template/condition.js';
 import { UnsafeValueError } from '../template/escape.js';
 import { expandTemplate, type ExpansionScope } from '../template/expand.js';
-import type { Upload } from '../runtime/upload.js';
+import type { Upload } from '../upload.js';
 import type { PreparedAttachment, PreparedEmail, PreparedEmailBody } from './prepared.js';
 
 /**

@@ -3,7 +3,8 @@
 // Literal template parts were escaped for their context at compile time and placeholder values
 // are escaped by expandTemplate, so this module only assembles the pieces. Errors thrown here
 // (UnsafeValueError for a CR/LF in a header, MissingValueError) are failures of the task.
-import type { HttpRequestTask, NamedTemplate } from '../compiler/ast.js';
+import type { HttpRequestTask } from '../compiler/ast.js';
+import type { NamedTemplate } from '../template/types.js';
 import { escapeForm, UnsafeValueError } from '../template/escape.js';
 import { expandTemplate, usesEnv, type ExpansionScope } from '../template/expand.js';
 import type { PreparedHttpRequest } from './prepared.js';

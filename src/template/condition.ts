@@ -1,7 +1,7 @@
 // Condition semantics (config.md, "Conditions"): both sides expanded, then split on the
 // endpoint's separator keeping empty parts.
 
-import type { Condition } from '../compiler/ast.js';
+import type { Condition } from './types.js';
 import { expandTemplate, type ExpansionScope } from './expand.js';
 
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;

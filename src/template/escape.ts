@@ -1,7 +1,7 @@
 // Escaping per context. Literal template parts are escaped once at compile time with the same
 // functions that escape placeholder values per request.
 
-import type { Escaping } from '../compiler/ast.js';
+import type { Escaping } from './types.js';
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]!);

@@ -1,7 +1,7 @@
 // Expansion of compiled templates: a single pass, so a value is never expanded again and
 // request data can never inject a placeholder.
 
-import type { SystemParameter, Template, TemplatePart } from '../compiler/ast.js';
+import type { SystemParameter, Template, TemplatePart } from './types.js';
 import { escapeValue } from './escape.js';
 
 export type PlaceholderPart = Exclude<TemplatePart, { kind: 'literal' }>;

@@ -1,6 +1,8 @@
 // Hand-built AST pieces for unit tests: templates are split like the compiler does, with each
 // placeholder resolved against the names the test declares.
-import { SYSTEM_PARAMETERS, type Condition, type EmailTask, type Escaping, type HttpRequestTask, type NamedTemplate, type Position, type SystemParameter, type Template, type TemplatePart } from '../../src/compiler/ast.js';
+import { type EmailTask, type HttpRequestTask } from '../../src/compiler/ast.js';
+import { SYSTEM_PARAMETERS, type Condition, type Escaping, type NamedTemplate, type SystemParameter, type Template, type TemplatePart } from '../../src/template/types.js';
+import { type Position } from '../../src/position.js';
 import { escapeForm } from '../../src/template/escape.js';
 import { parseTemplateSource } from '../../src/template/parse.js';
 import type { ExpansionScope } from '../../src/template/expand.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EmailSettings } from '../../src/compiler/ast.js';
-import type { Upload } from '../../src/runtime/upload.js';
+import type { Upload } from '../../src/upload.js';
 import { prepareEmails } from '../../src/tasks/prepare-email.js';
 import { UnsafeValueError } from '../../src/template/escape.js';
 import { MissingValueError } from '../../src/template/expand.js';

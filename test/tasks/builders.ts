@@ -1,21 +1,9 @@
 // Hand-built AST for task engine tests: templates split like the compiler splits them, each
 // placeholder resolved against the names the test declares as intermediate values.
-import {
-  SYSTEM_PARAMETERS,
-  type Application,
-  type Condition,
-  type EmailSettings,
-  type EmailTask,
-  type Endpoint,
-  type Escaping,
-  type HttpRequestTask,
-  type Position,
-  type SystemParameter,
-  type Task,
-  type Template,
-  type TemplatePart,
-} from '../../src/compiler/ast.js';
-import { buildTaskGraph } from '../../src/plan/graph.js';
+import { type Application, type EmailSettings, type EmailTask, type Endpoint, type HttpRequestTask, type Task } from '../../src/compiler/ast.js';
+import { SYSTEM_PARAMETERS, type Condition, type Escaping, type SystemParameter, type Template, type TemplatePart } from '../../src/template/types.js';
+import { type Position } from '../../src/position.js';
+import { buildTaskGraph } from '../../src/compiler/task-graph.js';
 import type { RuntimeObserver, TaskOutcomeEvent } from '../../src/runtime/observer.js';
 import type { ExpansionScope } from '../../src/template/expand.js';
 import { parseTemplateSource } from '../../src/template/parse.js';

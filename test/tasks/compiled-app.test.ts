@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { compileApplication, type Application } from '../../src/compiler/index.js';
 import { createTaskServices, startTasks, type TaskServices } from '../../src/runtime/task-runner.js';
-import type { Upload } from '../../src/runtime/upload.js';
+import type { Upload } from '../../src/upload.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
 import { RecordingObserver, scope } from './builders.js';

@@ -4,7 +4,7 @@
 // left value is empty; hasmultiple when there is more than one; gt/ge/lt/le compare every
 // pair as decimals and are false when any side is empty or not a number.
 import { describe, expect, it } from 'vitest';
-import type { Condition, Template, TemplatePart } from '../../src/compiler/ast.js';
+import type { Condition, Template, TemplatePart } from '../../src/template/types.js';
 import { evaluateCondition } from '../../src/template/condition.js';
 import type { ExpansionScope } from '../../src/template/expand.js';
 

@@ -2,7 +2,7 @@
 // context decides the escaping (so the literal parts are what the compiler produces).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Escaping, Template, TemplatePart } from '../../src/compiler/ast.js';
+import type { Escaping, Template, TemplatePart } from '../../src/template/types.js';
 import { escapeForm, escapeHtml, escapeJsonString, escapeXml, UnsafeValueError } from '../../src/template/escape.js';
 import { expandTemplate, MissingValueError, type ExpansionScope } from '../../src/template/expand.js';
 import { parseTemplateSource } from '../../src/template/parse.js';

@@ -2,7 +2,7 @@
 // formatter, so text, JSON and graphs always tell the same story.
 
 import type { SuccessAction, TaskKind } from '../../compiler/ast.js';
-import type { TaskEdge } from '../../plan/graph.js';
+import type { TaskEdge } from '../../compiler/task-graph.js';
 import type { Environment } from '../../runtime/parameters.js';
 
 export interface Plan {

@@ -3,19 +3,8 @@
 // preparation as serve, stopping short of any I/O.
 
 import { basename } from 'node:path';
-import type {
-  Application,
-  Condition,
-  EmailAttachment,
-  EmailTask,
-  Endpoint,
-  ErrorAction,
-  HttpRequestTask,
-  SuccessAction,
-  SuccessResponse,
-  Task,
-  Template,
-} from '../../compiler/ast.js';
+import type { Application, EmailAttachment, EmailTask, Endpoint, ErrorAction, HttpRequestTask, SuccessAction, SuccessResponse, Task } from '../../compiler/ast.js';
+import type { Condition, Template } from '../../template/types.js';
 import { closest } from '../../compiler/suggest.js';
 import { bindParameters, parseEnvironment, RESERVED_PARAMETERS, systemValues, type Environment, type RawParameters, type RequestFacts } from '../../runtime/parameters.js';
 import { downloadFilenameRefusal, redirectRefusal, selectSuccess } from '../../runtime/primary-rules.js';

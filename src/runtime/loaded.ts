@@ -2,11 +2,11 @@
 // on first use, task runs tracked so that shutdown and reloads can wait for them.
 
 import type { Application } from '../compiler/ast.js';
-import { SYSTEM_PARAMETERS } from '../compiler/ast.js';
-import { resolveSecretKeys } from '../runtime/hash.js';
-import type { RuntimeObserver } from '../runtime/observer.js';
-import type { PipelineContext } from '../runtime/pipeline.js';
-import { createTaskServices, type TaskServices } from '../runtime/task-runner.js';
+import { SYSTEM_PARAMETERS } from '../template/types.js';
+import { resolveSecretKeys } from './hash.js';
+import type { RuntimeObserver } from './observer.js';
+import type { PipelineContext } from './pipeline.js';
+import { createTaskServices, type TaskServices } from './task-runner.js';
 import type { HostAllowlist } from '../tasks/host-allowlist.js';
 
 export class LoadedApplication implements PipelineContext {
