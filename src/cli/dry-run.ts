@@ -3,6 +3,7 @@
 // and the reasons a simulated request fails go to stderr (cli.md, "dry-run").
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { compileApplication, type Endpoint } from '../compiler/index.js';
+import { TASK_KINDS } from '../tasks/registry.js';
 import { closest } from '../compiler/suggest.js';
 import { chalkFor, useColor } from './color.js';
 import { formatDiagnosticsText, summaryLine } from './format-diagnostics.js';
@@ -63,7 +64,7 @@ function dryRun(file: string, options: DryRunOptions): number {
   const warn = (message: string) => process.stderr.write(`${err.yellow('warning')}: ${message}\n`);
   const fail = (message: string) => process.stderr.write(`${err.red('error')}: ${message}\n`);
 
-  const compiled = compileApplication(file, { mode: 'dry-run', env: process.env });
+  const compiled = compileApplication(file, { mode: 'dry-run', kinds: TASK_KINDS.list, env: process.env });
   if (compiled.unreadable !== null) {
     fail(compiled.unreadable);
     return 2;
@@ -96,7 +97,7 @@ function dryRun(file: string, options: DryRunOptions): number {
     for (const [name, value] of options.param) parameters.set(name, [...(parameters.get(name) ?? []), value]);
   }
 
-  const plan = buildPlan(application, { endpoints, parameters, env: process.env });
+  const plan = buildPlan(application, { endpoints, parameters, env: process.env, kinds: TASK_KINDS });
   reportIgnored(plan, warn);
   if (options.format !== 'text') for (const endpoint of plan.endpoints) for (const note of endpoint.notes) warn(note);
 

@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
+import { TASK_KINDS } from '../tasks/registry.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import { parseDuration, parseSize, type ServeSettings } from '../server/options.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
@@ -88,7 +89,7 @@ export function registerServe(program: Command): void {
       const compile = (printDiagnostics: boolean): Application | null | 'unreadable' => {
         let result;
         try {
-          result = compileApplication(file, { mode: 'serve', env: process.env, smtpUrlGiven: settings.smtpUrl !== undefined });
+          result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: settings.smtpUrl !== undefined });
         } catch (error) {
           // A compiler bug must not take down a running service on a --watch reload.
           if (!serving) throw error;

@@ -2,6 +2,7 @@
 // 1 errors (or too many warnings), 2 usage error or an unreadable file (wins over 1).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { compileApplication, type Diagnostic } from '../compiler/index.js';
+import { TASK_KINDS } from '../tasks/registry.js';
 import { useColor } from './color.js';
 import { formatDiagnosticsText, formatGithub, formatJson, summaryLine } from './format-diagnostics.js';
 
@@ -25,7 +26,7 @@ export function registerValidate(program: Command): void {
       let errors = 0;
       let warnings = 0;
       for (const file of files) {
-        const result = compileApplication(file, { mode: 'validate', diagnosticsOnly: true });
+        const result = compileApplication(file, { mode: 'validate', kinds: TASK_KINDS.list, diagnosticsOnly: true });
         if (result.unreadable !== null) {
           // Part of the report in every format, so a JSON reader never sees "valid": true for a
           // file that was not read; the exit code still says 2.

@@ -71,6 +71,8 @@ export interface SuccessResponse {
   /** Task ids the response waits for (after + producers of its inputs); only with tasks="wait". */
   readonly after: readonly string[];
   readonly inputs: readonly string[];
+  /** The response is built once the tasks it waits for have run (tasks="wait" with after or inputs). */
+  readonly deferred: boolean;
   readonly position: Position;
 }
 
@@ -83,9 +85,14 @@ export interface ErrorResponse {
 // ---------------------------------------------------------------------------------------
 // Tasks
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
-
-export interface TaskBase {
+/**
+ * What every task has, whatever its kind. Each kind (src/tasks/<kind>/) extends it with its
+ * own fields and a literal `kind`; the compiler, scheduler and dry-run read only these fields
+ * and leave the rest to the kind's definition.
+ */
+export interface Task {
+  /** The kind's name in the task-kind registry, e.g. `http-request`. */
+  readonly kind: string;
   /** The id attribute, or `task-N` (1-based position among the endpoint's tasks). */
   readonly id: string;
   readonly explicitId: boolean;
@@ -99,6 +106,8 @@ export interface TaskBase {
   readonly after: readonly string[];
   /** <input-intermediate-value name>. */
   readonly inputs: readonly string[];
+  /** Empty unless the kind has an answer to read them from. */
+  readonly outputs: readonly OutputIntermediateValue[];
   readonly position: Position;
 }
 
@@ -113,56 +122,6 @@ export interface OutputIntermediateValue {
   readonly regex: string | null;
   readonly position: Position;
 }
-
-export type RequestBody =
-  | { readonly kind: 'json'; readonly template: Template }
-  | { readonly kind: 'xml'; readonly template: Template }
-  | { readonly kind: 'form'; readonly parameters: readonly NamedTemplate[] };
-
-export interface HttpRequestTask extends TaskBase {
-  readonly kind: 'http-request';
-  readonly url: Template;
-  /** Resolved: explicit, else POST with a body, else GET. */
-  readonly method: HttpMethod;
-  readonly getParameters: readonly NamedTemplate[];
-  readonly headers: readonly NamedTemplate[];
-  readonly basicAuth: { readonly username: Template; readonly password: Template } | null;
-  readonly body: RequestBody | null;
-  readonly outputs: readonly OutputIntermediateValue[];
-}
-
-export interface EmailBody {
-  readonly contentType: 'text/plain' | 'text/html';
-  readonly template: Template;
-  /** cid: images found in an HTML body: cid as written -> absolute path in static/. */
-  readonly inlineImages: readonly { readonly cid: string; readonly absolutePath: string }[];
-  readonly position: Position;
-}
-
-export type EmailAttachment =
-  | {
-      readonly kind: 'static';
-      readonly filename: string;
-      readonly absolutePath: string;
-      readonly condition: Condition | null;
-      readonly position: Position;
-    }
-  | { readonly kind: 'uploads'; readonly condition: Condition | null; readonly position: Position };
-
-export interface EmailTask extends TaskBase {
-  readonly kind: 'email';
-  readonly from: Template;
-  readonly to: readonly Template[];
-  readonly cc: readonly Template[];
-  readonly bcc: readonly Template[];
-  readonly replyTo: Template | null;
-  readonly subject: Template;
-  readonly bodies: readonly EmailBody[];
-  readonly attachments: readonly EmailAttachment[];
-}
-
-export type Task = HttpRequestTask | EmailTask;
-export type TaskKind = Task['kind'];
 
 // ---------------------------------------------------------------------------------------
 // Endpoints and the application

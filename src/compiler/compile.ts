@@ -12,6 +12,7 @@ import type { CompileOptions, CompileResult } from './options.js';
 import { compileEmailSettings, compileSecurity } from './settings.js';
 import { Suggestions } from './suggest.js';
 import { findCycles } from './task-graph.js';
+import { TaskKindIndex } from './tasks.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
 
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
@@ -57,7 +58,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     diagnostics.report('wrong-root-element', parsed.root.position, parsed.root.name, 'endpoint-folder');
   } else {
     // A security.xml that is present but broken is reported in that file; <include-in-hash> is not blamed for it too.
-    compileFolder(ctx, parsed.root, { parameters: new Map(), separator: '||' }, { hasSecurity: existsSync(path.join(directory, 'security.xml')) }, keep);
+    compileFolder(ctx, parsed.root, { parameters: new Map(), separator: '||' }, { hasSecurity: existsSync(path.join(directory, 'security.xml')), taskKinds: new TaskKindIndex(options.kinds) }, keep);
     checkEndpointNames(ctx);
     checkForwards(ctx);
     // Email tasks are looked for in the tree, not among the compiled endpoints: an endpoint

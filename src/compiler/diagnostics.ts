@@ -164,8 +164,8 @@ export const DIAGNOSTICS = {
   // Tasks
   'unknown-task-class': {
     severity: 'error',
-    message: (name: string, suggestion?: string) =>
-      `Unknown task class "${name}": use HttpRequest or Email (or endpoints.task.HttpRequestTask / endpoints.task.EmailTask).${dym(suggestion)}`,
+    message: (name: string, kinds: { readonly short: readonly string[]; readonly long: readonly string[] }, suggestion?: string) =>
+      `Unknown task class "${name}": use ${kinds.short.join(' or ')}${kinds.long.length > 0 ? ` (or ${kinds.long.join(' / ')})` : ''}.${dym(suggestion)}`,
   },
   'duplicate-task-id': {
     severity: 'error',
@@ -192,7 +192,11 @@ export const DIAGNOSTICS = {
     severity: 'error',
     message: (why: string) => `A task that outputs intermediate values may not have ${why}: its dependants could run without the value.`,
   },
-  'email-output': { severity: 'error', message: () => `An Email task cannot output intermediate values: only HttpRequest tasks have an answer to read.` },
+  // The code predates other kinds without outputs; it names any such kind in its message.
+  'email-output': {
+    severity: 'error',
+    message: (kind: string, withOutputs: readonly string[]) => `An ${kind} task cannot output intermediate values: only ${withOutputs.join(' and ')} tasks have an answer to read.`,
+  },
   'task-cycle': { severity: 'error', message: (cycle: string) => `Tasks depend on each other in a cycle: ${cycle}. Remove one of the dependencies.` },
   'invalid-output': { severity: 'error', message: (m: string) => `Invalid <output-intermediate-value>: ${m}.` },
   'invalid-jsonpath': { severity: 'error', message: (path: string, m: string) => `Invalid JSONPath "${path}": ${m}.` },

@@ -6,7 +6,7 @@ import { SYSTEM_PARAMETERS } from '../template/types.js';
 import { type Position } from '../position.js';
 import { readElement, requireAttribute, single, type CompileContext } from './context.js';
 import { compileError, compileSuccess, type ResponseScopes } from './responses.js';
-import { compileTask, readTaskHeader, type TaskHeader } from './tasks.js';
+import { compileTask, readTaskHeader, type TaskHeader, type TaskKindIndex } from './tasks.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
 import { buildTaskGraph } from './task-graph.js';
@@ -22,6 +22,7 @@ export interface Inherited {
 
 export interface EndpointEnvironment {
   readonly hasSecurity: boolean;
+  readonly taskKinds: TaskKindIndex;
 }
 
 /** Compiles a folder and everything below it, handing each endpoint to `out` in file order. */
@@ -107,7 +108,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
   const brokenIds = new Set<string>();
   const brokenOutputs = new Set<string>();
   read.children('task').forEach((t, i) => {
-    const h = readTaskHeader(ctx, t, i);
+    const h = readTaskHeader(ctx, env.taskKinds, t, i);
     if (h) headers.push(h);
     else {
       // A task already reported for its class still has an id and outputs: references to
@@ -157,7 +158,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
       envOnly: false,
       where: `in task "${h.id}"`,
     };
-    const task = compileTask(ctx, h, scope);
+    const task = compileTask(ctx, env.taskKinds, h, scope);
     if (task) tasks.push(task);
   }
 
@@ -223,7 +224,9 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
       if (p) waitsFor.add(p.task);
     }
     const r = draft.response;
-    successes.push({ condition: r.condition, action: r.action, after: [...waitsFor], inputs: r.inputs, position: r.position });
+    // Built after the tasks only when it needs them; tasks="background" with after/inputs is an error above.
+    const deferred = tasksMode === 'wait' && headers.length > 0 && (waitsFor.size > 0 || r.inputs.length > 0);
+    successes.push({ condition: r.condition, action: r.action, after: [...waitsFor], inputs: r.inputs, deferred, position: r.position });
   }
   const error = compileError(ctx, single(ctx, read, 'error'), scopes);
 

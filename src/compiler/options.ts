@@ -1,12 +1,16 @@
 // What a compile is asked to do and what it gives back.
 import type { Application } from './ast.js';
 import type { Diagnostic } from './diagnostic.js';
+import type { TaskKindSyntax } from './task-kind.js';
 
-/** Which command reads the application: a few checks are errors for serve only. */
-export type CompileMode = 'validate' | 'serve' | 'dry-run';
+export type { CompileMode } from './mode.js';
+
+import type { CompileMode } from './mode.js';
 
 export interface CompileOptions {
   readonly mode: CompileMode;
+  /** The task kinds to compile with: src/tasks/registry.ts's TASK_KINDS.list, or a test's own. */
+  readonly kinds: readonly TaskKindSyntax[];
   /** The environment ${env:NAME} reads; default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** SMTP connection given outside the application (--smtp-url / ENDPOINT_SERVICE_SMTP_URL). */

@@ -25,7 +25,7 @@ export interface ResponseScopes {
 }
 
 export interface SuccessDraft {
-  readonly response: SuccessResponse;
+  readonly response: Omit<SuccessResponse, 'deferred'>;
   /** <after task-id> elements, to check against the endpoint's tasks. */
   readonly afterRefs: readonly { id: string; position: Position }[];
   readonly inputRefs: readonly { name: string; position: Position }[];

@@ -1,56 +1,54 @@
-// <task>: HttpRequest and Email, in short and endpoints.task.* names.
+// <task>: what every kind shares (class, id, condition, ignore-if-error, timeout, retries,
+// after, inputs, outputs). The class picks a kind from the registry the command handed in, and
+// the kind compiles its own elements (src/tasks/<kind>/compile.ts).
 
 import { JSONPath } from 'jsonpath-plus';
 import { createRequire } from 'node:module';
-import type { EmailAttachment, EmailBody, EmailTask, HttpMethod, HttpRequestTask, OutputIntermediateValue, RequestBody } from './ast.js';
-import type { NamedTemplate, Template } from '../template/types.js';
 import type { Position } from '../position.js';
-import { compileJsonBody, compileXmlBody } from './bodies.js';
+import type { OutputIntermediateValue, Task } from './ast.js';
 import { CONDITION_ATTRIBUTES, compileCondition } from './conditions.js';
-import {
-  parseBooleanAttribute,
-  parseDuration,
-  readElement,
-  requireAttribute,
-  resolveInside,
-  single,
-  type CompileContext,
-  type ElementShape,
-  type ReadElement,
-} from './context.js';
-import { compileTextTemplate } from './responses.js';
-import { compileTemplate, type NameScope } from './templates.js';
-import { readFileSync } from 'node:fs';
-import { textOf, type XmlElement } from './xml.js';
+import { parseBooleanAttribute, parseDuration, readElement, requireAttribute, type CompileContext, type ElementShape, type ReadElement } from './context.js';
+import type { TaskKindSyntax } from './task-kind.js';
+import type { NameScope } from './templates.js';
+import type { XmlElement } from './xml.js';
 
-export type TaskClass = 'http-request' | 'email';
-const CLASSES: ReadonlyMap<string, TaskClass> = new Map([
-  ['HttpRequest', 'http-request'],
-  ['endpoints.task.HttpRequestTask', 'http-request'],
-  ['Email', 'email'],
-  ['endpoints.task.EmailTask', 'email'],
-]);
+const DEFAULT_TASK_TIMEOUT_MS = 30_000;
 const UNSUPPORTED_CLASSES = new Set(['CreateShortLinkToEndpointTask', 'RequestLogExpressionCaptureTask']);
-const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
-const DEFAULT_TIMEOUT_MS = 30_000;
-
 const TASK_ATTRIBUTES = ['class', 'id', ...CONDITION_ATTRIBUTES, 'ignore-if-error', 'timeout', 'retries'];
 const COMMON_CHILDREN = ['after', 'input-intermediate-value', 'output-intermediate-value'];
-const HTTP_CHILDREN = ['url', 'method', 'get-parameter', 'post-parameter', 'request-header', 'basic-access-authentication', 'json-body', 'xml-body'];
-const EMAIL_CHILDREN = ['from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'body', 'attachment-static', 'attachments-from-request-file-uploads'];
-const HTTP_TASK_SHAPE: ElementShape = { attributes: TASK_ATTRIBUTES, children: [...COMMON_CHILDREN, ...HTTP_CHILDREN] };
-const EMAIL_TASK_SHAPE: ElementShape = { attributes: TASK_ATTRIBUTES, children: [...COMMON_CHILDREN, ...EMAIL_CHILDREN] };
-const NAMED_VALUE_SHAPE: ElementShape = { attributes: ['name'], children: [], text: true };
 const AFTER_SHAPE: ElementShape = { attributes: ['task-id'], children: [] };
 const INPUT_SHAPE: ElementShape = { attributes: ['name'], children: [] };
-const ATTACHMENT_STATIC_SHAPE: ElementShape = { attributes: ['filename', ...CONDITION_ATTRIBUTES], children: [] };
-const ATTACHMENT_UPLOADS_SHAPE: ElementShape = { attributes: CONDITION_ATTRIBUTES, children: [] };
+
+/** The registry as the compiler reads it: kinds by class name, with the element shape of each. */
+export class TaskKindIndex {
+  private readonly byClass = new Map<string, { kind: TaskKindSyntax; shape: ElementShape }>();
+  /** Every class name, for "did you mean". */
+  readonly classNames: readonly string[];
+  /** For messages: each kind's first class name, and the others. */
+  readonly names: { readonly short: readonly string[]; readonly long: readonly string[] };
+  /** The kinds that may output intermediate values, by their first class name, for messages. */
+  readonly withOutputs: readonly string[];
+
+  constructor(kinds: readonly TaskKindSyntax[]) {
+    for (const kind of kinds) {
+      const shape: ElementShape = { attributes: TASK_ATTRIBUTES, children: [...COMMON_CHILDREN, ...kind.children] };
+      for (const name of kind.classNames) this.byClass.set(name, { kind, shape });
+    }
+    this.classNames = [...this.byClass.keys()];
+    this.names = { short: kinds.map((k) => k.classNames[0]!), long: kinds.flatMap((k) => k.classNames.slice(1)) };
+    this.withOutputs = kinds.filter((k) => k.hasOutputs).map((k) => k.classNames[0]!);
+  }
+
+  get(className: string): { readonly kind: TaskKindSyntax; readonly shape: ElementShape } | undefined {
+    return this.byClass.get(className);
+  }
+}
 
 /** What the first pass learns of a task: enough to resolve names across the endpoint. */
 export interface TaskHeader {
   readonly element: XmlElement;
   readonly read: ReadElement;
-  readonly kind: TaskClass;
+  readonly kind: TaskKindSyntax;
   readonly id: string;
   readonly explicitId: boolean;
   readonly idPosition: Position;
@@ -60,20 +58,20 @@ export interface TaskHeader {
 }
 
 /** First pass: class, id, after, inputs, outputs. null when the class is unknown or unsupported (reported; nothing inside is checked). */
-export function readTaskHeader(ctx: CompileContext, element: XmlElement, index: number): TaskHeader | null {
+export function readTaskHeader(ctx: CompileContext, kinds: TaskKindIndex, element: XmlElement, index: number): TaskHeader | null {
   const classAttr = element.attributes.find((a) => a.name === 'class');
   if (!classAttr) {
     ctx.diagnostics.report('missing-attribute', element.position, 'class', 'task');
     return null;
   }
-  const kind = CLASSES.get(classAttr.value);
-  if (!kind) {
+  const entry = kinds.get(classAttr.value);
+  if (!entry) {
     const bare = classAttr.value.replace(/^endpoints\.task\./, '');
     if (UNSUPPORTED_CLASSES.has(bare)) ctx.diagnostics.report('unsupported-feature', classAttr.position, `The task class ${classAttr.value}`);
-    else ctx.diagnostics.report('unknown-task-class', classAttr.position, classAttr.value, ctx.suggestions.closest(classAttr.value, CLASSES.keys()));
+    else ctx.diagnostics.report('unknown-task-class', classAttr.position, classAttr.value, kinds.names, ctx.suggestions.closest(classAttr.value, kinds.classNames));
     return null;
   }
-  const read = readElement(ctx, element, kind === 'http-request' ? HTTP_TASK_SHAPE : EMAIL_TASK_SHAPE);
+  const read = readElement(ctx, element, entry.shape);
   const idAttr = read.attr('id');
   if (idAttr && !/^[A-Za-z0-9_.-]+$/.test(idAttr.value)) {
     ctx.diagnostics.report('invalid-value', idAttr.position, 'the task id', idAttr.value, 'letters, digits, "_", "." and "-"');
@@ -98,7 +96,7 @@ export function readTaskHeader(ctx: CompileContext, element: XmlElement, index: 
   return {
     element,
     read,
-    kind,
+    kind: entry.kind,
     id: idAttr?.value ?? `task-${index + 1}`,
     explicitId: idAttr !== undefined,
     idPosition: idAttr?.position ?? element.position,
@@ -109,13 +107,13 @@ export function readTaskHeader(ctx: CompileContext, element: XmlElement, index: 
 }
 
 /** Second pass: the whole task, with names resolved in `scope`. null when invalid (reported). */
-export function compileTask(ctx: CompileContext, header: TaskHeader, scope: NameScope): HttpRequestTask | EmailTask | null {
+export function compileTask(ctx: CompileContext, kinds: TaskKindIndex, header: TaskHeader, scope: NameScope): Task | null {
   const { read } = header;
   const condition = compileCondition(ctx, read, scope);
   const ignoreIfError = parseBooleanAttribute(ctx, read.attr('ignore-if-error'), 'task') ?? false;
   let ok = condition !== undefined;
 
-  let timeoutMs = DEFAULT_TIMEOUT_MS;
+  let timeoutMs = DEFAULT_TASK_TIMEOUT_MS;
   const timeoutAttr = read.attr('timeout');
   if (timeoutAttr) {
     const parsed = parseDuration(timeoutAttr.value);
@@ -132,12 +130,23 @@ export function compileTask(ctx: CompileContext, header: TaskHeader, scope: Name
       ok = false;
     } else retries = Number(retriesAttr.value);
   }
+  const outputs: OutputIntermediateValue[] = [];
   if (header.outputs.length > 0) {
-    if (header.kind === 'email') ctx.diagnostics.report('email-output', header.outputs[0]!.position);
-    else if (condition) ctx.diagnostics.report('output-on-optional-task', condition.position, 'a condition');
-    else if (ignoreIfError) ctx.diagnostics.report('output-on-optional-task', read.attr('ignore-if-error')!.position, 'ignore-if-error="true"');
+    if (!header.kind.hasOutputs) {
+      ctx.diagnostics.report('email-output', header.outputs[0]!.position, header.kind.classNames[0]!, kinds.withOutputs);
+      ok = false;
+    } else {
+      if (condition) ctx.diagnostics.report('output-on-optional-task', condition.position, 'a condition');
+      else if (ignoreIfError) ctx.diagnostics.report('output-on-optional-task', read.attr('ignore-if-error')!.position, 'ignore-if-error="true"');
+      for (const o of header.outputs) {
+        const output = compileOutput(ctx, o.element);
+        if (output) outputs.push(output);
+        else ok = false;
+      }
+    }
   }
-  const base = {
+  const base: Task = {
+    kind: header.kind.kind,
     id: header.id,
     explicitId: header.explicitId,
     className: read.attr('class')!.value,
@@ -147,135 +156,12 @@ export function compileTask(ctx: CompileContext, header: TaskHeader, scope: Name
     retries,
     after: header.after.map((a) => a.id),
     inputs: header.inputs.map((i) => i.name),
+    // Lists of the AST are copied to their exact size (see compileParts).
+    outputs: outputs.slice(),
     position: header.element.position,
   };
-  const task = header.kind === 'http-request' ? compileHttpRequest(ctx, header, scope, base) : compileEmail(ctx, header, scope, base);
+  const task = header.kind.compile(ctx, read, scope, base, header.element);
   return ok ? task : null;
-}
-
-type TaskBaseFields = Omit<HttpRequestTask, 'kind' | 'url' | 'method' | 'getParameters' | 'headers' | 'basicAuth' | 'body' | 'outputs'>;
-
-function compileHttpRequest(ctx: CompileContext, header: TaskHeader, scope: NameScope, base: TaskBaseFields): HttpRequestTask | null {
-  const { read } = header;
-  let ok = true;
-  const urlElement = single(ctx, read, 'url');
-  if (!urlElement) {
-    ctx.diagnostics.report('missing-element', header.element.position, 'url', 'task');
-    ok = false;
-  }
-  const url = urlElement ? compileTextTemplate(ctx, urlElement, 'url', scope) : null;
-  if (urlElement && !url) ok = false;
-
-  let method: HttpMethod | null = null;
-  const methodElement = single(ctx, read, 'method');
-  if (methodElement) {
-    const r = readElement(ctx, methodElement, { attributes: ['name'], children: [] });
-    const name = requireAttribute(ctx, r, 'name');
-    if (name) {
-      const upper = name.value.toUpperCase() as HttpMethod;
-      if (!METHODS.includes(upper)) {
-        ctx.diagnostics.report('invalid-value', name.position, 'the method', name.value, METHODS.join(', '));
-        ok = false;
-      } else method = upper;
-    } else ok = false;
-  }
-
-  const named = (name: string, escaping: Template['escaping']): NamedTemplate[] => {
-    const out: NamedTemplate[] = [];
-    for (const el of read.children(name)) {
-      const n = requireAttribute(ctx, readElement(ctx, el, NAMED_VALUE_SHAPE), 'name');
-      const position = el.position;
-      const value = compileTemplate(ctx, textOf(el).trim(), escaping, scope, position);
-      if (!n || !value) ok = false;
-      else if (n.value.includes('${')) {
-        ctx.diagnostics.report('placeholder-not-allowed', n.position, `the name of <${name}>`);
-        ok = false;
-      } else out.push({ name: n.value, value, position });
-    }
-    return out;
-  };
-  const getParameters = named('get-parameter', 'form');
-  const postParameters = named('post-parameter', 'form');
-  const headers = named('request-header', 'header');
-  for (const h of headers) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h.name)) {
-      ctx.diagnostics.report('invalid-value', h.position, 'a header name', h.name, 'a token such as X-Api-Key');
-      ok = false;
-    }
-  }
-
-  let basicAuth: HttpRequestTask['basicAuth'] = null;
-  const auth = single(ctx, read, 'basic-access-authentication');
-  if (auth) {
-    const r = readElement(ctx, auth, { attributes: ['username', 'password'], children: [] });
-    const user = requireAttribute(ctx, r, 'username');
-    const pass = requireAttribute(ctx, r, 'password');
-    const username = user ? compileTemplate(ctx, user.value, 'header', scope, user.position) : null;
-    const password = pass ? compileTemplate(ctx, pass.value, 'header', scope, pass.position) : null;
-    if (username && password) basicAuth = { username, password };
-    else ok = false;
-  }
-
-  const bodies: { kind: RequestBody['kind']; position: Position; body: RequestBody | null }[] = [];
-  const jsonElement = single(ctx, read, 'json-body');
-  if (jsonElement) {
-    const r = readElement(ctx, jsonElement, { attributes: [], children: [], text: true });
-    const template = compileJsonBody(ctx, textOf(r.element), scope, jsonElement.position);
-    bodies.push({ kind: 'json', position: jsonElement.position, body: template && { kind: 'json', template } });
-  }
-  const xmlElement = single(ctx, read, 'xml-body');
-  if (xmlElement) {
-    // Its children are the body itself, whatever their names; its own attributes are checked.
-    const names = xmlElement.children.flatMap((c) => (c.kind === 'element' ? [c.name] : []));
-    readElement(ctx, xmlElement, { attributes: [], children: names, text: true });
-    const template = compileXmlBody(ctx, xmlElement, textOf(xmlElement), scope);
-    bodies.push({ kind: 'xml', position: xmlElement.position, body: template && { kind: 'xml', template } });
-  }
-  if (postParameters.length > 0 || read.children('post-parameter').length > 0) {
-    const first = read.children('post-parameter')[0]!;
-    bodies.push({ kind: 'form', position: first.position, body: { kind: 'form', parameters: postParameters } });
-  }
-  bodies.sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
-  if (bodies.length > 1) {
-    const names = { json: '<json-body>', xml: '<xml-body>', form: '<post-parameter>' };
-    ctx.diagnostics.report('conflicting-body', bodies[1]!.position, `A task may have one body kind, but this one has ${names[bodies[0]!.kind]} and ${names[bodies[1]!.kind]}: keep one`);
-    ok = false;
-  }
-  if (bodies.some((b) => b.body === null)) ok = false;
-  if (method === 'GET' && bodies.length > 0) {
-    ctx.diagnostics.report('conflicting-body', bodies[0]!.position, 'A GET request cannot have a body: remove the body or use <method name="POST"/>');
-    ok = false;
-  }
-
-  const outputs: OutputIntermediateValue[] = [];
-  for (const o of header.outputs) {
-    const output = compileOutput(ctx, o.element);
-    if (output) outputs.push(output);
-    else ok = false;
-  }
-  if (!ok || !url) return null;
-  // Fields written out rather than spread from base (same order): spreading is slow, per task.
-  return {
-    id: base.id,
-    explicitId: base.explicitId,
-    className: base.className,
-    condition: base.condition,
-    ignoreIfError: base.ignoreIfError,
-    timeoutMs: base.timeoutMs,
-    retries: base.retries,
-    after: base.after,
-    inputs: base.inputs,
-    position: base.position,
-    kind: 'http-request',
-    url,
-    method: method ?? (bodies.length > 0 ? 'POST' : 'GET'),
-    // Lists of the AST are copied to their exact size (see compileParts).
-    getParameters: getParameters.slice(),
-    headers: headers.slice(),
-    basicAuth,
-    body: bodies[0]?.body ?? null,
-    outputs: outputs.slice(),
-  };
 }
 
 // Loaded on the first <output-intermediate-value xpath>: most applications read JSON answers,
@@ -391,148 +277,5 @@ function jsonPathProblem(path: string): string | null {
     }
   }
   return null;
-}
-
-function compileEmail(ctx: CompileContext, header: TaskHeader, scope: NameScope, base: TaskBaseFields): EmailTask | null {
-  const { read } = header;
-  let ok = true;
-  const address = (el: XmlElement): Template | null => {
-    const t = compileTextTemplate(ctx, el, 'header', scope);
-    if (!t) ok = false;
-    return t;
-  };
-  const required = (name: string): XmlElement | undefined => {
-    const el = single(ctx, read, name);
-    if (!el) {
-      ctx.diagnostics.report('missing-element', header.element.position, name, 'task');
-      ok = false;
-    }
-    return el;
-  };
-  const fromElement = required('from');
-  const from = fromElement ? address(fromElement) : null;
-  const toElements = read.children('to');
-  if (toElements.length === 0) {
-    ctx.diagnostics.report('missing-element', header.element.position, 'to', 'task');
-    ok = false;
-  }
-  const to = toElements.map(address).filter((t): t is Template => t !== null);
-  const cc = read.children('cc').map(address).filter((t): t is Template => t !== null);
-  const bcc = read.children('bcc').map(address).filter((t): t is Template => t !== null);
-  const replyToElement = single(ctx, read, 'reply-to');
-  const replyTo = replyToElement ? address(replyToElement) : null;
-  const subjectElement = required('subject');
-  const subject = subjectElement ? address(subjectElement) : null;
-
-  const bodies: EmailBody[] = [];
-  for (const b of read.children('body')) {
-    const body = compileEmailBody(ctx, b, scope);
-    if (body) bodies.push(body);
-    else ok = false;
-  }
-  if (read.children('body').length === 0 && !read.unsupported.some((u) => u.name === 'body-transformation')) {
-    ctx.diagnostics.report('email-without-body', header.element.position);
-  }
-
-  const attachments: EmailAttachment[] = [];
-  for (const a of read.children('attachment-static')) {
-    const r = readElement(ctx, a, ATTACHMENT_STATIC_SHAPE);
-    const filename = requireAttribute(ctx, r, 'filename');
-    const condition = compileCondition(ctx, r, scope);
-    if (!filename || condition === undefined) {
-      ok = false;
-      continue;
-    }
-    if (filename.value.includes('${')) {
-      ctx.diagnostics.report('placeholder-not-allowed', filename.position, 'filename of <attachment-static>');
-      ok = false;
-      continue;
-    }
-    const absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.staticLabel, filename.value, filename.position);
-    if (absolutePath === null) ok = false;
-    else attachments.push({ kind: 'static', filename: filename.value, absolutePath, condition, position: a.position });
-  }
-  for (const a of read.children('attachments-from-request-file-uploads')) {
-    const r = readElement(ctx, a, ATTACHMENT_UPLOADS_SHAPE);
-    const condition = compileCondition(ctx, r, scope);
-    if (condition === undefined) ok = false;
-    else attachments.push({ kind: 'uploads', condition, position: a.position });
-  }
-  // Attachments go into the message in the order the author wrote them, whatever their kind.
-  attachments.sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
-  if (!ok || !from || !subject) return null;
-  return {
-    id: base.id,
-    explicitId: base.explicitId,
-    className: base.className,
-    condition: base.condition,
-    ignoreIfError: base.ignoreIfError,
-    timeoutMs: base.timeoutMs,
-    retries: base.retries,
-    after: base.after,
-    inputs: base.inputs,
-    position: base.position,
-    kind: 'email',
-    from,
-    // Lists of the AST are copied to their exact size (see compileParts).
-    to: to.slice(),
-    cc: cc.slice(),
-    bcc: bcc.slice(),
-    replyTo,
-    subject,
-    bodies: bodies.slice(),
-    attachments: attachments.slice(),
-  };
-}
-
-const CID = /\bsrc\s*=\s*["']cid:([^"']+)["']/gi;
-
-function compileEmailBody(ctx: CompileContext, element: XmlElement, scope: NameScope): EmailBody | null {
-  const r = readElement(ctx, element, { attributes: ['content-type', 'src'], children: [], text: true });
-  const typeAttr = r.attr('content-type');
-  const contentType = (typeAttr?.value.trim().toLowerCase() ?? 'text/plain') as EmailBody['contentType'];
-  if (contentType !== 'text/plain' && contentType !== 'text/html') {
-    ctx.diagnostics.report('invalid-value', typeAttr!.position, 'content-type', typeAttr!.value, '"text/plain" or "text/html"');
-    return null;
-  }
-  let source = textOf(element);
-  let at = element.position;
-  const src = r.attr('src');
-  if (src) {
-    if (source.trim() !== '') {
-      ctx.diagnostics.report('conflicting-body', src.position, 'A <body> takes its template either from src or from its text, not both: keep one');
-      return null;
-    }
-    // Read once at compile time, so its name cannot depend on the request.
-    if (src.value.includes('${')) {
-      ctx.diagnostics.report('placeholder-not-allowed', src.position, 'src of <body>');
-      return null;
-    }
-    const file = resolveInside(ctx, ctx.directory, 'the application directory', src.value, src.position);
-    if (file === null) return null;
-    try {
-      source = readFileSync(file, 'utf8');
-    } catch (error) {
-      ctx.diagnostics.report('file-not-found', src.position, src.value, 'the application directory');
-      return null;
-    }
-    at = { file: ctx.displayPath(src.value), line: 1, column: 1 };
-  } else source = source.replace(/^\s*\n/, '').replace(/\n\s*$/, '\n');
-  const template = compileTemplate(ctx, source, contentType === 'text/html' ? 'html' : 'none', scope, at);
-  if (!template) return null;
-  const inlineImages: { cid: string; absolutePath: string }[] = [];
-  if (contentType === 'text/html') {
-    for (const p of template.parts) {
-      if (p.kind !== 'literal') continue;
-      for (const m of p.text.matchAll(CID)) {
-        const cid = m[1]!;
-        if (inlineImages.some((i) => i.cid === cid)) continue;
-        const absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.staticLabel, cid, src ? at : element.position);
-        if (absolutePath === null) return null;
-        inlineImages.push({ cid, absolutePath });
-      }
-    }
-  }
-  return { contentType, template, inlineImages, position: element.position };
 }
 

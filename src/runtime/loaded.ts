@@ -1,44 +1,66 @@
-// One compiled application made ready to serve: secret keys expanded, task services created
+// One compiled application made ready to serve: secret keys expanded, the task engine created
 // on first use, task runs tracked so that shutdown and reloads can wait for them.
 
 import type { Application } from '../compiler/ast.js';
-import { SYSTEM_PARAMETERS } from '../template/types.js';
+import type { HostAllowlist } from '../tasks/host-allowlist.js';
+import type { TaskKinds } from '../tasks/registry.js';
+import { SYSTEM_PARAMETERS, type SystemParameter } from '../template/types.js';
 import { resolveSecretKeys } from './hash.js';
 import type { RuntimeObserver } from './observer.js';
 import type { PipelineContext } from './pipeline.js';
-import { createTaskServices, type TaskServices } from './task-runner.js';
-import type { HostAllowlist } from '../tasks/host-allowlist.js';
+import { TaskEngine } from './task-runner.js';
+
+export interface LoadOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly observer: RuntimeObserver;
+  readonly upstreamTimeoutMs: number;
+  /** The kinds the application was compiled with. */
+  readonly kinds: TaskKinds;
+  readonly smtpUrl?: string;
+  readonly allowedTaskHosts?: HostAllowlist | null;
+}
 
 export class LoadedApplication implements PipelineContext {
   readonly secretKeys: readonly Buffer[] | null;
-  readonly endpointsByName: Application['endpointsByName'];
-  private services: TaskServices | null = null;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly observer: RuntimeObserver;
+  readonly upstreamTimeoutMs: number;
+  private engine: TaskEngine | null = null;
   private readonly running = new Set<Promise<void>>();
 
   constructor(
     readonly application: Application,
-    readonly env: Readonly<Record<string, string | undefined>>,
-    readonly observer: RuntimeObserver,
-    readonly upstreamTimeoutMs: number,
-    private readonly smtpUrl: string | undefined,
-    private readonly allowedTaskHosts: HostAllowlist | null = null,
+    private readonly options: LoadOptions,
   ) {
-    this.endpointsByName = application.endpointsByName;
-    const system = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<(typeof SYSTEM_PARAMETERS)[number], string>;
-    this.secretKeys = application.security === null ? null : resolveSecretKeys(application.security, { parameters: new Map(), system, env });
+    this.env = options.env;
+    this.observer = options.observer;
+    this.upstreamTimeoutMs = options.upstreamTimeoutMs;
+    const system = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
+    this.secretKeys = application.security === null ? null : resolveSecretKeys(application.security, { parameters: new Map(), system, env: this.env });
   }
 
-  taskServices(): TaskServices {
-    if (this.services === null) {
-      this.services = createTaskServices({
-        application: this.application,
-        observer: this.observer,
-        env: this.env,
-        ...(this.smtpUrl !== undefined ? { smtpUrl: this.smtpUrl } : {}),
-        allowedHosts: this.allowedTaskHosts,
-      });
+  taskEngine(): TaskEngine {
+    if (this.engine === null) {
+      const { observer } = this;
+      this.engine = new TaskEngine(
+        this.options.kinds,
+        {
+          application: this.application,
+          env: this.env,
+          ...(this.options.smtpUrl !== undefined ? { smtpUrl: this.options.smtpUrl } : {}),
+          allowedHosts: this.options.allowedTaskHosts ?? null,
+          warn(message) {
+            try {
+              observer.warn(message);
+            } catch {
+              // A broken observer must not take a connection pool down with it.
+            }
+          },
+        },
+        observer,
+      );
     }
-    return this.services;
+    return this.engine;
   }
 
   trackTasks(settled: Promise<void>): void {
@@ -59,8 +81,8 @@ export class LoadedApplication implements PipelineContext {
   }
 
   async close(): Promise<void> {
-    const services = this.services;
-    this.services = null;
-    if (services !== null) await services.close();
+    const engine = this.engine;
+    this.engine = null;
+    if (engine !== null) await engine.close();
   }
 }

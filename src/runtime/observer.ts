@@ -1,7 +1,7 @@
 // What the task engine reports; the server turns it into log lines and metrics. Keeping it an
 // interface lets runtime and tasks stay independent of logging and node:http.
 
-import type { TaskKind } from '../compiler/ast.js';
+import type { TaskErrorCode } from '../tasks/errors.js';
 
 export type TaskOutcome = 'succeeded' | 'failed' | 'ignored-failure' | 'skipped' | 'not-started';
 
@@ -9,12 +9,15 @@ export interface TaskOutcomeEvent {
   readonly requestId: string;
   readonly endpoint: string;
   readonly taskId: string;
-  readonly kind: TaskKind;
+  /** The kind's registry name: `http-request`, `email`. */
+  readonly kind: string;
   readonly outcome: TaskOutcome;
   readonly durationMs: number;
   readonly attempts: number;
-  /** Internal reason of a failure: for logs only, never for a client. */
+  /** Internal reason of a failure or of a task not run: for logs only, never for a client. */
   readonly error?: string;
+  /** The failure's code (tasks/errors.ts), when the task failed. */
+  readonly code?: TaskErrorCode;
 }
 
 export interface RuntimeObserver {

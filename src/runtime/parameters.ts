@@ -32,11 +32,16 @@ export function bindParameters(endpoint: Endpoint, raw: RawParameters): BindResu
       return { ok: false, detail: `missing required parameter "${declaration.name}"` };
     }
   }
+  return { ok: true, parameters, ignored: ignoredParameters(endpoint, raw) };
+}
+
+/** Names sent but neither declared by the endpoint nor reserved: ignored, whether binding succeeds or not. */
+export function ignoredParameters(endpoint: Endpoint, raw: RawParameters): string[] {
   const ignored: string[] = [];
   for (const name of raw.keys()) {
     if (!endpoint.parametersByName.has(name) && !RESERVED_PARAMETERS.has(name)) ignored.push(name);
   }
-  return { ok: true, parameters, ignored };
+  return ignored;
 }
 
 /** `environment` is `live` (default) or `preview`, exactly; anything else is a 400. */

@@ -1,18 +1,30 @@
-// One request, step by step (runtime.md): parameters → hash → primary action → tasks →
-// response. Independent of node:http: the server adapter hands in what it parsed and writes
-// what comes back.
+// One request carried out: the decision (decision.ts, pure) is taken, then executed here —
+// static files opened, upstreams requested, tasks started, the <error> action rendered.
+// Independent of node:http: the server adapter hands in what it parsed and writes what comes back.
 
-import type { Application, Endpoint, SuccessResponse } from '../compiler/ast.js';
-import type { SystemParameter } from '../template/types.js';
-import { expandTemplate, type ExpansionScope } from '../template/expand.js';
-import { prepareAction, prepareImmediate, reason, type ActionContext, type ActionFailure, type PreparedAction } from './actions.js';
-import { hashMatches } from './hash.js';
-import type { RuntimeObserver } from './observer.js';
-import { bindParameters, parseEnvironment, systemValues, type Environment, type RawParameters, type RequestFacts } from './parameters.js';
-import { selectSuccess } from './primary-rules.js';
-import { discardResponse, problem, type RuntimeResponse } from './response.js';
-import { startTasks, type TaskServices } from './task-runner.js';
+import type { Application, Endpoint } from '../compiler/ast.js';
+import type { ExpansionScope } from '../template/expand.js';
 import type { Upload } from '../upload.js';
+import { openStatic, requestUpstream, type ActionContext } from './actions.js';
+import {
+  decideAction,
+  decideRequest,
+  decideResponse,
+  internalFailure,
+  systemFor,
+  type ActionFailure,
+  type Decision,
+  type DecisionInput,
+  type Proceed,
+  type RequestInfo,
+  type ResponseDecision,
+} from './decision.js';
+import type { RuntimeObserver } from './observer.js';
+import type { Environment, RawParameters } from './parameters.js';
+import { discardResponse, problem, type RuntimeResponse } from './response.js';
+import type { TaskEngine } from './task-runner.js';
+
+export type { RequestInfo } from './decision.js';
 
 /** Long-lived, per loaded application. */
 export interface PipelineContext extends ActionContext {
@@ -22,12 +34,10 @@ export interface PipelineContext extends ActionContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly observer: RuntimeObserver;
   /** Created on first use, so an application without tasks never opens an SMTP pool. */
-  taskServices(): TaskServices;
+  taskEngine(): TaskEngine;
   /** Every started task run is handed here, so shutdown can wait for it. */
   trackTasks(settled: Promise<void>): void;
 }
-
-export type RequestInfo = Omit<RequestFacts, 'environment'>;
 
 export interface EndpointRequest {
   readonly endpoint: Endpoint;
@@ -46,89 +56,54 @@ const NO_PARAMETERS: ReadonlyMap<string, string> = new Map();
 
 /**
  * Answers a request. An endpoint without tasks whose response needs no I/O is answered
- * synchronously (no promise at all); everything else takes the full, asynchronous path.
+ * synchronously (no promise at all); everything else takes the asynchronous path.
  */
 export function runRequest(context: PipelineContext, request: EndpointRequest): PipelineResult | Promise<PipelineResult> {
-  return answerImmediately(context, request) ?? runEndpoint(context, request, null);
-}
-
-/** The synchronous path; null whenever anything needs I/O or fails (the full path then redoes it all). */
-function answerImmediately(context: PipelineContext, request: EndpointRequest): PipelineResult | null {
-  const { endpoint, raw } = request;
-  if (endpoint.tasks.length > 0) return null;
-  const parsed = parseEnvironment(raw);
-  if (!parsed.ok) return null;
-  if (context.secretKeys !== null && !authenticated(context.secretKeys, endpoint, raw, parsed.environment)) return null;
-  const bound = bindParameters(endpoint, raw);
-  if (!bound.ok) return null;
-  try {
-    const scope: ExpansionScope = { parameters: bound.parameters, system: systemFor(endpoint, request.info, parsed.environment), env: context.env };
-    const response = prepareImmediate(selectSuccess(endpoint, scope).action, scope);
-    return response === null ? null : { response, outcome: 'success' };
-  } catch {
-    return null;
-  }
-}
-
-function systemFor(endpoint: Endpoint, info: RequestInfo, environment: Environment): Record<SystemParameter, string> {
-  // A literal rather than a spread of `info`: this runs on every request.
-  return systemValues(endpoint, { requestId: info.requestId, environment, clientIp: info.clientIp, userAgent: info.userAgent, baseUrl: info.baseUrl });
-}
-
-/** `forwardedEnvironment` is set when another endpoint forwards here: no hash check, same environment. */
-async function runEndpoint(context: PipelineContext, request: EndpointRequest, forwardedEnvironment: Environment | null): Promise<PipelineResult> {
-  const { endpoint, raw } = request;
-  let environment: Environment;
-  if (forwardedEnvironment !== null) {
-    environment = forwardedEnvironment;
-  } else {
-    const parsed = parseEnvironment(raw);
-    if (!parsed.ok) return renderError(context, request, 'live', { status: 400, detail: parsed.detail, internal: parsed.detail });
-    environment = parsed.environment;
-    if (context.secretKeys !== null && !authenticated(context.secretKeys, endpoint, raw, environment)) {
-      // Not the <error> action: an unauthenticated client learns nothing about the endpoint.
-      return { response: problem(401, 'missing or invalid "hash" parameter'), outcome: 'error' };
-    }
-  }
-
-  const bound = bindParameters(endpoint, raw);
-  if (!bound.ok) return renderError(context, request, environment, { status: 400, detail: bound.detail, internal: bound.detail });
-  const scope: ExpansionScope = {
-    parameters: bound.parameters,
-    system: systemFor(endpoint, request.info, environment),
+  const input: DecisionInput = {
+    application: context.application,
+    endpoint: request.endpoint,
+    raw: request.raw,
+    info: request.info,
     env: context.env,
+    secretKeys: context.secretKeys,
   };
-
-  let success: SuccessResponse;
-  let response: RuntimeResponse | null = null;
-  try {
-    success = selectSuccess(endpoint, scope);
-    const deferred = endpoint.tasksMode === 'wait' && endpoint.tasks.length > 0 && (success.after.length > 0 || success.inputs.length > 0);
-    if (!deferred) {
-      const prepared = await prepareSuccess(context, request, success, scope, environment);
-      if ('answered' in prepared) {
-        if (prepared.answered.outcome === 'error') return prepared.answered;
-        response = prepared.answered.response;
-      } else if (!prepared.ok) {
-        return renderError(context, request, environment, prepared.failure);
-      } else {
-        response = prepared.response;
-      }
-    }
-  } catch (error) {
-    return renderError(context, request, environment, internalFailure(error));
+  const decision = decideRequest(input);
+  if (decision.kind === 'proceed' && decision.tasks.length === 0 && decision.response?.kind === 'respond') {
+    return { response: decision.response.response, outcome: 'success' };
   }
+  return execute(context, input, request, decision);
+}
 
-  if (endpoint.tasks.length === 0) {
-    return response !== null ? { response, outcome: 'success' } : finishDeferred(context, request, success, scope, environment);
+async function execute(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Decision): Promise<PipelineResult> {
+  switch (decision.kind) {
+    case 'refused':
+      if (decision.environment === null) return { response: problem(decision.failure.status, decision.failure.detail), outcome: 'error' };
+      return renderError(context, decision.endpoint, request.info, decision.environment, decision.failure);
+    case 'undecided':
+      return renderError(context, decision.endpoint, request.info, decision.environment, internalFailure(new Error(decision.reason)));
+    case 'proceed':
+      return proceed(context, input, request, decision);
+  }
+}
+
+async function proceed(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Proceed): Promise<PipelineResult> {
+  const { endpoint } = decision;
+  let response: RuntimeResponse | null = null;
+  if (decision.response !== null) {
+    const answered = await realize(context, input, request, decision, decision.response);
+    if (answered.outcome === 'error') return answered;
+    response = answered.response;
+  }
+  if (decision.tasks.length === 0) {
+    return response !== null ? { response, outcome: 'success' } : finishDeferred(context, input, request, decision, null);
   }
 
   let run;
   try {
-    run = startTasks({ endpoint, scope, uploads: request.uploads, requestId: request.info.requestId }, context.taskServices());
+    run = context.taskEngine().start({ endpoint, scope: decision.scope, uploads: request.uploads, requestId: request.info.requestId });
   } catch (error) {
     if (response !== null) discardResponse(response);
-    return renderError(context, request, environment, internalFailure(error));
+    return renderError(context, endpoint, request.info, decision.environment, internalFailure(error));
   }
   context.trackTasks(run.settled);
   if (endpoint.tasksMode === 'background') {
@@ -142,114 +117,95 @@ async function runEndpoint(context: PipelineContext, request: EndpointRequest, f
     result = await run.result;
   } catch (error) {
     if (response !== null) discardResponse(response);
-    return renderError(context, request, environment, internalFailure(error));
+    return renderError(context, endpoint, request.info, decision.environment, internalFailure(error));
   }
   if (!result.ok) {
     if (response !== null) discardResponse(response);
     // The task engine has logged the failure with its task outcome already.
-    return renderError(
-      context,
-      request,
-      environment,
-      { status: 502, detail: `task "${result.failedTask}" failed`, internal: result.internalError },
-      false,
-    );
+    const failure = { status: 502, detail: `task "${result.failedTask}" failed`, internal: `task "${result.failedTask}" failed: ${result.error.message}` };
+    return renderError(context, endpoint, request.info, decision.environment, failure, false);
   }
   if (response !== null) return { response, outcome: 'success' };
-  return finishDeferred(context, request, success, { ...scope, intermediate: result.intermediate }, environment);
+  return finishDeferred(context, input, request, decision, result.intermediate);
 }
 
-/** A <success> with after/inputs: its response is built once the tasks have run. */
+/** A <success> with after/inputs: its response is decided and built once the tasks have run. */
 async function finishDeferred(
   context: PipelineContext,
+  input: DecisionInput,
   request: EndpointRequest,
-  success: SuccessResponse,
-  scope: ExpansionScope,
-  environment: Environment,
+  decision: Proceed,
+  intermediate: ReadonlyMap<string, string> | null,
 ): Promise<PipelineResult> {
-  try {
-    const prepared = await prepareSuccess(context, request, success, scope, environment);
-    if ('answered' in prepared) return prepared.answered;
-    if (!prepared.ok) return renderError(context, request, environment, prepared.failure);
-    return { response: prepared.response, outcome: 'success' };
-  } catch (error) {
-    return renderError(context, request, environment, internalFailure(error));
-  }
+  return realize(context, input, request, decision, decideResponse(input, decision, intermediate));
 }
 
-async function prepareSuccess(
-  context: PipelineContext,
-  request: EndpointRequest,
-  success: SuccessResponse,
-  scope: ExpansionScope,
-  environment: Environment,
-): Promise<PreparedAction | { readonly answered: PipelineResult }> {
-  const action = success.action;
-  if (action.kind !== 'forward') return prepareAction(action, scope, context, null);
-  const target = context.application.endpointsByName.get(action.endpoint);
-  if (target === undefined) {
-    // The compiler rejects unknown targets; reaching this is a bug, not the client's fault.
-    return { ok: false, failure: { status: 500, detail: 'the request could not be completed', internal: `forward target "${action.endpoint}" does not exist` } };
-  }
-  const raw = new Map<string, string[]>();
-  if (action.inputParameters === null) {
-    for (const [name, value] of scope.parameters) raw.set(name, [value]);
-  } else {
-    for (const input of action.inputParameters) {
-      const value = expandTemplate(input.value, scope);
-      const list = raw.get(input.name);
-      if (list === undefined) raw.set(input.name, [value]);
-      else list.push(value);
+/** The I/O of a decided response: a file opened, an upstream requested, a forward carried out. */
+async function realize(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Proceed, response: ResponseDecision): Promise<PipelineResult> {
+  const fail = (failure: ActionFailure) => renderError(context, decision.endpoint, request.info, decision.environment, failure);
+  try {
+    switch (response.kind) {
+      case 'respond':
+        return { response: response.response, outcome: 'success' };
+      case 'forward':
+        return await execute(context, input, { ...request, endpoint: response.target.endpoint }, response.target);
+      case 'refused':
+        return await fail(response.failure);
+      case 'undecidable':
+        return await fail(internalFailure(new Error(response.reason)));
+      case 'static':
+      case 'url': {
+        const opened = response.kind === 'static' ? await openStatic(response) : await requestUpstream(response, context);
+        return opened.ok ? { response: opened.response, outcome: 'success' } : await fail(opened.failure);
+      }
     }
+  } catch (error) {
+    return fail(internalFailure(error));
   }
-  const answered = await runEndpoint(context, { endpoint: target, raw, uploads: request.uploads, info: request.info }, environment);
-  return { answered };
 }
 
 /** The <error> action, or the problem body when it is empty or cannot be prepared itself. */
 async function renderError(
   context: PipelineContext,
-  request: EndpointRequest,
+  endpoint: Endpoint,
+  info: RequestInfo,
   environment: Environment,
   failure: ActionFailure,
   log = true,
 ): Promise<PipelineResult> {
-  const { endpoint } = request;
   // A client's mistake (4xx) is routine; only server-side failures are worth a warning.
-  if (log && failure.status >= 500) context.observer.warn('primary action failed', {
-    requestId: request.info.requestId,
-    endpoint: endpoint.name,
-    status: failure.status,
-    reason: failure.internal,
-  });
+  if (log && failure.status >= 500) {
+    context.observer.warn('primary action failed', { requestId: info.requestId, endpoint: endpoint.name, status: failure.status, reason: failure.internal });
+  }
   const action = endpoint.error.action;
   if (action.kind === 'empty') return { response: problem(failure.status, failure.detail), outcome: 'error' };
-  const system = systemFor(endpoint, request.info, environment);
-  const scope: ExpansionScope = { parameters: NO_PARAMETERS, system, env: context.env, internalErrorText: failure.internal };
-  try {
-    const prepared = await prepareAction(action, scope, context, failure.status);
-    if (prepared.ok) return { response: prepared.response, outcome: 'error' };
-    context.observer.warn('the <error> action failed too', { requestId: request.info.requestId, endpoint: endpoint.name, reason: prepared.failure.internal });
-  } catch (error) {
-    context.observer.warn('the <error> action failed too', { requestId: request.info.requestId, endpoint: endpoint.name, reason: reason(error) });
+  const scope: ExpansionScope = { parameters: NO_PARAMETERS, system: systemFor(endpoint, info, environment), env: context.env, internalErrorText: failure.internal };
+  const decided = decideAction(action, scope, failure.status);
+  let reason: string;
+  switch (decided.kind) {
+    case 'respond':
+      return { response: decided.response, outcome: 'error' };
+    case 'static':
+    case 'url': {
+      try {
+        const opened = decided.kind === 'static' ? await openStatic(decided) : await requestUpstream(decided, context);
+        if (opened.ok) return { response: opened.response, outcome: 'error' };
+        reason = opened.failure.internal;
+      } catch (error) {
+        reason = internalFailure(error).internal;
+      }
+      break;
+    }
+    case 'refused':
+      reason = decided.failure.internal;
+      break;
+    case 'undecidable':
+      reason = decided.reason;
+      break;
+    case 'forward':
+      reason = 'an <error> action cannot forward';
+      break;
   }
+  context.observer.warn('the <error> action failed too', { requestId: info.requestId, endpoint: endpoint.name, reason });
   return { response: problem(failure.status, failure.detail), outcome: 'error' };
-}
-
-
-function authenticated(keys: readonly Buffer[], endpoint: Endpoint, raw: RawParameters, environment: Environment): boolean {
-  const sent = raw.get('hash');
-  if (sent === undefined || sent.length !== 1) return false;
-  const names = endpoint.includeInHash ?? [];
-  const values: string[] = [];
-  for (const name of names) {
-    const given = raw.get(name);
-    if (given !== undefined && given.length > 0) values.push(given.length === 1 ? given[0]! : given.join(endpoint.separator));
-    else values.push(endpoint.parametersByName.get(name)?.defaultValue ?? '');
-  }
-  return hashMatches(endpoint, values, environment, keys, sent[0]);
-}
-
-function internalFailure(error: unknown): ActionFailure {
-  return { status: 500, detail: 'the request could not be completed', internal: reason(error) };
 }

@@ -9,6 +9,7 @@ import type { Endpoint } from '../compiler/ast.js';
 import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
 import { discardResponse, type RuntimeResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
+import { describeError } from '../errors.js';
 import type { Upload } from '../upload.js';
 import { readBody } from './body.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
@@ -147,7 +148,7 @@ export class HttpService {
   private readonly releaseBound = () => this.release();
 
   private unexpected(response: TrackedResponse, error: unknown): void {
-    this.logger.log('error', 'unexpected error while answering a request', { requestId: response.requestId, error: describeError(error) });
+    this.logger.log('error', 'unexpected error while answering a request', { requestId: response.requestId, error: describeError(error, { stack: true }) });
     if (!response.headersSent) writeProblem(response, 500, 'the request could not be completed', response.requestId);
     else response.destroy();
   }
@@ -178,7 +179,7 @@ export class HttpService {
     }
 
     const application = this.state.current;
-    const endpoint = path.startsWith(this.prefix) ? application.endpointsByName.get(path.slice(this.prefix.length)) : undefined;
+    const endpoint = path.startsWith(this.prefix) ? application.application.endpointsByName.get(path.slice(this.prefix.length)) : undefined;
     response.endpoint = endpoint;
 
     const cors = this.settings.cors;
@@ -224,7 +225,7 @@ export class HttpService {
       const text = await this.metrics.render();
       writeBody(response, 200, this.metrics.contentType, text);
     } catch (error) {
-      this.logger.log('error', 'metrics could not be collected', { error: describeError(error) });
+      this.logger.log('error', 'metrics could not be collected', { error: describeError(error, { stack: true }) });
       writeProblem(response, 503, 'metrics could not be collected; try again', response.requestId);
     }
   }
@@ -379,6 +380,3 @@ function stream(source: NodeJS.ReadableStream, response: ServerResponse): Promis
   return new Promise((resolve) => pipeline(source, response, () => resolve()));
 }
 
-export function describeError(error: unknown): string {
-  return error instanceof Error ? error.stack ?? error.message : String(error);
-}

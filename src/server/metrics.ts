@@ -101,6 +101,14 @@ export class ServiceMetrics {
     labelNames: ['endpoint', 'task', 'kind', 'outcome'] as const,
     registers: [this.registry],
   });
+  // Its own metric rather than a label of the outcomes: their label set is what dashboards
+  // already select on, and a code exists only for failures.
+  private readonly taskFailures = new Counter({
+    name: 'endpoint_service_task_failures_total',
+    help: 'Task failures (counting or ignored), by endpoint, task, kind and error code',
+    labelNames: ['endpoint', 'task', 'kind', 'code'] as const,
+    registers: [this.registry],
+  });
   private readonly taskDurations = new Histogram({
     name: 'endpoint_service_task_duration_seconds',
     help: 'Task duration including retries, by endpoint, task and kind',
@@ -124,6 +132,7 @@ export class ServiceMetrics {
 
   taskFinished(event: TaskOutcomeEvent): void {
     this.tasks.inc({ endpoint: event.endpoint, task: event.taskId, kind: event.kind, outcome: event.outcome });
+    if (event.code !== undefined) this.taskFailures.inc({ endpoint: event.endpoint, task: event.taskId, kind: event.kind, code: event.code });
     if (event.outcome !== 'skipped' && event.outcome !== 'not-started') {
       this.taskDurations.observe({ endpoint: event.endpoint, task: event.taskId, kind: event.kind }, event.durationMs / 1000);
     }

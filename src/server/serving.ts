@@ -5,7 +5,9 @@ import cluster from 'node:cluster';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Application } from '../compiler/ast.js';
 import type { RuntimeObserver, TaskOutcomeEvent } from '../runtime/observer.js';
-import { describeError, HttpService, type HttpServerState } from './http.js';
+import { describeError } from '../errors.js';
+import { TASK_KINDS } from '../tasks/registry.js';
+import { HttpService, type HttpServerState } from './http.js';
 import { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics.js';
@@ -41,6 +43,7 @@ export function serve(options: ServingOptions): void {
         durationMs: Math.round(event.durationMs * 10) / 10,
         attempts: event.attempts,
         error: event.error,
+        code: event.code,
       });
     },
     warn(message, fields) {
@@ -48,7 +51,14 @@ export function serve(options: ServingOptions): void {
     },
   };
   const load = (application: Application) =>
-    new LoadedApplication(application, options.env, observer, settings.requestTimeoutMs, settings.smtpUrl, settings.allowedTaskHosts);
+    new LoadedApplication(application, {
+      env: options.env,
+      observer,
+      upstreamTimeoutMs: settings.requestTimeoutMs,
+      kinds: TASK_KINDS,
+      ...(settings.smtpUrl !== undefined ? { smtpUrl: settings.smtpUrl } : {}),
+      allowedTaskHosts: settings.allowedTaskHosts,
+    });
 
   const state: HttpServerState = { current: load(options.application), shuttingDown: false };
   /** Applications replaced by a reload whose task runs may still be going. */
@@ -72,7 +82,7 @@ export function serve(options: ServingOptions): void {
     void previous
       .tasksSettled()
       .then(() => previous.close())
-      .catch((error: unknown) => logger.log('warn', 'closing the previous version failed', { error: describeError(error) }))
+      .catch((error: unknown) => logger.log('warn', 'closing the previous version failed', { error: describeError(error, { stack: true }) }))
       .finally(() => retired.delete(previous));
     logger.log('info', 'application reloaded', { file: settings.file, endpoints: result.endpoints.length });
   };
@@ -124,9 +134,9 @@ export function serve(options: ServingOptions): void {
 
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('unhandledRejection', (error) => logger.log('error', 'unhandled promise rejection', { error: describeError(error) }));
+  process.on('unhandledRejection', (error) => logger.log('error', 'unhandled promise rejection', { error: describeError(error, { stack: true }) }));
   // One request's bug must not end every other request in this process: log and go on.
-  process.on('uncaughtException', (error) => logger.log('error', 'uncaught exception', { error: describeError(error) }));
+  process.on('uncaughtException', (error) => logger.log('error', 'uncaught exception', { error: describeError(error, { stack: true }) }));
 
   if (cluster.isWorker) {
     process.on('message', (message: ControlMessage) => {
@@ -138,7 +148,7 @@ export function serve(options: ServingOptions): void {
   }
 
   server.on('error', (error: NodeJS.ErrnoException) => {
-    const reason = error.code === 'EADDRINUSE' ? `${originOf(settings.host, settings.port)} is already in use` : describeError(error);
+    const reason = error.code === 'EADDRINUSE' ? `${originOf(settings.host, settings.port)} is already in use` : describeError(error, { stack: true });
     process.stderr.write(`endpoint-service: cannot listen: ${reason}\n`);
     process.exit(1);
   });

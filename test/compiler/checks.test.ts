@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compileApplication, type CompileMode } from '../../src/compiler/index.js';
+import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { DIAGNOSTICS } from '../../src/compiler/diagnostics.js';
 
 const INVALID = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/invalid');
@@ -113,7 +114,7 @@ describe('fixtures/invalid: each case yields exactly its declared diagnostics', 
       if (spec.code in PUBLIC_CODE) expect(spec.mode).toBe('serve');
 
       const file = path.join(spec.dir, 'endpoints.xml');
-      const result = compileApplication(file, { mode: spec.mode, env: spec.env, smtpUrlGiven: spec.smtpUrlGiven });
+      const result = compileApplication(file, { kinds: TASK_KINDS.list, mode: spec.mode, env: spec.env, smtpUrlGiven: spec.smtpUrlGiven });
       expect(result.unreadable).toBeNull();
 
       // The result is sorted: endpoints.xml first, then other files, each by line and column.
@@ -142,7 +143,7 @@ describe('fixtures/invalid: each case yields exactly its declared diagnostics', 
       if (errors > 0) expect(result.application).toBeNull();
       else expect(result.application).not.toBeNull();
       // validate asks for diagnostics only and lets the AST go: the same list, message for message.
-      const only = compileApplication(file, { mode: spec.mode, env: spec.env, smtpUrlGiven: spec.smtpUrlGiven, diagnosticsOnly: true });
+      const only = compileApplication(file, { kinds: TASK_KINDS.list, mode: spec.mode, env: spec.env, smtpUrlGiven: spec.smtpUrlGiven, diagnosticsOnly: true });
       expect(only.diagnostics).toEqual(result.diagnostics);
       expect(only.application).toBeNull();
       // Every message is a sentence a user can act on: never empty, never "undefined".

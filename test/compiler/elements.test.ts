@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compileApplication, type EmailTask, type HttpRequestTask, type Task } from '../../src/compiler/index.js';
+import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { compileOk, compileXml, endpointOf, lit, param, parts, writeApp } from './helpers.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures');
@@ -19,7 +20,7 @@ const email = (t: Task | undefined): EmailTask => {
 
 describe('fixtures/contact-form (the bundled example)', () => {
   const file = path.join(FIXTURES, 'contact-form', 'endpoints.xml');
-  const result = compileApplication(file, { mode: 'validate', env: { CRM_API_KEY: 'k' } });
+  const result = compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: { CRM_API_KEY: 'k' } });
   const app = result.application!;
   const contact = app.endpointsByName.get('contact')!;
   const byId = (id: string) => contact.tasks.find((t) => t.id === id);
@@ -33,7 +34,7 @@ describe('fixtures/contact-form (the bundled example)', () => {
   });
 
   it('warns (only) about the unset variable, at each use, when it is not set', () => {
-    const r = compileApplication(file, { mode: 'validate', env: {} });
+    const r = compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: {} });
     expect(r.diagnostics.map((d) => [d.severity, d.code])).toEqual([
       ['warning', 'env-not-set'],
       ['warning', 'env-not-set'],
@@ -42,8 +43,8 @@ describe('fixtures/contact-form (the bundled example)', () => {
   });
 
   it('gives the same diagnostics without an application when only diagnostics are asked for', () => {
-    const r = compileApplication(file, { mode: 'validate', env: {}, diagnosticsOnly: true });
-    expect(r.diagnostics).toEqual(compileApplication(file, { mode: 'validate', env: {} }).diagnostics);
+    const r = compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: {}, diagnosticsOnly: true });
+    expect(r.diagnostics).toEqual(compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: {} }).diagnostics);
     expect(r.diagnostics).toHaveLength(2);
     expect(r.application).toBeNull();
     expect([r.errorCount, r.warningCount]).toEqual([0, 2]);
@@ -736,12 +737,12 @@ describe('files and positions', () => {
   it('reports the path of a referenced file as given on the command line', () => {
     const file = writeApp(`<endpoint-folder><endpoint name="e"/></endpoint-folder>`, { 'security.xml': '<secrets/>' });
     const relative = path.relative(process.cwd(), file);
-    const r = compileApplication(relative, { mode: 'validate', env: {} });
+    const r = compileApplication(relative, { kinds: TASK_KINDS.list, mode: 'validate', env: {} });
     expect(r.diagnostics.map((d) => [d.file, d.code, d.line, d.column])).toEqual([[path.join(path.dirname(relative), 'security.xml'), 'wrong-root-element', 1, 1]]);
   });
 
   it('reports an unreadable endpoints.xml as unreadable, not as a diagnostic', () => {
-    const r = compileApplication(path.join(path.dirname(writeApp('<endpoint-folder/>')), 'missing.xml'), { mode: 'validate', env: {} });
+    const r = compileApplication(path.join(path.dirname(writeApp('<endpoint-folder/>')), 'missing.xml'), { kinds: TASK_KINDS.list, mode: 'validate', env: {} });
     expect(r.unreadable).toMatch(/missing\.xml/);
     expect(r.diagnostics).toEqual([]);
     expect(r.application).toBeNull();
@@ -749,7 +750,7 @@ describe('files and positions', () => {
 
   it('accepts a symlink inside static/ that points inside static/', () => {
     const file = writeApp(`<endpoint-folder><endpoint name="e"><success><response-from-static filename="alias.txt"/></success></endpoint></endpoint-folder>`, { 'static/real/a.txt': 'a' }, { 'static/alias.txt': 'real/a.txt' });
-    const r = compileApplication(file, { mode: 'validate', env: {} });
+    const r = compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: {} });
     expect(r.diagnostics).toEqual([]);
   });
 });

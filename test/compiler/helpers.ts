@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect } from 'vitest';
 import { compileApplication, type Application, type CompileOptions, type CompileResult, type Endpoint, type Template, type TemplatePart } from '../../src/compiler/index.js';
+import { TASK_KINDS } from '../../src/tasks/registry.js';
 
 const created: string[] = [];
 afterAll(() => {
@@ -27,7 +28,7 @@ export function writeApp(endpointsXml: string, files: Record<string, string> = {
 }
 
 export function compileXml(endpointsXml: string, files: Record<string, string> = {}, options: Partial<CompileOptions> = {}): CompileResult {
-  return compileApplication(writeApp(endpointsXml, files), { mode: 'validate', env: {}, ...options });
+  return compileApplication(writeApp(endpointsXml, files), { kinds: TASK_KINDS.list, mode: 'validate', env: {}, ...options });
 }
 
 /** Compiles and insists on a valid application without any diagnostic, so AST assertions never run on a half-compiled tree. */

@@ -19,6 +19,7 @@ import { formatPlanMermaid } from '../../src/cli/plan/format-mermaid.js';
 import { formatPlanText } from '../../src/cli/plan/format-text.js';
 import { buildPlan } from '../../src/cli/plan/simulate.js';
 import { compileApplication, type CompileMode, type CompileResult } from '../../src/compiler/index.js';
+import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { STACK_TRACE, assertBuilt, repoRoot, run } from '../cli/helpers.js';
 
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : Date.now() % 2 ** 31;
@@ -323,7 +324,7 @@ describe('compiler fuzzing', () => {
       fc.property(caseArb, (c) => {
         const prepared = prepare(c);
         try {
-          const result = compileApplication(prepared.endpointsXml, { mode: c.mode, env: {} });
+          const result = compileApplication(prepared.endpointsXml, { kinds: TASK_KINDS.list, mode: c.mode, env: {} });
           checkResult(result);
           if (result.errorCount > 0) changed++;
         } finally {
@@ -359,7 +360,7 @@ describe('compiler fuzzing', () => {
       fc.property(planCase, (c) => {
         const prepared = prepare({ fixture: c.fixture, file: 0, mutations: c.mutations, bytes: [] });
         try {
-          const result = compileApplication(prepared.endpointsXml, { mode: 'dry-run', env: {} });
+          const result = compileApplication(prepared.endpointsXml, { kinds: TASK_KINDS.list, mode: 'dry-run', env: {} });
           checkResult(result);
           const application = result.application;
           if (application === null) return;
@@ -370,7 +371,7 @@ describe('compiler fuzzing', () => {
           for (const endpoint of application.endpoints) for (const name of endpoint.parametersByName.keys()) parameters.set(name, [next()]);
           parameters.set('environment', [i % 3 === 0 ? 'preview' : next()]);
           parameters.set('hash', [next()]);
-          const plan = buildPlan(application, { endpoints: application.endpoints, parameters: c.simulate ? parameters : null, env: {} });
+          const plan = buildPlan(application, { endpoints: application.endpoints, parameters: c.simulate ? parameters : null, env: {}, kinds: TASK_KINDS });
           for (const text of [formatPlanText(plan, plain), formatPlanJson(plan), formatPlanMermaid(plan), formatPlanDot(plan)]) expect(typeof text).toBe('string');
           JSON.parse(formatPlanJson(plan));
           planned++;

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileApplication, type CompileMode } from '../../src/compiler/index.js';
+import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { STACK_TRACE, assertBuilt, repoRoot, run } from '../cli/helpers.js';
 
 const DIR = path.join(repoRoot, 'fixtures/regressions');
@@ -45,7 +46,7 @@ describe('fixtures/regressions', () => {
   });
 
   it.each(specs.map((s) => [s.name, s] as const))('%s: exactly the expected diagnostics, each fully located', (_name, spec) => {
-    const result = compileApplication(spec.file, { mode: spec.mode, env: {} });
+    const result = compileApplication(spec.file, { kinds: TASK_KINDS.list, mode: spec.mode, env: {} });
     expect(result.unreadable).toBeNull();
     const dir = path.dirname(spec.file);
     const found = result.diagnostics.map((d) => `${d.severity} ${d.code} ${path.relative(dir, d.file)}:${d.line}:${d.column}`);

@@ -55,7 +55,7 @@ describe('tasks="wait"', () => {
     expect(peer.requestsTo('/never-reached').length).toBe(0);
     const id = response.headers.get('x-request-id');
     const line = await service.waitForLog((l) => l.msg === 'task' && l.requestId === id && l.task === 'first');
-    expect(line).toMatchObject({ endpoint: 'failing', kind: 'http-request', outcome: 'failed', level: 'error' });
+    expect(line).toMatchObject({ endpoint: 'failing', kind: 'http-request', outcome: 'failed', level: 'error', code: 'http-status' });
     expect(typeof line.durationMs).toBe('number');
     expect(typeof line.attempts).toBe('number');
   });
@@ -114,5 +114,11 @@ describe('task metrics', () => {
     const text = await (await fetch(`${service.url}/_metrics`)).text();
     expect(text).toMatch(/endpoint_service_task_outcomes_total\{endpoint="signup",task="crm",kind="http-request",outcome="succeeded"\} \d+/);
     expect(text).toMatch(/endpoint_service_task_outcomes_total\{endpoint="failing",task="first",kind="http-request",outcome="failed"\} 1/);
+  });
+
+  it('counts task failures by their error code', async () => {
+    const text = await (await fetch(`${service.url}/_metrics`)).text();
+    expect(text).toMatch(/endpoint_service_task_failures_total\{endpoint="failing",task="first",kind="http-request",code="http-status"\} 1/);
+    expect(text).not.toMatch(/endpoint_service_task_failures_total\{endpoint="signup"/);
   });
 });

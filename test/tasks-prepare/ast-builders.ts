@@ -53,6 +53,7 @@ const taskBase = {
   retries: 0,
   after: [],
   inputs: [],
+  outputs: [],
   position: at(),
 } as const;
 

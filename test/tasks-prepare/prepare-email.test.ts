@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EmailSettings } from '../../src/compiler/ast.js';
 import type { Upload } from '../../src/upload.js';
-import { prepareEmails } from '../../src/tasks/prepare-email.js';
+import { prepareEmails } from '../../src/tasks/email/prepare.js';
 import { UnsafeValueError } from '../../src/template/escape.js';
 import { MissingValueError } from '../../src/template/expand.js';
 import { at, compare, emailTask, named, predicate, scope, tpl } from './ast-builders.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prepareHttpRequest } from '../../src/tasks/prepare-http-request.js';
+import { prepareHttpRequest } from '../../src/tasks/http-request/prepare.js';
 import { UnsafeValueError } from '../../src/template/escape.js';
 import { MissingValueError } from '../../src/template/expand.js';
 import { httpTask, named, scope, tpl } from './ast-builders.js';

@@ -42,6 +42,7 @@ const base = {
   retries: 0,
   after: [],
   inputs: [],
+  outputs: [],
   position: at,
 } as const;
 

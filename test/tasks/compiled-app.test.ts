@@ -2,7 +2,9 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { compileApplication, type Application } from '../../src/compiler/index.js';
-import { createTaskServices, startTasks, type TaskServices } from '../../src/runtime/task-runner.js';
+import { TASK_KINDS } from '../../src/tasks/registry.js';
+import { TaskEngine } from '../../src/runtime/task-runner.js';
+import { TASK_KINDS } from '../../src/tasks/registry.js';
 import type { Upload } from '../../src/upload.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
@@ -14,13 +16,13 @@ let http: HttpPeer;
 let smtp: SmtpPeer;
 let app: Application;
 let env: Record<string, string>;
-const open: TaskServices[] = [];
+const open: TaskEngine[] = [];
 
 beforeAll(async () => {
   http = await HttpPeer.start();
   smtp = await SmtpPeer.start();
   env = { HTTP_PEER: http.origin, API_KEY: 'key-123' };
-  const compiled = compileApplication(file, { mode: 'serve', env, smtpUrlGiven: true });
+  const compiled = compileApplication(file, { kinds: TASK_KINDS.list, mode: 'serve', env, smtpUrlGiven: true });
   expect(compiled.diagnostics).toEqual([]);
   app = compiled.application!;
 });
@@ -34,11 +36,11 @@ afterAll(async () => {
 
 function run(endpointName: string, parameters: Record<string, string>, uploads: Upload[] = []) {
   const observer = new RecordingObserver();
-  const services = createTaskServices({ application: app, observer, smtpUrl: smtp.url, env });
+  const services = new TaskEngine(TASK_KINDS, { application: app, smtpUrl: smtp.url, env, allowedHosts: null, warn: () => {} }, observer);
   open.push(services);
   const endpoint = app.endpointsByName.get(endpointName)!;
   const base = scope(parameters);
-  return { observer, ...startTasks({ endpoint, scope: { ...base, env }, uploads, requestId: 'req-c' }, services) };
+  return { observer, ...services.start({ endpoint, scope: { ...base, env }, uploads, requestId: 'req-c' }) };
 }
 
 describe('signup, compiled', () => {
@@ -81,7 +83,7 @@ describe('signup, compiled', () => {
     const { result, settled, observer } = run('signup', { email: 'ada@example.com', name: 'Ada' });
     const outcome = await result;
     await settled;
-    expect(outcome).toMatchObject({ ok: false, failedTask: 'create-customer', internalError: expect.stringContaining('does not match') });
+    expect(outcome).toMatchObject({ ok: false, failedTask: 'create-customer', error: expect.objectContaining({ message: expect.stringContaining('does not match') }) });
     expect(observer.outcome('tag').outcome).toBe('not-started');
     expect(observer.outcome('welcome').outcome).toBe('not-started');
     expect(smtp.messages.length).toBe(mailsBefore);

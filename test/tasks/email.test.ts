@@ -3,9 +3,10 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmailSettings } from '../../src/compiler/ast.js';
-import { EmailDelivery, EmailTaskError, toMailOptions } from '../../src/tasks/email.js';
-import type { PreparedEmail } from '../../src/tasks/prepared.js';
-import { resolveSmtpConnection } from '../../src/tasks/smtp-settings.js';
+import { EmailDelivery, toMailOptions } from '../../src/tasks/email/delivery.js';
+import type { PreparedEmail } from '../../src/tasks/email/types.js';
+import { TaskError } from '../../src/tasks/errors.js';
+import { resolveSmtpConnection } from '../../src/tasks/email/smtp-settings.js';
 import { closedPort, SmtpPeer } from '../helpers/smtp-peer.js';
 import { at, tpl } from './builders.js';
 
@@ -39,12 +40,12 @@ function message(overrides: Partial<PreparedEmail> = {}): PreparedEmail {
   };
 }
 
-async function deliveryError(promise: Promise<unknown>): Promise<EmailTaskError> {
+async function deliveryError(promise: Promise<unknown>): Promise<TaskError> {
   try {
     await promise;
   } catch (error) {
-    expect(error).toBeInstanceOf(EmailTaskError);
-    return error as EmailTaskError;
+    expect(error).toBeInstanceOf(TaskError);
+    return error as TaskError;
   }
   throw new Error('expected delivery to fail');
 }

@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  backoffMs,
-  createHttpClient,
-  describeTarget,
-  HttpTaskError,
-  MAX_RESPONSE_BYTES,
-  parseRetryAfter,
-  sendHttpRequest,
-} from '../../src/tasks/http-request.js';
-import type { PreparedHttpRequest } from '../../src/tasks/prepared.js';
+import { TaskError } from '../../src/tasks/errors.js';
+import { createHttpClient, describeTarget, MAX_RESPONSE_BYTES, sendHttpRequest } from '../../src/tasks/http-request/send.js';
+import type { PreparedHttpRequest } from '../../src/tasks/http-request/types.js';
+import { backoffMs, parseRetryAfter } from '../../src/tasks/retry.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { closedPort } from '../helpers/smtp-peer.js';
 
@@ -26,12 +20,12 @@ function get(path: string, extra: Partial<PreparedHttpRequest> = {}): PreparedHt
   return { method: 'GET', url: peer.url(path), headers: {}, body: null, secretHeaders: [], ...extra };
 }
 
-async function failure(promise: Promise<unknown>): Promise<HttpTaskError> {
+async function failure(promise: Promise<unknown>): Promise<TaskError> {
   try {
     await promise;
   } catch (error) {
-    expect(error).toBeInstanceOf(HttpTaskError);
-    return error as HttpTaskError;
+    expect(error).toBeInstanceOf(TaskError);
+    return error as TaskError;
   }
   throw new Error('expected the request to fail');
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OutputIntermediateValue } from '../../src/compiler/ast.js';
-import { extractOutputs, OutputError } from '../../src/tasks/outputs.js';
+import { extractOutputs, OutputError } from '../../src/tasks/http-request/outputs.js';
 import { at } from './builders.js';
 
 const json = (path: string, name = 'v', regex: string | null = null): OutputIntermediateValue => ({

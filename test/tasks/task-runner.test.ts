@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint, OutputIntermediateValue, Task } from '../../src/compiler/ast.js';
-import { createTaskServices, startTasks, type TaskServices } from '../../src/runtime/task-runner.js';
+import { TaskEngine } from '../../src/runtime/task-runner.js';
+import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { closedPort, SmtpPeer } from '../helpers/smtp-peer.js';
 import { application, at, emailTask, endpoint, equals, httpTask, RecordingObserver, scope } from './builders.js';
@@ -8,7 +9,7 @@ import { application, at, emailTask, endpoint, equals, httpTask, RecordingObserv
 let http: HttpPeer;
 let smtp: SmtpPeer;
 let observer: RecordingObserver;
-const open: TaskServices[] = [];
+const open: TaskEngine[] = [];
 
 beforeAll(async () => {
   http = await HttpPeer.start();
@@ -24,9 +25,9 @@ afterAll(async () => {
 
 function run(ep: Endpoint, parameters: Record<string, string> = {}, smtpUrl: string = smtp.url) {
   observer = new RecordingObserver();
-  const services = createTaskServices({ application: application([ep]), observer, smtpUrl, env: {} });
+  const services = new TaskEngine(TASK_KINDS, { application: application([ep]), smtpUrl, env: {}, allowedHosts: null, warn: () => {} }, observer);
   open.push(services);
-  return startTasks({ endpoint: ep, scope: scope(parameters), uploads: [], requestId: 'req-1' }, services);
+  return services.start({ endpoint: ep, scope: scope(parameters), uploads: [], requestId: 'req-1' });
 }
 
 const out = (name: string, kind: 'jsonpath' | 'xpath', path: string, regex: string | null = null): OutputIntermediateValue => ({
@@ -144,7 +145,7 @@ describe('failures', () => {
     // The result is known while "slow" is still waiting for its answer.
     const outcome = await result;
     expect(outcome).toMatchObject({ ok: false, failedTask: 'bad' });
-    if (!outcome.ok) expect(outcome.internalError).toContain('answered 400');
+    if (!outcome.ok) expect(outcome.error.message).toContain('answered 400');
     expect(observer.events.find((e) => e.taskId === 'slow')).toBeUndefined();
     releaseSlow();
     await settled;
@@ -185,7 +186,7 @@ describe('failures', () => {
       httpTask('needs', http.url(p) + '?t=${token}', { inputs: ['token'] }),
     ];
     const outcome = await run(endpoint(tasks)).result;
-    expect(outcome).toMatchObject({ ok: false, failedTask: 'needs', internalError: expect.stringContaining('intermediate value "token"') });
+    expect(outcome).toMatchObject({ ok: false, failedTask: 'needs', error: expect.objectContaining({ message: expect.stringContaining('intermediate value "token"') }) });
     expect(http.requestsTo(p)).toHaveLength(0);
   });
 
@@ -193,7 +194,7 @@ describe('failures', () => {
     const p = path('xmlish');
     http.route(p, { headers: { 'content-type': 'text/xml' }, body: '<a>1</a>' });
     const outcome = await run(endpoint([httpTask('get', http.url(p), { outputs: [out('v', 'jsonpath', '$.a')] })])).result;
-    expect(outcome).toMatchObject({ ok: false, failedTask: 'get', internalError: expect.stringContaining('JSONPath output expects JSON') });
+    expect(outcome).toMatchObject({ ok: false, failedTask: 'get', error: expect.objectContaining({ message: expect.stringContaining('JSONPath output expects JSON') }) });
     expect(observer.outcome('get')).toMatchObject({ outcome: 'failed', attempts: 1 });
   });
 
@@ -201,7 +202,7 @@ describe('failures', () => {
     const p = path('hang');
     http.route(p, { never: true });
     const outcome = await run(endpoint([httpTask('hang', http.url(p), { timeoutMs: 200 })])).result;
-    expect(outcome).toMatchObject({ ok: false, failedTask: 'hang', internalError: expect.stringContaining('within 200 ms') });
+    expect(outcome).toMatchObject({ ok: false, failedTask: 'hang', error: expect.objectContaining({ message: expect.stringContaining('within 200 ms') }) });
   });
 
   it('never rejects, even when nobody awaits the result (background mode)', async () => {
@@ -234,11 +235,11 @@ describe('email', () => {
   it('reuses one pooled SMTP connection across requests', async () => {
     observer = new RecordingObserver();
     const ep = endpoint([emailTask('mail')]);
-    const services = createTaskServices({ application: application([ep]), observer, smtpUrl: smtp.url, env: {} });
+    const services = new TaskEngine(TASK_KINDS, { application: application([ep]), smtpUrl: smtp.url, env: {}, allowedHosts: null, warn: () => {} }, observer);
     open.push(services);
     const before = smtp.messages.length;
     for (const id of ['r1', 'r2']) {
-      const { result } = startTasks({ endpoint: ep, scope: scope(), uploads: [], requestId: id }, services);
+      const { result } = services.start({ endpoint: ep, scope: scope(), uploads: [], requestId: id });
       expect((await result).ok).toBe(true);
     }
     const [first, second] = smtp.messages.slice(before);
@@ -256,13 +257,13 @@ describe('email', () => {
   it('fails the request when the SMTP server is down', async () => {
     const port = await closedPort();
     const outcome = await run(endpoint([emailTask('mail')]), {}, `smtp://127.0.0.1:${port}`).result;
-    expect(outcome).toMatchObject({ ok: false, failedTask: 'mail', internalError: expect.stringContaining('ECONNREFUSED') });
+    expect(outcome).toMatchObject({ ok: false, failedTask: 'mail', error: expect.objectContaining({ message: expect.stringContaining('ECONNREFUSED') }) });
   });
 
   it('refuses a line break in a subject built from request data', async () => {
     const before = smtp.messages.length;
     const outcome = await run(endpoint([emailTask('mail', { subjectSource: 'Hello ${name}' })]), { name: 'x\r\nBcc: victim@example.com' }).result;
-    expect(outcome).toMatchObject({ ok: false, failedTask: 'mail', internalError: expect.stringMatching(/line break/) });
+    expect(outcome).toMatchObject({ ok: false, failedTask: 'mail', error: expect.objectContaining({ message: expect.stringMatching(/line break/) }) });
     expect(observer.outcome('mail')).toMatchObject({ outcome: 'failed', attempts: 0 });
     expect(smtp.messages.length).toBe(before);
   });

@@ -26,10 +26,7 @@ function taskJson(task: TaskPlan, simulated: boolean): Record<string, unknown> {
     willRun: simulated ? task.willRun : null,
   };
   if (simulated && task.willRun !== false) {
-    if (task.request !== null) json['request'] = task.request;
-    if (task.emails !== null) {
-      json['emails'] = task.emails.map((e) => ({ from: e.from, to: e.to, subject: e.subject, attachments: e.attachments }));
-    }
+    if (task.detail !== null) json[task.detail.member] = task.detail.json;
   }
   return json;
 }

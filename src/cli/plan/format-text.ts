@@ -1,7 +1,8 @@
 // The plan for people: per endpoint the response, then the tasks stage by stage with what each
 // waits for and why, and, for a simulated request, exactly what would be sent.
 import type { ChalkInstance } from 'chalk';
-import type { EmailPlan, EndpointPlan, Plan, RequestPlan, ResponsePlan, TaskPlan } from './model.js';
+import type { TextLine } from '../../tasks/kind.js';
+import type { EndpointPlan, Plan, ResponsePlan, TaskPlan } from './model.js';
 import { reason } from './labels.js';
 import { SIMULATED_REQUEST } from './simulate.js';
 
@@ -104,38 +105,15 @@ function taskText(endpoint: EndpointPlan, task: TaskPlan, simulated: boolean, c:
   if (task.ignoreIfError) out.push(`      ignore-if-error: a failure does not fail the request`);
   if (simulated && task.willRunReason !== null) out.push(`      ${c.dim(task.willRunReason)}`);
   if (task.failure !== null) out.push(`      ${c.red('would fail')}: ${task.failure}`);
-  if (task.request !== null) out.push(...requestText(task.request, c));
-  if (task.emails !== null) task.emails.forEach((e, i, all) => out.push(...emailText(e, i, all.length, c)));
+  if (task.detail !== null) for (const line of task.detail.text) out.push(textLine(line, c));
   return out;
 }
 
-function requestText(request: RequestPlan, c: ChalkInstance): string[] {
-  const out = [`      ${c.bold(request.method)} ${request.url}`];
-  for (const [name, value] of Object.entries(request.headers)) out.push(`      ${name}: ${value}`);
-  if (request.body !== null) {
-    out.push('');
-    for (const line of indent(request.body, 6)) out.push(line);
-  }
-  return out;
-}
-
-function emailText(email: EmailPlan, index: number, count: number, c: ChalkInstance): string[] {
-  const out = [`      ${c.bold(`email ${index + 1} of ${count}`)}`];
-  const field = (name: string, value: string) => out.push(`        ${name}: ${value}`);
-  field('From', email.from);
-  field('To', email.to.join(', '));
-  if (email.cc.length > 0) field('Cc', email.cc.join(', '));
-  if (email.bcc.length > 0) field('Bcc', email.bcc.join(', '));
-  if (email.replyTo !== null) field('Reply-To', email.replyTo);
-  field('Subject', email.subject);
-  for (const [name, value] of Object.entries(email.headers)) field(name, value);
-  if (email.attachments.length > 0) field('Attachments', email.attachments.join(', '));
-  if (email.inline.length > 0) field('Inline images', email.inline.join(', '));
-  for (const body of email.bodies) {
-    out.push(`        ${c.dim(`-- ${body.contentType}`)}`);
-    for (const line of indent(body.content, 8)) out.push(line);
-  }
-  return out;
+/** A line a task kind wrote for its description; an empty one stays empty, without indentation. */
+function textLine(line: TextLine, c: ChalkInstance): string {
+  if (line.head === undefined) return line.text === '' ? '' : ' '.repeat(line.indent) + line.text;
+  const head = line.headStyle === 'dim' ? c.dim(line.head) : line.headStyle === 'bold' ? c.bold(line.head) : line.head;
+  return ' '.repeat(line.indent) + head + (line.text === '' ? '' : ` ${line.text}`);
 }
 
 /** A value with control characters (a CR/LF being tried out) is shown quoted, escapes visible. */

@@ -1,9 +1,10 @@
 // The plan of a dry-run: plain data built once from the compiled application and read by every
 // formatter, so text, JSON and graphs always tell the same story.
 
-import type { SuccessAction, TaskKind } from '../../compiler/ast.js';
+import type { SuccessAction } from '../../compiler/ast.js';
 import type { TaskEdge } from '../../compiler/task-graph.js';
 import type { Environment } from '../../runtime/parameters.js';
+import type { TaskDescription } from '../../tasks/kind.js';
 
 export interface Plan {
   /** null unless a request is simulated (any --param). */
@@ -64,7 +65,8 @@ export interface EndpointPlan {
 
 export interface TaskPlan {
   readonly id: string;
-  readonly kind: TaskKind;
+  /** The kind's registry name: `http-request`, `email`. */
+  readonly kind: string;
   readonly className: string;
   readonly line: number;
   readonly dependsOn: readonly string[];
@@ -78,30 +80,8 @@ export interface TaskPlan {
   readonly willRun: boolean | null;
   /** Why willRun is what it is, for people. */
   readonly willRunReason: string | null;
-  readonly request: RequestPlan | null;
-  readonly emails: readonly EmailPlan[] | null;
+  /** Simulated and not skipped: what would be sent, as the task's kind describes it. */
+  readonly detail: TaskDescription | null;
   /** The task would fail before sending anything (e.g. a line break in a header value). */
   readonly failure: string | null;
-}
-
-export interface RequestPlan {
-  readonly method: string;
-  readonly url: string;
-  /** Secret values already replaced by `***`. */
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string | null;
-}
-
-export interface EmailPlan {
-  readonly from: string;
-  readonly to: readonly string[];
-  readonly cc: readonly string[];
-  readonly bcc: readonly string[];
-  readonly replyTo: string | null;
-  readonly subject: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly bodies: readonly { readonly contentType: string; readonly content: string }[];
-  readonly attachments: readonly string[];
-  /** Inline images: `file (cid:…)`. */
-  readonly inline: readonly string[];
 }

@@ -1,18 +1,17 @@
-// Builds the dry-run plan from a compiled application and, with --param, simulates one request
-// per endpoint with the same binding, success selection, primary-action rules and task
-// preparation as serve, stopping short of any I/O.
+// Builds the dry-run plan from a compiled application and, with --param, the decision serve
+// would take for one request per endpoint (runtime/decision.ts, the same functions), described
+// rather than carried out. Tasks are described by their own kinds (src/tasks/<kind>/).
 
-import { basename } from 'node:path';
-import type { Application, EmailAttachment, EmailTask, Endpoint, ErrorAction, HttpRequestTask, SuccessAction, SuccessResponse, Task } from '../../compiler/ast.js';
-import type { Condition, Template } from '../../template/types.js';
+import type { Application, Endpoint, ErrorAction, SuccessAction, SuccessResponse, Task } from '../../compiler/ast.js';
 import { closest } from '../../compiler/suggest.js';
-import { bindParameters, parseEnvironment, RESERVED_PARAMETERS, systemValues, type Environment, type RawParameters, type RequestFacts } from '../../runtime/parameters.js';
-import { downloadFilenameRefusal, redirectRefusal, selectSuccess } from '../../runtime/primary-rules.js';
-import { prepareEmails } from '../../tasks/prepare-email.js';
-import { prepareHttpRequest } from '../../tasks/prepare-http-request.js';
+import { actionStatus, decideRequest, decideResponse, type Decision, type DecisionInput, type Proceed, type ResponseDecision } from '../../runtime/decision.js';
+import { ignoredParameters, parseEnvironment, type RawParameters, type RequestFacts } from '../../runtime/parameters.js';
+import { describeError } from '../../errors.js';
+import type { TaskKinds } from '../../tasks/registry.js';
 import { evaluateCondition } from '../../template/condition.js';
 import { expandTemplate, MissingValueError, type ExpansionScope, type PlaceholderPart } from '../../template/expand.js';
-import type { EmailPlan, EndpointPlan, Plan, PrimaryFailure, RequestPlan, ResponsePlan, TaskPlan } from './model.js';
+import type { Condition, Template } from '../../template/types.js';
+import type { EndpointPlan, Plan, PrimaryFailure, ResponsePlan, TaskPlan } from './model.js';
 
 /** The request a simulation pretends to receive: fixed so plans are reproducible. */
 export const SIMULATED_REQUEST: Omit<RequestFacts, 'environment'> = {
@@ -23,7 +22,6 @@ export const SIMULATED_REQUEST: Omit<RequestFacts, 'environment'> = {
 };
 
 export const SECRET_MASK = '***';
-export const UPLOADS_LABEL = '<files uploaded with the request>';
 
 export interface PlanOptions {
   /** Endpoints to plan, in the order to print them. */
@@ -32,128 +30,217 @@ export interface PlanOptions {
   readonly parameters: RawParameters | null;
   /** What ${env:NAME} reads when a condition or a check needs the real value (never printed). */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The kinds the application was compiled with. */
+  readonly kinds: TaskKinds;
 }
 
 export function buildPlan(application: Application, options: PlanOptions): Plan {
-  let simulation: Simulation | null = null;
-  if (options.parameters !== null) {
-    const environment = parseEnvironment(options.parameters);
-    simulation = {
-      raw: options.parameters,
-      environment: environment.ok ? environment.environment : 'live',
-      environmentRefusal: environment.ok ? null : environment.detail,
-      env: options.env,
-    };
-  }
+  const raw = options.parameters;
+  const parsed = raw === null ? null : parseEnvironment(raw);
   return {
     // The request's hash authenticates it like a password: shown masked, as serve never logs it.
     simulation:
-      simulation === null
+      raw === null
         ? null
         : {
-            parameters: [...simulation.raw.entries()].map(([name, values]) => [name, name === 'hash' ? values.map(() => SECRET_MASK) : values] as [string, string[]]),
-            environment: simulation.environment,
+            parameters: [...raw.entries()].map(([name, values]) => [name, name === 'hash' ? values.map(() => SECRET_MASK) : values] as [string, string[]]),
+            environment: parsed?.ok === true ? parsed.environment : 'live',
           },
-    endpoints: options.endpoints.map((e) => planEndpoint(application, e, simulation)),
+    endpoints: options.endpoints.map((endpoint) => new EndpointPlanner(application, endpoint, options).plan()),
   };
 }
 
-interface Simulation {
-  readonly raw: RawParameters;
-  readonly environment: Environment;
-  /** serve answers a bad `environment` with the <error> action before anything else. */
-  readonly environmentRefusal: string | null;
-  readonly env: Readonly<Record<string, string | undefined>>;
-}
+const NOT_RUN = 'the primary action fails, so no task runs';
 
-/** The scopes of one simulated request of one endpoint. */
-interface Scopes {
-  /** Real values, for conditions and checks; reading an intermediate value throws. */
-  readonly real: ExpansionScope;
-  /** For printing: env values as `***`, intermediate values as `<from TASK>`, nothing escaped. */
-  readonly shown: ExpansionScope;
-}
+class EndpointPlanner {
+  private readonly notes: string[] = [];
+  private readonly input: DecisionInput | null;
 
-function planEndpoint(application: Application, endpoint: Endpoint, simulation: Simulation | null): EndpointPlan {
-  const notes: string[] = [];
-  const responses = listResponses(application, endpoint);
-  const unconditional = responses.find((r) => r.condition === null)!;
-  const base = {
-    name: endpoint.name,
-    line: endpoint.position.line,
-    tasksMode: endpoint.tasksMode,
-    responses,
-    stages: endpoint.taskGraph.stages,
-    edges: endpoint.taskGraph.edges,
-  };
+  constructor(
+    private readonly application: Application,
+    private readonly endpoint: Endpoint,
+    private readonly options: PlanOptions,
+  ) {
+    // dry-run checks no hash: it has the configuration, not the request's secret.
+    this.input =
+      options.parameters === null
+        ? null
+        : { application, endpoint, raw: options.parameters, info: SIMULATED_REQUEST, env: options.env, secretKeys: null };
+  }
 
-  if (simulation === null) {
+  plan(): EndpointPlan {
+    const { endpoint } = this;
+    const responses = listResponses(this.application, endpoint);
+    const base = {
+      name: endpoint.name,
+      line: endpoint.position.line,
+      tasksMode: endpoint.tasksMode,
+      responses,
+      stages: endpoint.taskGraph.stages,
+      edges: endpoint.taskGraph.edges,
+      notes: this.notes,
+    };
+    if (this.input === null) {
+      return {
+        ...base,
+        response: responses.find((r) => r.condition === null)!,
+        responseChosen: false,
+        responseNote: null,
+        failure: null,
+        tasks: endpoint.tasks.map((t) => this.task(t, null, null)),
+        ignoredParameters: [],
+      };
+    }
+    const ignored = ignoredParameters(endpoint, this.input.raw).map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
+    const decision = decideRequest(this.input);
+    const outcome = this.outcome(decision);
+    const runs = outcome.failure === null || outcome.deferred;
     return {
       ...base,
-      response: unconditional,
-      responseChosen: false,
-      responseNote: null,
-      failure: null,
-      tasks: endpoint.tasks.map((t) => planTask(endpoint, t, null, null, application, notes)),
-      ignoredParameters: [],
-      notes,
+      response: outcome.response,
+      responseChosen: outcome.chosen,
+      responseNote: outcome.note,
+      failure: outcome.failure,
+      tasks: endpoint.tasks.map((t) => (runs && decision.kind === 'proceed' ? this.task(t, decision, null) : this.task(t, null, NOT_RUN))),
+      ignoredParameters: ignored,
     };
   }
 
-  const bound = simulation.environmentRefusal === null ? bindParameters(endpoint, simulation.raw) : null;
-  // When binding fails it does not list the ignored names; the rule is the same either way.
-  const ignored = bound?.ok === true ? bound.ignored : [...simulation.raw.keys()].filter((n) => !endpoint.parametersByName.has(n) && !RESERVED_PARAMETERS.has(n));
-  const ignoredParameters = ignored.map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
-  const notRun = (failure: PrimaryFailure, response: ResponsePlan): EndpointPlan => ({
-    ...base,
-    response,
-    responseChosen: false,
-    responseNote: null,
-    failure,
-    tasks: endpoint.tasks.map((t) => planTask(endpoint, t, null, 'the primary action fails, so no task runs', application, notes)),
-    ignoredParameters,
-    notes,
-  });
-  // serve checks `environment` first, then binds the parameters; either failure is a 400 answered by <error>.
-  const refusal = simulation.environmentRefusal ?? (bound !== null && !bound.ok ? bound.detail : null);
-  if (refusal !== null || bound === null || !bound.ok) {
-    const failure = { detail: refusal ?? 'the request could not be bound', status: 400, endpoint: endpoint.name };
-    return notRun(failure, errorResponse(endpoint, failure.status));
+  /** What the request gets, as serve decides it: the chosen response, or the failure and its <error> answer. */
+  private outcome(decision: Decision): Outcome {
+    switch (decision.kind) {
+      case 'refused': {
+        const failure = { detail: decision.failure.detail, status: decision.failure.status, endpoint: decision.endpoint.name };
+        return { response: errorResponse(decision.endpoint, failure.status), chosen: false, note: null, failure, deferred: false };
+      }
+      case 'undecided': {
+        // serve would fail the same way; say so rather than guess.
+        const fallback = listResponses(this.application, decision.endpoint).find((r) => r.condition === null)!;
+        return { response: fallback, chosen: false, note: `the response cannot be chosen before the tasks run: ${decision.reason}`, failure: null, deferred: false };
+      }
+      case 'proceed': {
+        const { success } = decision;
+        // A deferred response is decided by serve after the tasks, with their values; here
+        // without them, so what needs them is noted rather than checked.
+        const response = decision.response ?? decideResponse(this.input!, decision, null);
+        return this.responseOutcome(decision, success, response);
+      }
+    }
   }
 
-  const scopes = makeScopes(endpoint, bound.parameters, simulation);
-  const outcome = simulateResponse(application, endpoint, scopes, simulation, notes, 0);
-  if (outcome.failure !== null && outcome.deferred !== true) return notRun(outcome.failure, outcome.response);
-  return {
-    ...base,
-    response: outcome.response,
-    responseChosen: outcome.undecided !== true,
-    responseNote: outcome.note,
-    failure: outcome.failure,
-    tasks: endpoint.tasks.map((t) => planTask(endpoint, t, scopes, null, application, notes)),
-    ignoredParameters,
-    notes,
-  };
+  private responseOutcome(decision: Proceed, success: SuccessResponse, response: ResponseDecision): Outcome {
+    const { endpoint } = decision;
+    const deferred = success.deferred;
+    const own = describeSuccess(this.application, endpoint, success, null);
+    switch (response.kind) {
+      case 'refused': {
+        const failure = { detail: response.failure.detail, status: response.failure.status, endpoint: endpoint.name };
+        return { response: errorResponse(endpoint, failure.status), chosen: false, note: null, failure, deferred };
+      }
+      case 'undecidable':
+        if (success.action.kind === 'forward') {
+          return { response: own, chosen: true, note: `the forwarded parameters are only known when the request runs (${response.reason})`, failure: null, deferred };
+        }
+        this.notes.push(`${endpoint.name}: "${response.template.source}" cannot be checked without ${deferred ? 'the task results' : 'its value'} (${response.reason})`);
+        return { response: describeSuccess(this.application, endpoint, success, shownTarget(success.action, this.shown(decision.scope))), chosen: true, note: null, failure: null, deferred };
+      case 'forward': {
+        const inner = this.outcome(response.target);
+        // The target refused the request (its parameters): its <error> answers, as in serve.
+        if (response.target.kind === 'refused') return { ...inner, deferred };
+        return {
+          response: { ...own, status: inner.response.status, expanded: `${response.target.endpoint.name}: ${describeInner(inner.response)}` },
+          chosen: true,
+          note: inner.note,
+          failure: inner.failure,
+          deferred,
+        };
+      }
+      case 'respond':
+      case 'static':
+      case 'url':
+        return { response: describeSuccess(this.application, endpoint, success, shownTarget(success.action, this.shown(decision.scope))), chosen: true, note: null, failure: null, deferred };
+    }
+  }
+
+  private task(task: Task, decision: Proceed | null, notRunReason: string | null): TaskPlan {
+    const { endpoint } = this;
+    const base = {
+      id: task.id,
+      kind: task.kind,
+      className: task.className,
+      line: task.position.line,
+      dependsOn: endpoint.taskGraph.dependsOn.get(task.id) ?? [],
+      inputs: task.inputs,
+      outputs: task.outputs.map((o) => o.name),
+      condition: task.condition?.text ?? null,
+      ignoreIfError: task.ignoreIfError,
+      timeoutMs: task.timeoutMs,
+      retries: task.retries,
+    };
+    if (notRunReason !== null) return { ...base, willRun: false, willRunReason: notRunReason, detail: null, failure: null };
+    if (decision === null) return { ...base, willRun: null, willRunReason: null, detail: null, failure: null };
+
+    const real = decision.scope;
+    const verdict = this.decide(task.condition, real);
+    if (verdict.value === false) return { ...base, willRun: false, willRunReason: verdict.reason, detail: null, failure: null };
+    const kind = this.options.kinds.of(task);
+    try {
+      const detail = kind.describe(task, {
+        real,
+        shown: this.shown(real),
+        request: { separator: endpoint.separator, uploads: [], application: this.application },
+        decide: (condition) => this.decide(condition, real).value,
+        note: (text) => {
+          const note = `${endpoint.name}/${text}`;
+          if (!this.notes.includes(note)) this.notes.push(note);
+        },
+      });
+      return { ...base, willRun: verdict.value, willRunReason: verdict.reason, detail, failure: null };
+    } catch (error) {
+      return { ...base, willRun: verdict.value, willRunReason: verdict.reason, detail: null, failure: describeError(error) };
+    }
+  }
+
+  /** null when the condition needs a task result or a variable that is not set here. */
+  private decide(condition: Condition | null, real: ExpansionScope): { readonly value: boolean | null; readonly reason: string | null } {
+    if (condition === null) return { value: true, reason: null };
+    const templates = condition.kind === 'compare' ? [condition.left, condition.right] : [condition.left];
+    const intermediate = templates.flatMap((t) => t.parts.flatMap((p) => (p.kind === 'intermediate' ? [p.name] : [])));
+    if (intermediate.length > 0) return { value: null, reason: `the condition uses ${[...new Set(intermediate)].join(', ')}, known only when the tasks run` };
+    try {
+      const holds = evaluateCondition(condition, real, this.endpoint.separator);
+      return { value: holds, reason: holds ? 'the condition holds' : 'the condition is false' };
+    } catch (error) {
+      if (!(error instanceof MissingValueError)) throw error;
+      return { value: null, reason: `the condition cannot be decided here: ${error.message}` };
+    }
+  }
+
+  /** For printing: env values as `***`, intermediate values as `<from TASK>`, nothing escaped. */
+  private shown(real: ExpansionScope): ExpansionScope {
+    const producers = new Map<string, string>();
+    for (const task of this.endpoint.tasks) for (const o of task.outputs) producers.set(o.name, task.id);
+    const verbatim = (part: PlaceholderPart): string | undefined => {
+      if (part.kind === 'env') return SECRET_MASK;
+      if (part.kind === 'intermediate') return `<from ${producers.get(part.name) ?? part.name}>`;
+      return undefined;
+    };
+    return { ...real, verbatim };
+  }
 }
 
-function makeScopes(endpoint: Endpoint, parameters: ReadonlyMap<string, string>, simulation: Simulation): Scopes {
-  const producers = new Map<string, string>();
-  for (const task of endpoint.tasks) if (task.kind === 'http-request') for (const o of task.outputs) producers.set(o.name, task.id);
-  const real: ExpansionScope = {
-    parameters,
-    system: systemValues(endpoint, { ...SIMULATED_REQUEST, environment: simulation.environment }),
-    env: simulation.env,
-  };
-  const verbatim = (part: PlaceholderPart): string | undefined => {
-    if (part.kind === 'env') return SECRET_MASK;
-    if (part.kind === 'intermediate') return `<from ${producers.get(part.name) ?? part.name}>`;
-    return undefined;
-  };
-  return { real, shown: { ...real, verbatim } };
+interface Outcome {
+  readonly response: ResponsePlan;
+  /** A <success> was picked for the simulated request. */
+  readonly chosen: boolean;
+  readonly note: string | null;
+  readonly failure: PrimaryFailure | null;
+  /** The response is built after the tasks: they run even when it then fails. */
+  readonly deferred: boolean;
 }
 
 // ---------------------------------------------------------------------------------------
-// Responses
+// Responses, as written
 
 function listResponses(application: Application, endpoint: Endpoint): ResponsePlan[] {
   const list = endpoint.successes.map((s) => describeSuccess(application, endpoint, s, null));
@@ -171,16 +258,9 @@ function describeSuccess(application: Application, endpoint: Endpoint, success: 
     expanded,
     condition: success.condition?.text ?? null,
     line: success.position.line > 0 ? success.position.line : null,
-    waitsFor: endpoint.tasksMode === 'wait' ? waitsFor(endpoint, success) : [],
+    // The compiler merged <after> and the producers of the inputs.
+    waitsFor: endpoint.tasksMode === 'wait' ? success.after : [],
   };
-}
-
-function waitsFor(endpoint: Endpoint, success: SuccessResponse): string[] {
-  const ids = new Set(success.after);
-  for (const input of success.inputs) {
-    for (const task of endpoint.tasks) if (task.kind === 'http-request' && task.outputs.some((o) => o.name === input)) ids.add(task.id);
-  }
-  return [...ids];
 }
 
 /** The status known without I/O and without a request: a forward follows its target's fallback. */
@@ -226,101 +306,6 @@ function download(template: Template | null): string {
   return template === null ? '' : `, download as ${template.source}`;
 }
 
-interface ResponseOutcome {
-  readonly response: ResponsePlan;
-  readonly note: string | null;
-  readonly failure: PrimaryFailure | null;
-  /** The response is built after the tasks (tasks="wait" with after/inputs): they run even when it then fails. */
-  readonly deferred?: boolean;
-  /** No <success> could be chosen without I/O; `response` is only the fallback. */
-  readonly undecided?: boolean;
-}
-
-const MAX_FORWARDS = 16;
-
-function simulateResponse(application: Application, endpoint: Endpoint, scopes: Scopes, simulation: Simulation, notes: string[], depth: number): ResponseOutcome {
-  let success: SuccessResponse;
-  let note: string | null = null;
-  try {
-    success = selectSuccess(endpoint, scopes.real);
-  } catch (error) {
-    if (!(error instanceof MissingValueError)) throw error;
-    // serve would fail the same way; say so rather than guess.
-    const fallback = listResponses(application, endpoint).find((r) => r.condition === null)!;
-    return { response: fallback, note: `the response cannot be chosen before the tasks run: ${error.message}`, failure: null, undecided: true };
-  }
-  const action = success.action;
-  const deferred = endpoint.tasksMode === 'wait' && endpoint.tasks.length > 0 && (success.after.length > 0 || success.inputs.length > 0);
-  const fail = (detail: string): ResponseOutcome => {
-    const failure = { detail, status: 400, endpoint: endpoint.name };
-    return { response: errorResponse(endpoint, failure.status), note: null, failure, deferred };
-  };
-
-  // Checks need real values; a value only a task can produce is checked when serve runs.
-  const check = (template: Template, refuse: (value: string) => string | null): string | null => {
-    try {
-      return refuse(expandTemplate(template, scopes.real));
-    } catch (error) {
-      if (!(error instanceof MissingValueError)) throw error;
-      notes.push(`${endpoint.name}: "${template.source}" cannot be checked without ${deferred ? 'the task results' : 'its value'} (${error.message})`);
-      return null;
-    }
-  };
-
-  switch (action.kind) {
-    case 'redirect': {
-      const refusal = check(action.url, (url) => redirectRefusal(url, action.whitelist));
-      if (refusal !== null) return fail(refusal);
-      break;
-    }
-    case 'static':
-    case 'url': {
-      if (action.downloadFilename !== null) {
-        const refusal = check(action.downloadFilename, downloadFilenameRefusal);
-        if (refusal !== null) return fail(refusal);
-      }
-      break;
-    }
-    case 'forward': {
-      const target = application.endpointsByName.get(action.endpoint);
-      if (target === undefined || depth >= MAX_FORWARDS) break;
-      const raw = new Map<string, string[]>();
-      if (action.inputParameters === null) {
-        for (const [name, value] of scopes.real.parameters) raw.set(name, [value]);
-      } else {
-        for (const input of action.inputParameters) {
-          let value: string;
-          try {
-            value = expandTemplate(input.value, scopes.real);
-          } catch (error) {
-            if (!(error instanceof MissingValueError)) throw error;
-            note = `the forwarded parameter ${input.name} is only known when the request runs (${error.message})`;
-            return { response: describeSuccess(application, endpoint, success, null), note, failure: null };
-          }
-          raw.set(input.name, [...(raw.get(input.name) ?? []), value]);
-        }
-      }
-      const bound = bindParameters(target, raw);
-      if (!bound.ok) {
-        const failure = { detail: bound.detail, status: 400, endpoint: target.name };
-        return { response: errorResponse(target, failure.status), note: null, failure };
-      }
-      const inner = simulateResponse(application, target, makeScopes(target, bound.parameters, simulation), simulation, notes, depth + 1);
-      const own = describeSuccess(application, endpoint, success, null);
-      return {
-        response: { ...own, status: inner.response.status, expanded: `${target.name}: ${describeInner(inner.response)}` },
-        note: inner.note,
-        failure: inner.failure,
-        deferred,
-      };
-    }
-    case 'empty':
-    case 'body':
-      break;
-  }
-  return { response: describeSuccess(application, endpoint, success, shownTarget(action, scopes.shown)), note, failure: null };
-}
-
 function describeInner(response: ResponsePlan): string {
   const expanded = response.expanded;
   return expanded === null || response.summary.includes(expanded) ? response.summary : `${response.summary} → ${expanded}`;
@@ -343,123 +328,16 @@ function shownTarget(action: SuccessAction, shown: ExpansionScope): string | nul
   }
 }
 
-/**
- * The <error> action's answer to a failure of the primary action: it keeps the failure status
- * unless it sets its own (a redirect, or a <response-body> with a status); a response-from-url takes the failure status too.
- */
+/** The <error> action's answer to a failure, with the status serve gives it. */
 function errorResponse(endpoint: Endpoint, failureStatus: number): ResponsePlan {
   const action = endpoint.error.action;
-  const status = action.kind === 'redirect' ? 302 : action.kind === 'body' && action.status !== null ? action.status : failureStatus;
   return {
     kind: action.kind,
-    status,
+    status: actionStatus(action, failureStatus),
     summary: action.kind === 'empty' ? 'problem details (application/problem+json)' : `<error>: ${summarize(action)}`,
     expanded: null,
     condition: null,
     line: endpoint.error.position?.line ?? null,
     waitsFor: [],
   };
-}
-
-// ---------------------------------------------------------------------------------------
-// Tasks
-
-type Decision = { readonly value: boolean | null; readonly reason: string | null };
-
-/** null when the condition needs a task result or a variable that is not set here. */
-function decide(condition: Condition | null, endpoint: Endpoint, scopes: Scopes): Decision {
-  if (condition === null) return { value: true, reason: null };
-  const templates = condition.kind === 'compare' ? [condition.left, condition.right] : [condition.left];
-  const intermediate = templates.flatMap((t) => t.parts.flatMap((p) => (p.kind === 'intermediate' ? [p.name] : [])));
-  if (intermediate.length > 0) return { value: null, reason: `the condition uses ${[...new Set(intermediate)].join(', ')}, known only when the tasks run` };
-  try {
-    const holds = evaluateCondition(condition, scopes.real, endpoint.separator);
-    return { value: holds, reason: holds ? 'the condition holds' : 'the condition is false' };
-  } catch (error) {
-    if (!(error instanceof MissingValueError)) throw error;
-    return { value: null, reason: `the condition cannot be decided here: ${error.message}` };
-  }
-}
-
-function planTask(
-  endpoint: Endpoint,
-  task: Task,
-  scopes: Scopes | null,
-  notRunReason: string | null,
-  application: Application,
-  notes: string[],
-): TaskPlan {
-  const base = {
-    id: task.id,
-    kind: task.kind,
-    className: task.className,
-    line: task.position.line,
-    dependsOn: endpoint.taskGraph.dependsOn.get(task.id) ?? [],
-    inputs: task.inputs,
-    outputs: task.kind === 'http-request' ? task.outputs.map((o) => o.name) : [],
-    condition: task.condition?.text ?? null,
-    ignoreIfError: task.ignoreIfError,
-    timeoutMs: task.timeoutMs,
-    retries: task.retries,
-  };
-  const none = { request: null, emails: null, failure: null };
-  if (notRunReason !== null) return { ...base, ...none, willRun: false, willRunReason: notRunReason };
-  if (scopes === null) return { ...base, ...none, willRun: null, willRunReason: null };
-
-  const decision = decide(task.condition, endpoint, scopes);
-  if (decision.value === false) return { ...base, ...none, willRun: false, willRunReason: decision.reason };
-  try {
-    if (task.kind === 'http-request') {
-      return { ...base, willRun: decision.value, willRunReason: decision.reason, request: planRequest(task, scopes.shown), emails: null, failure: null };
-    }
-    return { ...base, willRun: decision.value, willRunReason: decision.reason, request: null, emails: planEmails(endpoint, task, scopes, application, notes), failure: null };
-  } catch (error) {
-    return { ...base, ...none, willRun: decision.value, willRunReason: decision.reason, failure: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-function planRequest(task: HttpRequestTask, shown: ExpansionScope): RequestPlan {
-  const prepared = prepareHttpRequest(task, shown);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(prepared.headers)) headers[name] = prepared.secretHeaders.includes(name) ? SECRET_MASK : value;
-  return { method: prepared.method, url: prepared.url, headers, body: prepared.body };
-}
-
-function planEmails(endpoint: Endpoint, task: EmailTask, scopes: Scopes, application: Application, notes: string[]): EmailPlan[] {
-  // Attachment conditions are decided here with real values (the shown scope masks them);
-  // prepareEmails then receives only the attachments that will, or may, be attached.
-  const kept: { attachment: EmailAttachment; maybe: string | null }[] = [];
-  for (const attachment of task.attachments) {
-    const decision = decide(attachment.condition, endpoint, scopes);
-    if (decision.value === false) continue;
-    kept.push({ attachment, maybe: decision.value === null ? attachment.condition!.text : null });
-  }
-  const decided: EmailTask = { ...task, attachments: kept.map((k) => ({ ...k.attachment, condition: null })) };
-  const prepared = prepareEmails(decided, scopes.shown, [], application.email, endpoint.separator);
-
-  const labels: string[] = [];
-  let next = 0;
-  const files = prepared.length > 0 ? prepared[0]!.attachments.filter((a) => a.cid === null) : [];
-  for (const { attachment, maybe } of kept) {
-    const label = attachment.kind === 'static' ? (files[next++]?.filename ?? basename(attachment.filename)) : UPLOADS_LABEL;
-    labels.push(maybe === null ? label : `${label} (if ${maybe})`);
-  }
-  if (kept.some((k) => k.attachment.kind === 'uploads')) {
-    const note = `${endpoint.name}/${task.id}: a dry-run has no uploaded files; serve attaches every file uploaded with the request`;
-    if (!notes.includes(note)) notes.push(note);
-  }
-
-  const secretHeaders = new Set((application.email?.headers ?? []).filter((h) => h.value.parts.some((p) => p.kind === 'env')).map((h) => h.name));
-  return prepared.map((email) => ({
-    from: email.from,
-    to: [email.to],
-    cc: email.cc,
-    bcc: email.bcc,
-    replyTo: email.replyTo,
-    subject: email.subject,
-    headers: Object.fromEntries(Object.entries(email.headers).map(([n, v]) => [n, secretHeaders.has(n) ? SECRET_MASK : v])),
-    bodies: email.bodies.map((b) => ({ contentType: b.contentType, content: b.content })),
-    attachments: labels,
-    inline: email.attachments.filter((a) => a.cid !== null).map((a) => `${a.filename} (cid:${a.cid})`),
-  }));
 }

@@ -1,11 +1,12 @@
 // Sends a PreparedHttpRequest. got does the wire work (redirects, timeouts, decompression);
-// retries are ours, because the policy (full jitter, a Retry-After cap, which failures count
-// as transient) is part of the contract and got's built-in retry would hide the attempt count.
+// retries follow the shared policy (../retry.ts), because got's built-in retry would hide the
+// attempt count and use a policy of its own.
 
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Agents, Got } from 'got';
-import { HostNotAllowedError, hostRefusal, type HostAllowlist } from './host-allowlist.js';
-import type { PreparedHttpRequest } from './prepared.js';
+import { TaskError } from '../errors.js';
+import { parseRetryAfter, withRetries } from '../retry.js';
+import { HostNotAllowedError, hostRefusal, type HostAllowlist } from '../host-allowlist.js';
+import type { PreparedHttpRequest } from './types.js';
 
 /** A successful (2xx) answer, body read in full. */
 export interface HttpAnswer {
@@ -23,23 +24,9 @@ export interface SendOptions {
   readonly retries: number;
 }
 
-/** A task failure with the attempt count, so the outcome can report it. */
-export class HttpTaskError extends Error {
-  override readonly name = 'HttpTaskError';
-  constructor(
-    message: string,
-    readonly attempts: number,
-  ) {
-    super(message);
-  }
-}
-
 /** Bounds memory per answer: a misbehaving upstream cannot exhaust the process. */
 export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 export const MAX_REDIRECTS = 5;
-const FIRST_BACKOFF_MS = 200;
-const MAX_BACKOFF_MS = 5_000;
-const MAX_RETRY_AFTER_MS = 5_000;
 
 // The codes got itself treats as transient; TLS and protocol errors are not in it on purpose:
 // repeating them only delays the failure.
@@ -105,67 +92,26 @@ export function createHttpClient(options: { readonly agent?: Agents; readonly al
 
 type AttemptResult =
   | { readonly kind: 'answer'; readonly status: number; readonly statusMessage: string; readonly headers: HttpAnswer['headers']; readonly body: Buffer }
-  | { readonly kind: 'error'; readonly message: string; readonly transient: boolean };
+  | { readonly kind: 'error'; readonly error: TaskError };
 
-export async function sendHttpRequest(
-  client: HttpClient,
-  request: PreparedHttpRequest,
-  options: SendOptions,
-): Promise<HttpAnswer> {
+/** Sends the request, retrying transient failures; a failure is a TaskError with its attempt count. */
+export async function sendHttpRequest(client: HttpClient, request: PreparedHttpRequest, options: SendOptions): Promise<HttpAnswer> {
   const target = describeTarget(request);
-  const maxAttempts = 1 + Math.max(0, options.retries);
   const [got, errors] = await Promise.all([client.got(), loadGot()]);
-  for (let attempt = 1; ; attempt++) {
+  const { value, attempts } = await withRetries(async () => {
     const result = await attemptOnce(got, errors, request, options.timeoutMs, client.allowedHosts);
-    let failure: string;
-    let transient: boolean;
-    let retryAfterMs: number | null = null;
-    if (result.kind === 'answer') {
-      if (result.status >= 200 && result.status < 300) {
-        return { status: result.status, headers: result.headers, body: result.body, attempts: attempt };
-      }
-      failure = `${target} answered ${result.status}${result.statusMessage ? ' ' + result.statusMessage : ''}`;
-      transient = result.status === 429 || result.status >= 500;
-      retryAfterMs = transient ? parseRetryAfter(result.headers['retry-after']) : null;
-    } else {
-      failure = `${target} failed: ${result.message}`;
-      transient = result.transient;
+    if (result.kind === 'error') throw new TaskError(`${target} failed: ${result.error.message}`, { code: result.error.code, transient: result.error.transient, cause: result.error });
+    if (result.status < 200 || result.status > 299) {
+      const transient = result.status === 429 || result.status >= 500;
+      throw new TaskError(`${target} answered ${result.status}${result.statusMessage ? ' ' + result.statusMessage : ''}`, {
+        code: 'http-status',
+        transient,
+        retryAfterMs: transient ? parseRetryAfter(result.headers['retry-after']) : null,
+      });
     }
-    const tried = attempt === 1 ? '' : ` (after ${attempt} attempts)`;
-    if (!transient || attempt >= maxAttempts) throw new HttpTaskError(failure + tried, attempt);
-    let waitMs: number;
-    if (retryAfterMs !== null) {
-      // A server that asks for a longer pause than we are willing to wait gets none of our
-      // retries: hammering it earlier than it asked would be worse than failing.
-      if (retryAfterMs > MAX_RETRY_AFTER_MS) {
-        throw new HttpTaskError(
-          `${failure}${tried}; not retried: Retry-After asks for ${Math.ceil(retryAfterMs / 1000)} s, more than the ${MAX_RETRY_AFTER_MS / 1000} s this service waits`,
-          attempt,
-        );
-      }
-      waitMs = retryAfterMs;
-    } else {
-      waitMs = backoffMs(attempt);
-    }
-    await sleep(waitMs);
-  }
-}
-
-/** Full jitter: a uniform wait in [0, min(cap, first * 2^(n-1))] before retry n. */
-export function backoffMs(retry: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (retry - 1));
-  return Math.floor(random() * ceiling);
-}
-
-/** Seconds or an HTTP date; null when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now: number = Date.now()): number | null {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined) return null;
-  const trimmed = text.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  if (Number.isNaN(date)) return null;
-  return Math.max(0, date - now);
+    return result;
+  }, { retries: options.retries });
+  return { status: value.status, headers: value.headers, body: value.body, attempts };
 }
 
 /** Method and URL without query string or credentials: either may hold a secret, and this text reaches logs. */
@@ -184,17 +130,17 @@ function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpReques
     try {
       url = new URL(request.url);
     } catch {
-      resolve({ kind: 'error', message: `invalid URL`, transient: false });
+      resolve(failed('invalid URL', 'invalid-request'));
       return;
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      resolve({ kind: 'error', message: `unsupported URL scheme ${url.protocol}`, transient: false });
+      resolve(failed(`unsupported URL scheme ${url.protocol}`, 'invalid-request'));
       return;
     }
     // Before any connection: a refused host never sees the request, not even its DNS lookup.
     const refusal = allowedHosts === null ? null : hostRefusal(allowedHosts, url);
     if (refusal !== null) {
-      resolve({ kind: 'error', message: refusal, transient: false });
+      resolve(failed(refusal, 'host-not-allowed'));
       return;
     }
     let settled = false;
@@ -225,14 +171,14 @@ function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpReques
       // Decompression can still grow the body, so the byte count below is the real guard;
       // this one only fails early when the upstream says up front that it is too large.
       if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES && headers['content-encoding'] === undefined) {
-        finish({ kind: 'error', message: tooLarge(), transient: false });
+        finish(failed(tooLarge(), 'response-too-large'));
         stream.destroy();
       }
     });
     stream.on('data', (chunk: Buffer) => {
       received += chunk.length;
       if (received > MAX_RESPONSE_BYTES) {
-        finish({ kind: 'error', message: tooLarge(), transient: false });
+        finish(failed(tooLarge(), 'response-too-large'));
         stream.destroy();
         return;
       }
@@ -247,6 +193,10 @@ function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpReques
   });
 }
 
+function failed(message: string, code: TaskError['code'], transient = false): AttemptResult {
+  return { kind: 'error', error: new TaskError(message, { code, transient }) };
+}
+
 function tooLarge(): string {
   return `the answer is larger than ${MAX_RESPONSE_BYTES / (1024 * 1024)} MiB`;
 }
@@ -254,15 +204,19 @@ function tooLarge(): string {
 /** `errors`: got's module, whose error classes tell the failures apart. */
 function classify(error: Error, { TimeoutError, MaxRedirectsError, RequestError }: GotModule, timeoutMs: number): AttemptResult {
   if (error instanceof TimeoutError) {
-    return { kind: 'error', message: `no complete answer within ${formatMs(timeoutMs)}`, transient: true };
+    return failed(`no complete answer within ${formatMs(timeoutMs)}`, 'timeout', true);
   }
   if (error instanceof MaxRedirectsError) {
-    return { kind: 'error', message: `more than ${MAX_REDIRECTS} redirects`, transient: false };
+    return failed(`more than ${MAX_REDIRECTS} redirects`, 'too-many-redirects');
+  }
+  if (error instanceof HostNotAllowedError || (error instanceof RequestError && error.cause instanceof HostNotAllowedError)) {
+    return failed(error.message, 'host-not-allowed');
   }
   const code = error instanceof RequestError ? error.code : (error as NodeJS.ErrnoException).code;
   const transient = code !== undefined && TRANSIENT_CODES.has(code);
   // got's messages name the host and port, which the log may hold; never the request headers.
-  return { kind: 'error', message: code !== undefined && !error.message.includes(code) ? `${error.message} (${code})` : error.message, transient };
+  const message = code !== undefined && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
+  return failed(message, 'connection', transient);
 }
 
 function formatMs(ms: number): string {

@@ -5,14 +5,14 @@
 // cannot add recipients. Any error thrown here is a failure of the task.
 import { extname, posix } from 'node:path';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
-import type { EmailSettings, EmailTask } from '../compiler/ast.js';
-import type { Condition, Template } from '../template/types.js';
-import { contentTypeFor } from '../content-types.js';
-import { evaluateCondition } from '../template/condition.js';
-import { UnsafeValueError } from '../template/escape.js';
-import { expandTemplate, type ExpansionScope } from '../template/expand.js';
-import type { Upload } from '../upload.js';
-import type { PreparedAttachment, PreparedEmail, PreparedEmailBody } from './prepared.js';
+import type { EmailSettings } from '../../compiler/ast.js';
+import type { Condition, Template } from '../../template/types.js';
+import { contentTypeFor } from '../../content-types.js';
+import { evaluateCondition } from '../../template/condition.js';
+import { UnsafeValueError } from '../../template/escape.js';
+import { expandTemplate, type ExpansionScope } from '../../template/expand.js';
+import type { Upload } from '../../upload.js';
+import type { EmailTask, PreparedAttachment, PreparedEmail, PreparedEmailBody } from './types.js';
 
 /**
  * @param separator the endpoint's multiple-value-separator, for attachment conditions.

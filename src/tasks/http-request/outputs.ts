@@ -2,10 +2,21 @@
 // parsed at most once per format, each output must select exactly one scalar, and a regex
 // must match the whole value.
 
-import { DOMParser } from '@xmldom/xmldom';
 import { JSONPath } from 'jsonpath-plus';
-import * as xpath from 'xpath';
-import type { OutputIntermediateValue } from '../compiler/ast.js';
+import { createRequire } from 'node:module';
+import type { OutputIntermediateValue } from '../../compiler/ast.js';
+
+// The XML libraries are loaded on the first XPath output: most answers are JSON, and validate
+// and dry-run, which load this module with the task kinds, never read an answer.
+type XmlLibraries = { readonly DOMParser: typeof import('@xmldom/xmldom').DOMParser; readonly xpath: typeof import('xpath') };
+let xmlLibraries: XmlLibraries | null = null;
+function xml(): XmlLibraries {
+  if (xmlLibraries === null) {
+    const require = createRequire(import.meta.url);
+    xmlLibraries = { DOMParser: (require('@xmldom/xmldom') as typeof import('@xmldom/xmldom')).DOMParser, xpath: require('xpath') as typeof import('xpath') };
+  }
+  return xmlLibraries;
+}
 
 export class OutputError extends Error {
   override readonly name = 'OutputError';
@@ -66,7 +77,7 @@ class ParsedBody {
     if (this.declared === 'json') throw new OutputError('the answer is JSON (by its Content-Type) but an XPath output expects XML');
     if (this.xmlValue === undefined) {
       try {
-        const parser = new DOMParser({
+        const parser = new (xml().DOMParser)({
           onError: (level, message) => {
             if (level !== 'warning') throw new Error(message);
           },
@@ -120,6 +131,7 @@ function selectXml(output: OutputIntermediateValue, doc: unknown): string {
   const path = output.selector.path;
   let result: unknown;
   try {
+    const { xpath } = xml();
     result = xpath.select(path, doc as Parameters<typeof xpath.select>[1]);
   } catch (error) {
     throw new OutputError(`output "${output.name}": XPath ${path} could not be evaluated (${(error as Error).message})`);

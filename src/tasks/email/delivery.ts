@@ -1,24 +1,14 @@
 // Delivers PreparedEmails over one pooled SMTP transport per process, so a busy endpoint does
 // not open a connection per message.
 
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transporter } from 'nodemailer';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
-import type { EmailSettings } from '../compiler/ast.js';
-import { backoffMs } from './http-request.js';
-import type { PreparedEmail } from './prepared.js';
+import type { EmailSettings } from '../../compiler/ast.js';
+import { TaskError } from '../errors.js';
+import { withRetries } from '../retry.js';
 import { resolveSmtpConnection, type SmtpConnection, type SmtpResolution } from './smtp-settings.js';
-
-export class EmailTaskError extends Error {
-  override readonly name = 'EmailTaskError';
-  constructor(
-    message: string,
-    readonly attempts: number,
-  ) {
-    super(message);
-  }
-}
+import type { PreparedEmail } from './types.js';
 
 export interface EmailDeliveryOptions {
   readonly settings: EmailSettings | null;
@@ -92,29 +82,25 @@ export class EmailDelivery {
     try {
       mail = toMailOptions(message);
     } catch (error) {
-      throw new EmailTaskError(`${label}: ${(error as Error).message}`, 0);
+      throw new TaskError(`${label}: ${(error as Error).message}`, { code: 'invalid-value', cause: error });
     }
     const transport = await this.getTransport();
-    const maxAttempts = 1 + Math.max(0, options.retries);
-    for (let attempt = 1; ; attempt++) {
-      let failure: { message: string; transient: boolean };
-      try {
-        await withTimeout(transport.sendMail(mail), options.timeoutMs);
-        return attempt;
-      } catch (error) {
-        failure = describeSmtpError(error, options.timeoutMs, this.description);
-      }
-      const tried = attempt === 1 ? '' : ` (after ${attempt} attempts)`;
-      if (!failure.transient || attempt >= maxAttempts || !options.mayContinue()) {
-        throw new EmailTaskError(`${label}: ${failure.message}${tried}`, attempt);
-      }
-      await sleep(backoffMs(attempt));
-    }
+    const { attempts } = await withRetries(
+      async () => {
+        try {
+          await withTimeout(transport.sendMail(mail), options.timeoutMs);
+        } catch (error) {
+          throw smtpFailure(error, options.timeoutMs, this.description, label);
+        }
+      },
+      { retries: options.retries, mayContinue: options.mayContinue },
+    );
+    return attempts;
   }
 
   private getTransport(): Promise<Transporter> {
-    if (this.closed) return Promise.reject(new EmailTaskError('the service is shutting down; the SMTP connection is closed', 0));
-    if (!this.resolution.ok) return Promise.reject(new EmailTaskError(this.resolution.error, 0));
+    if (this.closed) return Promise.reject(new TaskError('the service is shutting down; the SMTP connection is closed', { code: 'shutting-down' }));
+    if (!this.resolution.ok) return Promise.reject(new TaskError(this.resolution.error, { code: 'smtp-not-configured' }));
     // One transport per process, even when the first messages are sent concurrently.
     return (this.transport ??= this.createTransport(this.resolution.connection));
   }
@@ -213,18 +199,22 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function describeSmtpError(error: unknown, timeoutMs: number, server: string): { message: string; transient: boolean } {
+/** A failed send as a TaskError: a timeout, a connection that failed or broke, or the server's refusal. */
+function smtpFailure(error: unknown, timeoutMs: number, server: string, label: string): TaskError {
   const e = error as { message?: string; code?: string; responseCode?: number; response?: string };
   if (e.code === 'TASK_TIMEOUT') {
-    return { message: `${server} did not accept the message within ${timeoutMs} ms`, transient: true };
+    return new TaskError(`${label}: ${server} did not accept the message within ${timeoutMs} ms`, { code: 'timeout', transient: true, cause: error });
   }
-  if (error instanceof EmailTaskError) return { message: error.message, transient: false };
   const responseCode = typeof e.responseCode === 'number' ? e.responseCode : null;
+  const connectionLost = e.code !== undefined && TRANSIENT_CODES.has(e.code) && responseCode === null;
   // 4xx replies are the server's "try again later"; 5xx are refusals.
-  const transient = (e.code !== undefined && TRANSIENT_CODES.has(e.code) && responseCode === null) || (responseCode !== null && responseCode >= 400 && responseCode < 500);
+  const transient = connectionLost || (responseCode !== null && responseCode >= 400 && responseCode < 500);
+  const code = responseCode !== null ? 'smtp-rejected' : 'connection';
   const text = e.message ?? String(error);
   // "write EPIPE" and "read ECONNRESET" say only what the socket saw: the server went away
   // in the middle of the conversation (test/reliability/faults.e2e.test.ts cuts it mid-DATA).
-  if (/\b(?:EPIPE|ECONNRESET)\b/.test(text)) return { message: `${server} closed the connection during the delivery (${text})`, transient };
-  return { message: `${server}: ${text}`, transient };
+  if (/\b(?:EPIPE|ECONNRESET)\b/.test(text)) {
+    return new TaskError(`${label}: ${server} closed the connection during the delivery (${text})`, { code: 'connection', transient, cause: error });
+  }
+  return new TaskError(`${label}: ${server}: ${text}`, { code, transient, cause: error });
 }

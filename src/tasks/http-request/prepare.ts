@@ -3,11 +3,10 @@
 // Literal template parts were escaped for their context at compile time and placeholder values
 // are escaped by expandTemplate, so this module only assembles the pieces. Errors thrown here
 // (UnsafeValueError for a CR/LF in a header, MissingValueError) are failures of the task.
-import type { HttpRequestTask } from '../compiler/ast.js';
-import type { NamedTemplate } from '../template/types.js';
-import { escapeForm, UnsafeValueError } from '../template/escape.js';
-import { expandTemplate, usesEnv, type ExpansionScope } from '../template/expand.js';
-import type { PreparedHttpRequest } from './prepared.js';
+import type { NamedTemplate } from '../../template/types.js';
+import { escapeForm, UnsafeValueError } from '../../template/escape.js';
+import { expandTemplate, usesEnv, type ExpansionScope } from '../../template/expand.js';
+import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
 
 /**
  * Headers that carry credentials whatever their template: a literal token written into the

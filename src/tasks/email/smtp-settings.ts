@@ -2,9 +2,9 @@
 // ENDPOINT_SERVICE_SMTP_URL replaces the file's connection settings; the file's headers apply
 // either way (the prepare step puts them on each message).
 
-import type { EmailSettings } from '../compiler/ast.js';
-import type { SystemParameter, Template } from '../template/types.js';
-import { expandTemplate, type ExpansionScope } from '../template/expand.js';
+import type { EmailSettings } from '../../compiler/ast.js';
+import type { SystemParameter, Template } from '../../template/types.js';
+import { expandTemplate, type ExpansionScope } from '../../template/expand.js';
 
 export interface SmtpConnection {
   /** nodemailer connection URL (smtp: or smtps:), or null when host/port are given instead. */

@@ -1,0 +1,311 @@
+// Runs one request's tasks in dependency order. It knows dependencies, conditions, outcomes
+// and "delivers last"; what a task does is its kind's business (src/tasks/<kind>/), reached
+// through the TaskStep each task is given. Unit-tested with fake steps (test/runtime/).
+//
+// A task starts once all its dependencies are done; the first failure that counts stops new
+// starts and settles the result at once, while running tasks finish and are still reported.
+// Every method catches its own errors: a task can never reject a promise that nobody awaits
+// (background mode) and crash the process.
+
+import { performance } from 'node:perf_hooks';
+import type { Task } from '../compiler/ast.js';
+import type { TaskGraph } from '../compiler/task-graph.js';
+import { describeError } from '../errors.js';
+import { TaskError, toTaskError } from '../tasks/errors.js';
+import type { ExecuteControl, ExecuteResult } from '../tasks/kind.js';
+import { evaluateCondition } from '../template/condition.js';
+import type { ExpansionScope } from '../template/expand.js';
+import type { TaskOutcome } from './observer.js';
+
+/** What the scheduler needs of a task's kind, bound to one request. */
+export interface TaskStep {
+  readonly deliversLast: boolean;
+  /** Pure; throws when the request's values cannot be used. */
+  prepare(task: Task, scope: ExpansionScope): unknown;
+  execute(task: Task, prepared: unknown, control: ExecuteControl): Promise<ExecuteResult>;
+}
+
+export interface TaskReport {
+  readonly task: Task;
+  readonly outcome: TaskOutcome;
+  readonly durationMs: number;
+  readonly attempts: number;
+  /** Failures: the coded error. */
+  readonly error?: TaskError;
+  /** Why a task did not run or did not finish (not started, not delivered). */
+  readonly reason?: string;
+}
+
+export interface ScheduleInput {
+  readonly tasks: readonly Task[];
+  readonly graph: TaskGraph;
+  /** The endpoint's multiple-value-separator, for conditions. */
+  readonly separator: string;
+  /** Parameters, system values and env; each task's intermediate inputs are added to it. */
+  readonly scope: ExpansionScope;
+  stepFor(task: Task): TaskStep;
+  report(report: TaskReport): void;
+}
+
+export type TaskRunResult =
+  | { readonly ok: true; readonly intermediate: ReadonlyMap<string, string> }
+  | { readonly ok: false; readonly failedTask: string; readonly error: TaskError };
+
+export interface TaskRun {
+  /** Settles as soon as the outcome is known: all tasks done and mail delivered, or the first counting failure. */
+  readonly result: Promise<TaskRunResult>;
+  /** Settles when every started task has finished (shutdown waits for it). Never rejects. */
+  readonly settled: Promise<void>;
+}
+
+export function scheduleTasks(input: ScheduleInput): TaskRun {
+  return new Schedule(input).start();
+}
+
+type TaskState =
+  | 'waiting'
+  | 'running'
+  /** Prepared, delivers last: waits for every other task to finish. */
+  | 'held'
+  | 'done';
+
+interface Held {
+  readonly task: Task;
+  readonly step: TaskStep;
+  readonly prepared: unknown;
+  /** Preparation time, so the reported duration is the task's own work, not its wait. */
+  readonly prepareMs: number;
+}
+
+class Schedule {
+  private readonly byId: ReadonlyMap<string, Task>;
+  private readonly state = new Map<string, TaskState>();
+  private readonly pendingDeps = new Map<string, number>();
+  private readonly intermediate = new Map<string, string>();
+  private readonly held: Held[] = [];
+  private failedTask: string | null = null;
+  private delivering = false;
+  private inFlight = 0;
+  private resultDone = false;
+  private resolveResult!: (result: TaskRunResult) => void;
+  private resolveSettled!: () => void;
+  private readonly result: Promise<TaskRunResult>;
+  private readonly settled: Promise<void>;
+  private readonly control: ExecuteControl = { mayContinue: () => this.failedTask === null };
+
+  constructor(private readonly input: ScheduleInput) {
+    this.byId = new Map(input.tasks.map((t) => [t.id, t]));
+    this.result = new Promise((resolve) => (this.resolveResult = resolve));
+    this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
+  }
+
+  start(): TaskRun {
+    const { tasks, graph } = this.input;
+    for (const task of tasks) {
+      this.state.set(task.id, 'waiting');
+      this.pendingDeps.set(task.id, (graph.dependsOn.get(task.id) ?? []).length);
+    }
+    for (const task of tasks) if (this.pendingDeps.get(task.id) === 0) this.launch(task);
+    this.checkProgress();
+    return { result: this.result, settled: this.settled };
+  }
+
+  private launch(task: Task): void {
+    if (this.failedTask !== null || this.state.get(task.id) !== 'waiting') return;
+    this.state.set(task.id, 'running');
+    this.inFlight++;
+    // Deferred so that a synchronous failure in one task cannot stop its siblings from starting.
+    void Promise.resolve()
+      .then(() => this.run(task))
+      .catch((error: unknown) => this.taskFailed(task, unexpected(error), 0))
+      .finally(() => {
+        this.inFlight--;
+        this.checkProgress();
+      });
+  }
+
+  private async run(task: Task): Promise<void> {
+    const started = performance.now();
+    const elapsed = () => performance.now() - started;
+    const scope = this.scopeFor(task);
+    if (task.condition !== null) {
+      let holds: boolean;
+      try {
+        holds = evaluateCondition(task.condition, scope, this.input.separator);
+      } catch (error) {
+        this.taskFailed(task, toTaskError(error, 'condition').withAttempts(0, `condition: ${toTaskError(error).message}`), elapsed());
+        return;
+      }
+      if (!holds) {
+        this.report({ task, outcome: 'skipped', durationMs: elapsed(), attempts: 0 });
+        this.finish(task);
+        return;
+      }
+    }
+    const step = this.input.stepFor(task);
+    let prepared: unknown;
+    try {
+      prepared = step.prepare(task, scope);
+    } catch (error) {
+      this.taskFailed(task, toTaskError(error, 'invalid-value'), elapsed());
+      return;
+    }
+    if (step.deliversLast) {
+      this.hold({ task, step, prepared, prepareMs: elapsed() });
+      return;
+    }
+    let result: ExecuteResult;
+    try {
+      result = await step.execute(task, prepared, this.control);
+    } catch (error) {
+      const failure = toTaskError(error);
+      this.taskFailed(task, failure, elapsed(), failure.attempts);
+      return;
+    }
+    if (result.outputs !== undefined) for (const [name, value] of result.outputs) this.intermediate.set(name, value);
+    this.report({ task, outcome: 'succeeded', durationMs: elapsed(), attempts: result.attempts });
+    this.finish(task);
+  }
+
+  private hold(entry: Held): void {
+    const { task } = entry;
+    if (this.failedTask !== null) {
+      this.report({ task, outcome: 'not-started', durationMs: entry.prepareMs, attempts: 0, reason: `not delivered: task "${this.failedTask}" failed` });
+      this.state.set(task.id, 'done');
+      return;
+    }
+    this.held.push(entry);
+    // Held counts as finished for the tasks after it: it runs after all of them, so making
+    // them wait for it would deadlock.
+    this.state.set(task.id, 'held');
+    this.releaseDependants(task);
+  }
+
+  private finish(task: Task): void {
+    this.state.set(task.id, 'done');
+    this.releaseDependants(task);
+  }
+
+  private releaseDependants(task: Task): void {
+    for (const id of this.input.graph.dependents.get(task.id) ?? []) {
+      const left = (this.pendingDeps.get(id) ?? 1) - 1;
+      this.pendingDeps.set(id, left);
+      if (left === 0) {
+        const next = this.byId.get(id);
+        if (next) this.launch(next);
+      }
+    }
+  }
+
+  private taskFailed(task: Task, error: TaskError, durationMs: number, attempts = 0): void {
+    if (task.ignoreIfError) {
+      this.report({ task, outcome: 'ignored-failure', durationMs, attempts, error });
+      this.finish(task);
+      return;
+    }
+    this.report({ task, outcome: 'failed', durationMs, attempts, error });
+    this.state.set(task.id, 'done');
+    this.fail(task.id, error);
+  }
+
+  private fail(taskId: string, error: TaskError): void {
+    if (this.failedTask !== null) return;
+    this.failedTask = taskId;
+    for (const task of this.input.tasks) {
+      const state = this.state.get(task.id);
+      if (state === 'waiting') {
+        this.state.set(task.id, 'done');
+        this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not started: task "${taskId}" failed` });
+      } else if (state === 'held' && !this.delivering) {
+        this.state.set(task.id, 'done');
+        this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not delivered: task "${taskId}" failed` });
+      }
+    }
+    this.settleResult({ ok: false, failedTask: taskId, error });
+  }
+
+  /** Called whenever work ends: starts the held tasks when all else is done, settles when idle. */
+  private checkProgress(): void {
+    if (this.inFlight === 0 && this.failedTask === null && !this.delivering && this.allTasksDone()) {
+      if (this.held.length === 0) {
+        this.settleResult({ ok: true, intermediate: new Map(this.intermediate) });
+      } else {
+        this.runHeld();
+        return;
+      }
+    }
+    if (this.inFlight === 0 && this.resultDone) this.resolveSettled();
+  }
+
+  private allTasksDone(): boolean {
+    for (const state of this.state.values()) if (state === 'waiting' || state === 'running') return false;
+    return true;
+  }
+
+  private runHeld(): void {
+    this.delivering = true;
+    this.inFlight++;
+    void Promise.all(this.held.map((entry) => this.runOneHeld(entry)))
+      .then(() => {
+        if (this.failedTask === null) this.settleResult({ ok: true, intermediate: new Map(this.intermediate) });
+      })
+      .catch((error: unknown) => this.fail(this.held[0]!.task.id, unexpected(error)))
+      .finally(() => {
+        this.inFlight--;
+        this.checkProgress();
+      });
+  }
+
+  private async runOneHeld(entry: Held): Promise<void> {
+    const { task } = entry;
+    const started = performance.now();
+    const elapsed = () => entry.prepareMs + (performance.now() - started);
+    let result: ExecuteResult;
+    try {
+      result = await entry.step.execute(task, entry.prepared, this.control);
+    } catch (error) {
+      const failure = toTaskError(error);
+      this.taskFailed(task, failure, elapsed(), failure.attempts);
+      return;
+    }
+    this.state.set(task.id, 'done');
+    if (result.stopped === undefined) {
+      this.report({ task, outcome: 'succeeded', durationMs: elapsed(), attempts: result.attempts });
+    } else if (result.stopped.done === null) {
+      this.report({ task, outcome: 'not-started', durationMs: elapsed(), attempts: 0, reason: `not delivered: task "${this.failedTask}" failed` });
+    } else {
+      const reason = `${result.stopped.done}: task "${this.failedTask}" failed`;
+      this.report({ task, outcome: task.ignoreIfError ? 'ignored-failure' : 'failed', durationMs: elapsed(), attempts: result.attempts, reason });
+    }
+  }
+
+  private scopeFor(task: Task): ExpansionScope {
+    const inputs = new Map<string, string>();
+    for (const name of task.inputs) {
+      const value = this.intermediate.get(name);
+      // A value that was never produced stays absent: expanding it then fails the task with
+      // the template's own "has not been produced" error, which names the value.
+      if (value !== undefined) inputs.set(name, value);
+    }
+    return { ...this.input.scope, intermediate: inputs };
+  }
+
+  private settleResult(result: TaskRunResult): void {
+    if (this.resultDone) return;
+    this.resultDone = true;
+    this.resolveResult(result);
+  }
+
+  private report(report: TaskReport): void {
+    try {
+      this.input.report(report);
+    } catch {
+      // A broken observer must not turn into a task failure or an unhandled rejection.
+    }
+  }
+}
+
+/** A bug rather than a failure of the task: said so in the log. */
+function unexpected(error: unknown): TaskError {
+  return error instanceof TaskError ? error : new TaskError(`internal error: ${describeError(error)}`, { code: 'internal', cause: error });
+}

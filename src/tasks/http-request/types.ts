@@ -1,0 +1,33 @@
+// An HttpRequest task as compiled, and as prepared for one request: what goes on the wire.
+// The same prepared value is sent by serve and printed by dry-run.
+
+import type { Task } from '../../compiler/ast.js';
+import type { NamedTemplate, Template } from '../../template/types.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
+
+export type RequestBody =
+  | { readonly kind: 'json'; readonly template: Template }
+  | { readonly kind: 'xml'; readonly template: Template }
+  | { readonly kind: 'form'; readonly parameters: readonly NamedTemplate[] };
+
+export interface HttpRequestTask extends Task {
+  readonly kind: 'http-request';
+  readonly url: Template;
+  /** Resolved: explicit, else POST with a body, else GET. */
+  readonly method: HttpMethod;
+  readonly getParameters: readonly NamedTemplate[];
+  readonly headers: readonly NamedTemplate[];
+  readonly basicAuth: { readonly username: Template; readonly password: Template } | null;
+  readonly body: RequestBody | null;
+}
+
+export interface PreparedHttpRequest {
+  readonly method: string;
+  readonly url: string;
+  /** Header names lower-case. Includes content-type for bodies and authorization for basic auth. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | null;
+  /** Lower-case names of headers whose value is secret (basic auth, ${env:...}): masked in plans and logs. */
+  readonly secretHeaders: readonly string[];
+}

@@ -1,0 +1,100 @@
+// A task kind, whole: how it is written (the compiler's part, TaskKindSyntax), how it is made
+// concrete for one request (prepare: pure), how it is carried out (execute: the only I/O), and
+// how dry-run shows it (describe). One folder per kind exports one such definition, and
+// registry.ts lists them; nothing else in the service names a kind.
+
+import type { Application, Task } from '../compiler/ast.js';
+import type { TaskKindSyntax } from '../compiler/task-kind.js';
+import type { ExpansionScope } from '../template/expand.js';
+import type { Condition } from '../template/types.js';
+import type { Upload } from '../upload.js';
+import type { HostAllowlist } from './host-allowlist.js';
+
+/** What prepare sees of the request beyond its scope. */
+export interface TaskRequest {
+  /** The endpoint's multiple-value-separator, for conditions. */
+  readonly separator: string;
+  readonly uploads: readonly Upload[];
+  readonly application: Application;
+}
+
+/** The service's task options (serve and its workers), from which each kind builds its services. */
+export interface TaskOptions {
+  readonly application: Application;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** --smtp-url, else ENDPOINT_SERVICE_SMTP_URL; absent: email-sending-configuration.xml. */
+  readonly smtpUrl?: string;
+  /** serve --allow-task-host; null: HttpRequest tasks may call any host. */
+  readonly allowedHosts: HostAllowlist | null;
+  /** For problems outside any task (an idle SMTP connection dropped). */
+  warn(message: string): void;
+}
+
+/** A kind's long-lived resources in one process (a connection pool, a client). */
+export interface TaskServices {
+  close(): Promise<void>;
+}
+
+export interface ExecuteControl {
+  /** False once another task of the request failed: a kind doing several things stops between them. */
+  mayContinue(): boolean;
+}
+
+export interface ExecuteResult {
+  readonly attempts: number;
+  /** Intermediate values read from the answer (kinds with outputs). */
+  readonly outputs?: ReadonlyMap<string, string>;
+  /** mayContinue() stopped the work early: what was done (`delivered 1 of 2 messages`), or null when nothing was. */
+  readonly stopped?: { readonly done: string | null };
+}
+
+/** A line of dry-run's text format: an optional styled head, then text. */
+export interface TextLine {
+  readonly indent: number;
+  readonly head?: string;
+  readonly headStyle?: 'bold' | 'dim';
+  readonly text: string;
+}
+
+/** What dry-run shows of a prepared task. */
+export interface TaskDescription {
+  /** Its member in dry-run's JSON document (`request`, `emails`), and the value there. */
+  readonly member: string;
+  readonly json: unknown;
+  readonly text: readonly TextLine[];
+}
+
+export interface DescribeInput {
+  /** Real values, for conditions and checks (an intermediate value throws MissingValueError). */
+  readonly real: ExpansionScope;
+  /** For showing: secrets as ***, intermediate values as <from TASK>. */
+  readonly shown: ExpansionScope;
+  readonly request: TaskRequest;
+  /** A condition decided without I/O: true, false, or null when only the run can tell. */
+  decide(condition: Condition | null): boolean | null;
+  /** Something dry-run cannot show (no uploads in a simulation). */
+  note(text: string): void;
+}
+
+export interface TaskKind<T extends Task = Task, Prepared = unknown, Services extends TaskServices = TaskServices> extends TaskKindSyntax<T> {
+  /**
+   * Runs after every other task of the request has finished, and only if none failed (mail:
+   * a message cannot be taken back). It is prepared when its dependencies are done, and counts
+   * as done for its dependants then, so that waiting for it cannot deadlock.
+   */
+  readonly deliversLast: boolean;
+  /** Pure: what would go on the wire. Throws (any error) when the request's values cannot be used. */
+  prepare(task: T, scope: ExpansionScope, request: TaskRequest): Prepared;
+  /** Created once per process, on the first task of the kind. */
+  createServices(options: TaskOptions): Services;
+  /** The I/O. Fails with a TaskError (see errors.ts), after the retries of retry.ts. */
+  execute(task: T, prepared: Prepared, services: Services, control: ExecuteControl): Promise<ExecuteResult>;
+  /** For dry-run: prepares with the shown scope (same code as serve) and describes the result. */
+  describe(task: T, input: DescribeInput): TaskDescription;
+}
+
+/**
+ * Any kind, as the registry holds it: each kind's own types are erased there. Sound because
+ * the registry only ever hands a task to the kind whose name is its `kind` (registry.ts).
+ */
+export type AnyTaskKind = TaskKind<any, any, any>;

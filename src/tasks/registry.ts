@@ -1,0 +1,29 @@
+// The task kinds this service knows. Adding a kind: a folder beside these two, exporting one
+// TaskKind, and one line here (docs/architecture.md, "Adding a task kind").
+
+import type { Task } from '../compiler/ast.js';
+import { emailKind } from './email/index.js';
+import { httpRequestKind } from './http-request/index.js';
+import type { AnyTaskKind } from './kind.js';
+
+export class TaskKinds {
+  private readonly byName: ReadonlyMap<string, AnyTaskKind>;
+
+  constructor(readonly list: readonly AnyTaskKind[]) {
+    this.byName = new Map(list.map((k) => [k.kind, k]));
+  }
+
+  /** The kind that compiled `task`: every task of an Application compiled with this registry has one. */
+  of(task: Task): AnyTaskKind {
+    const kind = this.byName.get(task.kind);
+    if (kind === undefined) throw new Error(`no task kind "${task.kind}" is registered (task "${task.id}")`);
+    return kind;
+  }
+
+  /** A registry with more kinds (tests register kinds of their own this way). */
+  with(...kinds: readonly AnyTaskKind[]): TaskKinds {
+    return new TaskKinds([...this.list, ...kinds]);
+  }
+}
+
+export const TASK_KINDS = new TaskKinds([httpRequestKind, emailKind]);
