@@ -5,6 +5,7 @@ import type { BodyAction, ErrorAction, ErrorResponse, SuccessAction, SuccessResp
 import type { Position } from '../position.js';
 import type { Template } from '../template/types.js';
 import { compileJsonBody, compileXmlBody } from './bodies.js';
+import { downloadFilenameRefusal } from './download-filename.js';
 import { CONDITION_ATTRIBUTES, compileCondition, conditionUsesIntermediate } from './conditions.js';
 import { readElement, requireAttribute, resolveInside, single, type CompileContext, type ElementShape, type ReadElement } from './context.js';
 import { contentTypeFor } from '../content-types.js';
@@ -13,7 +14,6 @@ import { textOf, type XmlElement } from './xml.js';
 
 const ACTIONS = ['redirect-to', 'response-from-static', 'response-from-url', 'forward-to-endpoint', 'response-body'] as const;
 const UNSUPPORTED_ACTIONS = ['response-transformation', 'ooxml-parameter-expansion'];
-const DOWNLOAD_FILENAME = /^[A-Za-z0-9_.-]+$/;
 const RESPONSE_CHILDREN = [...ACTIONS, 'redirect-prefix-whitelist-entry', 'after', 'input-intermediate-value'];
 const SUCCESS_SHAPE: ElementShape = { attributes: CONDITION_ATTRIBUTES, children: RESPONSE_CHILDREN };
 const ERROR_SHAPE: ElementShape = { attributes: [], children: RESPONSE_CHILDREN };
@@ -187,7 +187,7 @@ function compileResponseBody(ctx: CompileContext, element: XmlElement, scope: Na
 
 /** undefined after reporting; a literal name is checked now, a template when expanded. */
 function compileDownloadFilename(ctx: CompileContext, value: string, scope: NameScope, at: Position): Template | undefined {
-  if (!value.includes('${') && !DOWNLOAD_FILENAME.test(value)) {
+  if (!value.includes('${') && downloadFilenameRefusal(value) !== null) {
     ctx.diagnostics.report('invalid-download-filename', at, value);
     return undefined;
   }

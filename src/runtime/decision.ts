@@ -9,7 +9,8 @@ import { expandTemplate, MissingValueError, type ExpansionScope } from '../templ
 import type { SystemParameter, Template } from '../template/types.js';
 import { hashMatches } from './hash.js';
 import { bindParameters, parseEnvironment, systemValues, type Environment, type RawParameters, type RequestFacts } from './parameters.js';
-import { downloadFilenameRefusal, redirectRefusal, selectSuccess } from './primary-rules.js';
+import { downloadFilenameRefusal } from '../compiler/download-filename.js';
+import { redirectRefusal, selectSuccess } from './primary-rules.js';
 import type { RuntimeResponse } from './response.js';
 
 export type RequestInfo = Omit<RequestFacts, 'environment'>;

@@ -1,5 +1,5 @@
 // The parts of a primary action that are decided without I/O: which <success> applies, the
-// redirect whitelist and download filenames. Shared by serve and dry-run.
+// redirect whitelist and download filenames (the compiler's rule, download-filename.ts).
 
 import type { Endpoint, SuccessResponse } from '../compiler/ast.js';
 import { evaluateCondition } from '../template/condition.js';
@@ -37,14 +37,4 @@ function hasPath(prefix: string): boolean {
   const scheme = prefix.indexOf('://');
   const rest = scheme >= 0 ? prefix.slice(scheme + 3) : prefix;
   return /[/?#]/.test(rest);
-}
-
-const DOWNLOAD_FILENAME = /^[A-Za-z0-9_.-]+$/;
-
-export function downloadFilenameRefusal(filename: string): string | null {
-  if (!DOWNLOAD_FILENAME.test(filename)) return `the download filename "${filename}" may only contain A-Z, a-z, 0-9, "_", "." and "-"`;
-  // "." and ".." pass the character rule but name directories: a client that saves under the
-  // suggested name (curl -OJ, scripts) must never be pointed at one.
-  if (/^\.+$/.test(filename)) return `the download filename "${filename}" must contain a character other than "."`;
-  return null;
 }
