@@ -1,12 +1,29 @@
-// One table of diagnostic codes, their severity and their messages. A message says what is
-// wrong and what to do; tests assert codes and positions, not wording.
+// One table of diagnostic codes, their severity per command and their messages. A message says
+// what is wrong and what to do; tests assert codes and positions, not wording.
+//
+// A few problems weigh differently by command: an unset ${env:NAME} is a warning where the file
+// is checked (validate may run on a laptop without the production secrets) and an error where it
+// runs (serve). Such an entry gives its severity per command, and a message per command when the
+// advice differs; 'off' means the command does not report the code at all (dry-run sends no mail,
+// so it needs no SMTP settings). A code is the same code in every command.
 
 import type { Position } from './ast.js';
 import type { Diagnostic, Severity } from './diagnostic.js';
+import type { CompileMode } from './index.js';
+
+/** One value for every command, or one per command. */
+export type PerCommand<T> = T | { readonly [C in CompileMode]: T };
+/** A severity, or 'off': not reported by that command. */
+export type Level = Severity | 'off';
+type Message = (...args: never[]) => string;
 
 const dym = (suggestion: string | undefined, wrap: (s: string) => string = (s) => `"${s}"`) =>
   suggestion === undefined ? '' : ` Did you mean ${wrap(suggestion)}?`;
 const tag = (s: string) => `<${s}>`;
+// Where the file is checked rather than run: the advice looks ahead to where it will run.
+const envNotSetHere = (name: string) => `Environment variable ${name} is not set here; it must be set where the service runs.`;
+const smtpMissingHere = () =>
+  `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / ENDPOINT_SERVICE_SMTP_URL where it runs.`;
 
 export const DIAGNOSTICS = {
   // The file and its XML
@@ -106,12 +123,8 @@ export const DIAGNOSTICS = {
       `\${${name}} cannot be used in <error>: only system parameters and \${internal-error-text} are available there (the failure may have happened before parameters were bound).`,
   },
   'env-not-set': {
-    severity: 'warning',
-    message: (name: string) => `Environment variable ${name} is not set here; it must be set where the service runs.`,
-  },
-  'env-not-set-serve': {
-    severity: 'error',
-    message: (name: string) => `Environment variable ${name} is not set: set it before starting the service.`,
+    severity: { validate: 'warning', serve: 'error', 'dry-run': 'warning' },
+    message: { validate: envNotSetHere, serve: (name: string) => `Environment variable ${name} is not set: set it before starting the service.`, 'dry-run': envNotSetHere },
   },
 
   // Conditions
@@ -206,43 +219,52 @@ export const DIAGNOSTICS = {
 
   // Settings files
   'smtp-not-configured': {
-    severity: 'warning',
-    message: () =>
-      `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / ENDPOINT_SERVICE_SMTP_URL where it runs.`,
+    severity: { validate: 'warning', serve: 'error', 'dry-run': 'off' },
+    message: {
+      validate: smtpMissingHere,
+      serve: () => `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / set ENDPOINT_SERVICE_SMTP_URL.`,
+      'dry-run': smtpMissingHere,
+    },
   },
-  'smtp-not-configured-serve': {
-    severity: 'error',
-    message: () => `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / set ENDPOINT_SERVICE_SMTP_URL.`,
-  },
-} as const satisfies Record<string, { severity: Severity; message: (...args: never[]) => string }>;
+} as const satisfies Record<string, { severity: PerCommand<Level>; message: PerCommand<Message> }>;
 
 export type DiagnosticCode = keyof typeof DIAGNOSTICS;
-type Args<C extends DiagnosticCode> = Parameters<(typeof DIAGNOSTICS)[C]['message']>;
+type MessageOf<C extends DiagnosticCode> = (typeof DIAGNOSTICS)[C]['message'];
+// Per-command messages of one code take the same arguments: the validate one stands for all.
+type Args<C extends DiagnosticCode> =
+  MessageOf<C> extends { readonly validate: infer F extends Message } ? Parameters<F> : MessageOf<C> extends Message ? Parameters<MessageOf<C>> : never;
 
-/** Collects diagnostics; the one way a problem is raised. */
+/** The severity of `code` when `mode` reports it; 'off' when that command does not. */
+export function severityOf(code: DiagnosticCode, mode: CompileMode): Level {
+  const severity: PerCommand<Level> = DIAGNOSTICS[code].severity;
+  return typeof severity === 'string' ? severity : severity[mode];
+}
+
+function messageOf(code: DiagnosticCode, mode: CompileMode): Message {
+  const message: PerCommand<Message> = DIAGNOSTICS[code].message;
+  return typeof message === 'function' ? message : message[mode];
+}
+
+/** Collects diagnostics for one command; the one way a problem is raised. */
 export class Diagnostics {
   readonly list: Diagnostic[] = [];
   // Counted as reported: compileEndpoint reads errorCount twice per endpoint, and filtering the
   // list each time made an application with many warnings quadratic in its size.
   #errors = 0;
 
+  constructor(readonly mode: CompileMode) {}
+
   report<C extends DiagnosticCode>(code: C, at: Position, ...args: Args<C>): void {
-    const entry = DIAGNOSTICS[code];
-    const message = (entry.message as (...a: Args<C>) => string)(...args);
-    this.list.push({ file: at.file, line: at.line, column: at.column, severity: entry.severity, code: publicCode(code), message });
-    if (entry.severity === 'error') this.#errors++;
+    const severity = severityOf(code, this.mode);
+    if (severity === 'off') return;
+    const message = (messageOf(code, this.mode) as (...a: Args<C>) => string)(...args);
+    this.list.push({ file: at.file, line: at.line, column: at.column, severity, code, message });
+    if (severity === 'error') this.#errors++;
   }
 
   get errorCount(): number {
     return this.#errors;
   }
-}
-
-/** Some codes differ only in severity by command; users see one code. */
-function publicCode(code: DiagnosticCode): string {
-  if (code === 'env-not-set-serve') return 'env-not-set';
-  if (code === 'smtp-not-configured-serve') return 'smtp-not-configured';
-  return code;
 }
 
 function capitalise(s: string): string {
