@@ -5,7 +5,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { compileApplication, type Endpoint } from '../compiler/index.js';
 import { closest } from '../compiler/suggest.js';
 import { chalkFor, useColor } from './color.js';
-import { formatDiagnosticsText, summaryLine } from './format-diagnostics.js';
+import type { ExitCode, Returning } from './action.js';
+import { formatDiagnosticsText, summaryLine } from './formatters/text.js';
 import type { Plan } from './plan/model.js';
 import { buildPlan } from './plan/simulate.js';
 import { formatPlanDot } from './plan/format-dot.js';
@@ -22,7 +23,7 @@ interface DryRunOptions {
   readonly format: Format;
 }
 
-export function registerDryRun(program: Command): void {
+export function registerDryRun(program: Command, returning: Returning): void {
   program
     .command('dry-run')
     .description('print the task plan without any network or SMTP I/O')
@@ -42,9 +43,7 @@ Examples:
   endpoint-service dry-run --endpoint signup --param email=ann@example.com endpoints.xml
   endpoint-service dry-run --format mermaid endpoints.xml`,
     )
-    .action((file: string, options: DryRunOptions) => {
-      process.exitCode = dryRun(file, options);
-    });
+    .action(returning((file: string, options: DryRunOptions) => dryRun(file, options)));
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -57,7 +56,7 @@ function collectParam(value: string, previous: [string, string][] | undefined): 
   return [...(previous ?? []), [value.slice(0, eq), value.slice(eq + 1)]];
 }
 
-function dryRun(file: string, options: DryRunOptions): number {
+export function dryRun(file: string, options: DryRunOptions): ExitCode {
   const stderrColor = useColor(process.stderr);
   const err = chalkFor(process.stderr);
   const warn = (message: string) => process.stderr.write(`${err.yellow('warning')}: ${message}\n`);

@@ -9,7 +9,8 @@ import { createLogger, type LogFormat } from '../server/log.js';
 import { parseDuration, parseSize, type ServeSettings } from '../server/options.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
 import { useColor } from './color.js';
-import { formatDiagnosticsText, summaryLine } from './format-diagnostics.js';
+import type { ExitCode, Returning } from './action.js';
+import { FORMATTERS } from './formatters/index.js';
 
 interface ServeFlags {
   port?: number;
@@ -55,7 +56,7 @@ function logFormat(text: string): LogFormat {
   return text;
 }
 
-export function registerServe(program: Command): void {
+export function registerServe(program: Command, returning: Returning): void {
   program
     .command('serve')
     .description('serve the application over HTTP')
@@ -79,74 +80,64 @@ export function registerServe(program: Command): void {
         .argParser((value: string, previous: string[]) => [...previous, value])
         .default([] as string[], 'any host'),
     )
-    .action(async (file: string, flags: ServeFlags, command: Command) => {
-      const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
-      const settings = resolveSettings(file, flags, usage);
-      const logger = createLogger(settings.logFormat, settings.color);
+    .action(returning(runServe));
+}
 
-      let serving = false;
-      const compile = (printDiagnostics: boolean): Application | null | 'unreadable' => {
-        let result;
-        try {
-          result = compileApplication(file, { mode: 'serve', env: process.env, smtpUrlGiven: settings.smtpUrl !== undefined });
-        } catch (error) {
-          // A compiler bug must not take down a running service on a --watch reload.
-          if (!serving) throw error;
-          logger.log('error', `compiling ${file} failed unexpectedly: ${(error as Error).message}`);
-          return null;
-        }
-        if (result.unreadable !== null) {
-          if (printDiagnostics) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
-          else logger.log('error', result.unreadable);
-          return 'unreadable';
-        }
-        if (result.application === null || result.errorCount > 0) {
-          if (printDiagnostics) process.stderr.write(report(result.diagnostics, result.errorCount, result.warningCount));
-          else logger.log('error', `${file} has errors; still serving the previous version`, { errors: result.errorCount });
-          return null;
-        }
-        if (printDiagnostics && result.warningCount > 0) process.stderr.write(report(result.diagnostics, 0, result.warningCount));
-        return result.application;
-      };
+/** Checks the options, compiles, and starts serving; the exit code of a start that failed. */
+async function runServe(file: string, flags: ServeFlags, command: Command): Promise<ExitCode> {
+  const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
+  const settings = resolveSettings(file, flags, usage);
+  const logger = createLogger(settings.logFormat, settings.color);
 
-      if (cluster.isPrimary && settings.workers > 1) {
-        const first = compile(true);
-        if (first === 'unreadable') return void (process.exitCode = 2);
-        if (first === null) return void (process.exitCode = 1);
-        const { runPrimary } = await import('../server/primary.js');
-        serving = true;
-        runPrimary(settings, logger, (print) => {
-          const next = compile(print);
-          if (next === null || next === 'unreadable') {
-            if (print) logger.log('error', `${file} has errors; still serving the previous version`);
-            return null;
-          }
-          return next;
-        });
-        return;
-      }
+  let serving = false;
+  const compile = (printDiagnostics: boolean): Application | null | 'unreadable' => {
+    let result;
+    try {
+      result = compileApplication(file, { mode: 'serve', env: process.env, smtpUrlGiven: settings.smtpUrl !== undefined });
+    } catch (error) {
+      // A compiler bug must not take down a running service on a --watch reload.
+      if (!serving) throw error;
+      logger.log('error', `compiling ${file} failed unexpectedly: ${(error as Error).message}`);
+      return null;
+    }
+    if (result.unreadable !== null) {
+      if (printDiagnostics) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
+      else logger.log('error', result.unreadable);
+      return 'unreadable';
+    }
+    if (result.application === null || result.errorCount > 0) {
+      if (printDiagnostics) process.stderr.write(report(result.diagnostics, result.errorCount, result.warningCount));
+      else logger.log('error', `${file} has errors; still serving the previous version`, { errors: result.errorCount });
+      return null;
+    }
+    if (printDiagnostics && result.warningCount > 0) process.stderr.write(report(result.diagnostics, 0, result.warningCount));
+    return result.application;
+  };
 
-      // A worker compiles quietly: its primary has printed the diagnostics already.
-      const first = compile(!cluster.isWorker);
-      if (first === 'unreadable') return void (process.exitCode = 2);
-      if (first === null) return void (process.exitCode = 1);
-      const { serve } = await import('../server/serving.js');
-      serving = true;
-      serve({
-        settings,
-        logger,
-        application: first,
-        env: process.env,
-        compile: (print) => {
-          const next = compile(print);
-          if (next === null || next === 'unreadable') {
-            if (print) logger.log('error', `${file} has errors; still serving the previous version`);
-            return null;
-          }
-          return next;
-        },
-      });
-    });
+  // A --watch reload: the new application, or null to keep serving the previous one.
+  const reload = (print: boolean): Application | null => {
+    const next = compile(print);
+    if (next === null || next === 'unreadable') {
+      if (print) logger.log('error', `${file} has errors; still serving the previous version`);
+      return null;
+    }
+    return next;
+  };
+
+  // A worker compiles quietly: its primary has printed the diagnostics already.
+  const first = compile(!cluster.isWorker);
+  if (first === 'unreadable') return 2;
+  if (first === null) return 1;
+  if (cluster.isPrimary && settings.workers > 1) {
+    const { runPrimary } = await import('../server/primary.js');
+    serving = true;
+    runPrimary(settings, logger, reload);
+  } else {
+    const { serve } = await import('../server/serving.js');
+    serving = true;
+    serve({ settings, logger, application: first, env: process.env, compile: reload });
+  }
+  return 0;
 }
 
 function resolveSettings(file: string, flags: ServeFlags, usage: (message: string) => never): ServeSettings {
@@ -202,7 +193,6 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
 }
 
 /** validate's text format: the diagnostics, then the summary line. */
-function report(diagnostics: readonly Diagnostic[], errors: number, warnings: number): string {
-  const text = formatDiagnosticsText(diagnostics, { color: useColor(process.stderr) });
-  return `${text}${diagnostics.length > 0 ? '\n' : ''}${summaryLine(errors, warnings)}\n`;
+function report(diagnostics: readonly Diagnostic[], errorCount: number, warningCount: number): string {
+  return FORMATTERS.text({ diagnostics, errorCount, warningCount }, { color: useColor(process.stderr) });
 }
