@@ -6,8 +6,9 @@ import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
 import { createLogger, type LogFormat } from '../server/log.js';
-import { parseDuration, parseSize, type ServeSettings } from '../server/options.js';
+import type { ServeSettings } from '../server/options.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
+import { durationExpectation, parseDuration, parseSize } from '../units.js';
 import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
@@ -41,7 +42,7 @@ function workerCount(text: string): number {
 
 function duration(text: string): number {
   const ms = parseDuration(text);
-  if (ms === null) throw new InvalidArgumentError('expected a positive duration with a unit, such as 500ms, 10s or 2m.');
+  if (ms === null) throw new InvalidArgumentError(`expected ${durationExpectation(text)}.`);
   return ms;
 }
 
