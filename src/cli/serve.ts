@@ -8,7 +8,7 @@ import { compileApplication, type Application, type Diagnostic } from '../compil
 import { createLogger, type LogFormat } from '../server/log.js';
 import type { ServeSettings } from '../server/options.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
-import { durationExpectation, parseDuration, parseSize } from '../units.js';
+import { durationExpectation, formatSize, parseDuration, parseSize } from '../units.js';
 import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
@@ -28,7 +28,11 @@ interface ServeFlags {
   allowTaskHost: string[];
 }
 
-const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
+// Defaults as the help shows them, in the unit the option takes, and read with the option's own
+// parser: the help cannot show a value that the option would refuse (runtime.md, "Limits").
+const DEFAULT_MAX_BODY_SIZE = formatSize(10 * 1024 * 1024);
+const DEFAULT_REQUEST_TIMEOUT = '60s';
+const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
 
 function portNumber(text: string): number {
   if (!/^\d+$/.test(text) || Number(text) > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535 (0 picks a free port).');
@@ -68,9 +72,21 @@ export function registerServe(program: Command, returning: Returning): void {
     .option('--cors <origins>', 'allowed CORS origins, comma-separated, or *')
     .option('--workers <n>', 'worker processes (default: available cores)', workerCount)
     .option('--smtp-url <url>', 'SMTP connection for Email tasks (default: $ENDPOINT_SERVICE_SMTP_URL, else email-sending-configuration.xml)')
-    .option('--max-body-size <bytes>', 'largest request body accepted', size, DEFAULT_MAX_BODY)
-    .option('--request-timeout <duration>', 'longest time to answer a request', duration, 60_000)
-    .option('--shutdown-timeout <duration>', 'longest wait for requests and tasks on SIGTERM or SIGINT', duration, 30_000)
+    .addOption(
+      new Option('--max-body-size <size>', 'largest request body accepted: bytes, or with a unit such as 512k or 10MiB')
+        .argParser(size)
+        .default(size(DEFAULT_MAX_BODY_SIZE), DEFAULT_MAX_BODY_SIZE),
+    )
+    .addOption(
+      new Option('--request-timeout <duration>', 'longest time to answer a request, with a unit such as 500ms, 10s or 2m')
+        .argParser(duration)
+        .default(duration(DEFAULT_REQUEST_TIMEOUT), DEFAULT_REQUEST_TIMEOUT),
+    )
+    .addOption(
+      new Option('--shutdown-timeout <duration>', 'longest wait for requests and tasks on SIGTERM or SIGINT, with a unit')
+        .argParser(duration)
+        .default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT),
+    )
     .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
     .option('--watch', 'recompile when the application directory changes')
     .addOption(
