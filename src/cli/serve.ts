@@ -8,6 +8,7 @@ import { compileApplication, type Application, type Diagnostic } from '../compil
 import { createLogger, type LogFormat } from '../server/log.js';
 import type { ServeSettings } from '../server/options.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
+import { resolveSmtpConnection } from '../tasks/smtp-settings.js';
 import { durationExpectation, formatSize, parseDuration, parseSize } from '../units.js';
 import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
@@ -190,7 +191,16 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     if (!parsed.ok) usage(`--allow-task-host: ${parsed.error}`);
     else allowedTaskHosts = parsed.list;
   }
+  // Checked now, with the parser Email tasks use: a malformed URL would otherwise only show as a
+  // 502 on every request that sends mail. The value is not echoed: it may hold a password.
   const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
+  const smtpUrl = flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined);
+  if (smtpUrl !== undefined) {
+    const source = flags.smtpUrl !== undefined ? '--smtp-url' : 'the environment variable ENDPOINT_SERVICE_SMTP_URL';
+    if (smtpUrl.trim() === '') usage(`${source} is empty: give an SMTP URL such as smtp://mail.example:587, or leave the option out`);
+    const checked = resolveSmtpConnection(null, smtpUrl, {});
+    if (!checked.ok) usage(`${source}: ${checked.error}`);
+  }
   return {
     file,
     port,
@@ -198,7 +208,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     basePath,
     cors,
     workers: flags.workers ?? availableParallelism(),
-    smtpUrl: flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined),
+    smtpUrl,
     maxBodyBytes: flags.maxBodySize,
     requestTimeoutMs: flags.requestTimeout,
     shutdownTimeoutMs: flags.shutdownTimeout,

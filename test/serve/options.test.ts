@@ -61,3 +61,34 @@ describe('serve --help and the defaults it shows', () => {
     expect(result.stderr).toContain('at most 596h');
   });
 });
+
+describe('a malformed SMTP URL is refused at start-up, not at the first mail', () => {
+  const refused = async (args: string[], env: Record<string, string> = {}) => {
+    const result = await runServeToExit(fixture('tasks'), ['--port', '0', '--workers', '1', ...args], { PEER: 'http://127.0.0.1:9', ...env });
+    expect(result.code, args.join(' ')).toBe(2);
+    expect(result.stdout, 'no ready line').toBe('');
+    return result.stderr;
+  };
+
+  it('--smtp-url that is not a URL, not smtp: or smtps:, or names no host: exit 2 before listening', async () => {
+    expect(await refused(['--smtp-url', 'foo'])).toMatch(/--smtp-url: the SMTP URL is not a valid URL/);
+    expect(await refused(['--smtp-url', 'http://mail.example'])).toMatch(/--smtp-url: the SMTP URL must start with smtp:\/\/ or smtps:\/\//);
+    expect(await refused(['--smtp-url', 'smtp://'])).toMatch(/--smtp-url: the SMTP URL names no host/);
+    expect(await refused(['--smtp-url', ''])).toMatch(/--smtp-url is empty/);
+  });
+
+  it('ENDPOINT_SERVICE_SMTP_URL the same, named in the message', async () => {
+    expect(await refused([], { ENDPOINT_SERVICE_SMTP_URL: 'foo' })).toMatch(/ENDPOINT_SERVICE_SMTP_URL: the SMTP URL is not a valid URL/);
+  });
+
+  it('does not print the URL, which may hold a password', async () => {
+    expect(await refused(['--smtp-url', 'smtps://mailer:Secret-77@'])).not.toContain('Secret-77');
+  });
+
+  it('starts with a well-formed smtp: or smtps: URL (the server is only contacted for a mail)', async () => {
+    for (const url of ['smtp://127.0.0.1:9', 'smtps://user:pw@127.0.0.1:9']) {
+      const service = await start(fixture('tasks'), ['--smtp-url', url], { PEER: 'http://127.0.0.1:9' });
+      expect(service.stdout()).toBe(`endpoint-service listening on ${service.url}\n`);
+    }
+  });
+});
