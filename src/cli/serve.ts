@@ -2,6 +2,7 @@
 // any error) and starts the serving process, or the primary of --workers processes.
 
 import cluster from 'node:cluster';
+import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
@@ -57,6 +58,20 @@ function size(text: string): number {
   return bytes;
 }
 
+/**
+ * --cors takes a value, so `serve --cors endpoints.xml` reads the file name as the origins and
+ * then misses the file; an unquoted `--cors *` is expanded by the shell into file names. Either
+ * way the value is a path that exists, which no list of origins is: say so.
+ */
+function corsOrigins(text: string): string {
+  if (text !== '' && existsSync(text)) {
+    throw new InvalidArgumentError(
+      `"${text}" is a ${statSync(text).isDirectory() ? 'folder' : 'file'}, not a list of origins. Give the origins right after --cors (such as --cors https://app.example, or --cors '*' in quotes so the shell does not expand it), and the endpoints.xml last.`,
+    );
+  }
+  return text;
+}
+
 function logFormat(text: string): LogFormat {
   if (text !== 'json' && text !== 'pretty') throw new InvalidArgumentError('expected "pretty" or "json".');
   return text;
@@ -70,7 +85,7 @@ export function registerServe(program: Command, returning: Returning): void {
     .option('--port <n>', 'port to listen on, 0 for any free port (default: $PORT, else 8080)', portNumber)
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--base-path <path>', 'path prefix of every endpoint', '/')
-    .option('--cors <origins>', 'allowed CORS origins, comma-separated, or *')
+    .option('--cors <origins>', 'allowed CORS origins, comma-separated, or *', corsOrigins)
     .option('--workers <n>', 'worker processes (default: available cores)', workerCount)
     .option('--smtp-url <url>', 'SMTP connection for Email tasks (default: $ENDPOINT_SERVICE_SMTP_URL, else email-sending-configuration.xml)')
     .addOption(

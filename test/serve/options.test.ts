@@ -1,7 +1,9 @@
 // serve's options as an operator meets them, through the built binary: the help shows values the
 // options accept, and a bad value is refused at start-up (exit 2) rather than at request time.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { run } from '../cli/helpers.js';
+import { repoRoot, run } from '../cli/helpers.js';
 import { fixture, runServeToExit, startServe, type RunningService } from '../helpers/serve.js';
 
 const started: RunningService[] = [];
@@ -90,5 +92,27 @@ describe('a malformed SMTP URL is refused at start-up, not at the first mail', (
       const service = await start(fixture('tasks'), ['--smtp-url', url], { PEER: 'http://127.0.0.1:9' });
       expect(service.stdout()).toBe(`endpoint-service listening on ${service.url}\n`);
     }
+  });
+});
+
+describe('--cors <origins>', () => {
+  const file = fixture('basic');
+
+  it('says so when the file was taken as the origins (exit 2), instead of only "missing argument"', async () => {
+    for (const args of [['--cors', file], ['--port', '0', '--cors', file, file]]) {
+      const result = await run(['serve', ...args]);
+      expect(result.exitCode, args.join(' ')).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(`"${file}" is a file, not a list of origins`);
+      expect(result.stderr).toContain("--cors '*'");
+    }
+  });
+
+  it('is shown with its argument in the help and the README', async () => {
+    const help = await serveHelp();
+    expect(help).toContain('--cors <origins>');
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    expect(readme).toContain('--cors <origins>');
+    expect(readme.match(/--cors(?! <origins>)/g)).toBeNull();
   });
 });
