@@ -1,4 +1,6 @@
-// `--format json`: exactly one JSON document with exactly the keys of cli.md, "validate".
+// `--format json`: exactly one JSON document with exactly the keys of cli.md, "validate". A
+// diagnostic reported once for several places (env-not-set) adds `otherPositions`, the other
+// places in its file as {line, column}; other diagnostics have exactly the six keys.
 import type { Formatter } from './types.js';
 
 export const formatJson: Formatter = ({ diagnostics, errorCount, warningCount }) =>
@@ -14,6 +16,7 @@ export const formatJson: Formatter = ({ diagnostics, errorCount, warningCount })
         severity: d.severity,
         code: d.code,
         message: d.message,
+        ...(d.otherPositions !== undefined && d.otherPositions.length > 0 ? { otherPositions: d.otherPositions } : {}),
       })),
     },
     null,
