@@ -6,7 +6,8 @@ import { compileApplication, type Endpoint } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { closest } from '../compiler/suggest.js';
 import { chalkFor, useColor } from './color.js';
-import { formatDiagnosticsText, summaryLine } from './format-diagnostics.js';
+import type { ExitCode, Returning } from './action.js';
+import { formatDiagnosticsText, summaryLine } from './formatters/text.js';
 import type { Plan } from './plan/model.js';
 import { buildPlan } from './plan/simulate.js';
 import { formatPlanDot } from './plan/format-dot.js';
@@ -23,7 +24,7 @@ interface DryRunOptions {
   readonly format: Format;
 }
 
-export function registerDryRun(program: Command): void {
+export function registerDryRun(program: Command, returning: Returning): void {
   program
     .command('dry-run')
     .description('print the task plan without any network or SMTP I/O')
@@ -43,9 +44,7 @@ Examples:
   endpoint-service dry-run --endpoint signup --param email=ann@example.com endpoints.xml
   endpoint-service dry-run --format mermaid endpoints.xml`,
     )
-    .action((file: string, options: DryRunOptions) => {
-      process.exitCode = dryRun(file, options);
-    });
+    .action(returning((file: string, options: DryRunOptions) => dryRun(file, options)));
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -58,7 +57,7 @@ function collectParam(value: string, previous: [string, string][] | undefined): 
   return [...(previous ?? []), [value.slice(0, eq), value.slice(eq + 1)]];
 }
 
-function dryRun(file: string, options: DryRunOptions): number {
+export function dryRun(file: string, options: DryRunOptions): ExitCode {
   const stderrColor = useColor(process.stderr);
   const err = chalkFor(process.stderr);
   const warn = (message: string) => process.stderr.write(`${err.yellow('warning')}: ${message}\n`);

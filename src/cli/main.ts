@@ -2,6 +2,7 @@
 // unreadable file; commander's own usage errors exit 2 too.
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
+import type { Returning } from './action.js';
 import { registerValidate } from './validate.js';
 import { registerServe } from './serve.js';
 import { registerDryRun } from './dry-run.js';
@@ -24,9 +25,17 @@ program
   .showSuggestionAfterError(true)
   .exitOverride();
 
-registerValidate(program);
-registerServe(program);
-registerDryRun(program);
+// Each command's action returns its exit code; this file is the one place that sets
+// process.exitCode. (A serving process that later shuts down ends itself, in src/server/.)
+const returning: Returning =
+  (action) =>
+  async (...args) => {
+    process.exitCode = await action(...args);
+  };
+
+registerValidate(program, returning);
+registerServe(program, returning);
+registerDryRun(program, returning);
 for (const command of program.commands) command.exitOverride();
 
 try {

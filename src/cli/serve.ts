@@ -2,15 +2,19 @@
 // any error) and starts the serving process, or the primary of --workers processes.
 
 import cluster from 'node:cluster';
+import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { createLogger, type LogFormat } from '../server/log.js';
-import { parseDuration, parseSize, type ServeSettings } from '../server/options.js';
+import type { ServeSettings } from '../server/options.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
+import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
+import { durationExpectation, formatSize, parseDuration, parseSize } from '../units.js';
 import { useColor } from './color.js';
-import { formatDiagnosticsText, summaryLine } from './format-diagnostics.js';
+import type { ExitCode, Returning } from './action.js';
+import { FORMATTERS } from './formatters/index.js';
 
 interface ServeFlags {
   port?: number;
@@ -27,7 +31,11 @@ interface ServeFlags {
   allowTaskHost: string[];
 }
 
-const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
+// Defaults as the help shows them, in the unit the option takes, and read with the option's own
+// parser: the help cannot show a value that the option would refuse (runtime.md, "Limits").
+const DEFAULT_MAX_BODY_SIZE = formatSize(10 * 1024 * 1024);
+const DEFAULT_REQUEST_TIMEOUT = '60s';
+const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
 
 function portNumber(text: string): number {
   if (!/^\d+$/.test(text) || Number(text) > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535 (0 picks a free port).');
@@ -41,7 +49,7 @@ function workerCount(text: string): number {
 
 function duration(text: string): number {
   const ms = parseDuration(text);
-  if (ms === null) throw new InvalidArgumentError('expected a positive duration with a unit, such as 500ms, 10s or 2m.');
+  if (ms === null) throw new InvalidArgumentError(`expected ${durationExpectation(text)}.`);
   return ms;
 }
 
@@ -51,12 +59,26 @@ function size(text: string): number {
   return bytes;
 }
 
+/**
+ * --cors takes a value, so `serve --cors endpoints.xml` reads the file name as the origins and
+ * then misses the file; an unquoted `--cors *` is expanded by the shell into file names. Either
+ * way the value is a path that exists, which no list of origins is: say so.
+ */
+function corsOrigins(text: string): string {
+  if (text !== '' && existsSync(text)) {
+    throw new InvalidArgumentError(
+      `"${text}" is a ${statSync(text).isDirectory() ? 'folder' : 'file'}, not a list of origins. Give the origins right after --cors (such as --cors https://app.example, or --cors '*' in quotes so the shell does not expand it), and the endpoints.xml last.`,
+    );
+  }
+  return text;
+}
+
 function logFormat(text: string): LogFormat {
   if (text !== 'json' && text !== 'pretty') throw new InvalidArgumentError('expected "pretty" or "json".');
   return text;
 }
 
-export function registerServe(program: Command): void {
+export function registerServe(program: Command, returning: Returning): void {
   program
     .command('serve')
     .description('serve the application over HTTP')
@@ -64,12 +86,24 @@ export function registerServe(program: Command): void {
     .option('--port <n>', 'port to listen on, 0 for any free port (default: $PORT, else 8080)', portNumber)
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--base-path <path>', 'path prefix of every endpoint', '/')
-    .option('--cors <origins>', 'allowed CORS origins, comma-separated, or *')
+    .option('--cors <origins>', 'allowed CORS origins, comma-separated, or *', corsOrigins)
     .option('--workers <n>', 'worker processes (default: available cores)', workerCount)
     .option('--smtp-url <url>', 'SMTP connection for Email tasks (default: $ENDPOINT_SERVICE_SMTP_URL, else email-sending-configuration.xml)')
-    .option('--max-body-size <bytes>', 'largest request body accepted', size, DEFAULT_MAX_BODY)
-    .option('--request-timeout <duration>', 'longest time to answer a request', duration, 60_000)
-    .option('--shutdown-timeout <duration>', 'longest wait for requests and tasks on SIGTERM or SIGINT', duration, 30_000)
+    .addOption(
+      new Option('--max-body-size <size>', 'largest request body accepted: bytes, or with a unit such as 512k or 10MiB')
+        .argParser(size)
+        .default(size(DEFAULT_MAX_BODY_SIZE), DEFAULT_MAX_BODY_SIZE),
+    )
+    .addOption(
+      new Option('--request-timeout <duration>', 'longest time to answer a request, with a unit such as 500ms, 10s or 2m')
+        .argParser(duration)
+        .default(duration(DEFAULT_REQUEST_TIMEOUT), DEFAULT_REQUEST_TIMEOUT),
+    )
+    .addOption(
+      new Option('--shutdown-timeout <duration>', 'longest wait for requests and tasks on SIGTERM or SIGINT, with a unit')
+        .argParser(duration)
+        .default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT),
+    )
     .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
     .option('--watch', 'recompile when the application directory changes')
     .addOption(
@@ -80,74 +114,64 @@ export function registerServe(program: Command): void {
         .argParser((value: string, previous: string[]) => [...previous, value])
         .default([] as string[], 'any host'),
     )
-    .action(async (file: string, flags: ServeFlags, command: Command) => {
-      const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
-      const settings = resolveSettings(file, flags, usage);
-      const logger = createLogger(settings.logFormat, settings.color);
+    .action(returning(runServe));
+}
 
-      let serving = false;
-      const compile = (printDiagnostics: boolean): Application | null | 'unreadable' => {
-        let result;
-        try {
-          result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: settings.smtpUrl !== undefined });
-        } catch (error) {
-          // A compiler bug must not take down a running service on a --watch reload.
-          if (!serving) throw error;
-          logger.log('error', `compiling ${file} failed unexpectedly: ${(error as Error).message}`);
-          return null;
-        }
-        if (result.unreadable !== null) {
-          if (printDiagnostics) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
-          else logger.log('error', result.unreadable);
-          return 'unreadable';
-        }
-        if (result.application === null || result.errorCount > 0) {
-          if (printDiagnostics) process.stderr.write(report(result.diagnostics, result.errorCount, result.warningCount));
-          else logger.log('error', `${file} has errors; still serving the previous version`, { errors: result.errorCount });
-          return null;
-        }
-        if (printDiagnostics && result.warningCount > 0) process.stderr.write(report(result.diagnostics, 0, result.warningCount));
-        return result.application;
-      };
+/** Checks the options, compiles, and starts serving; the exit code of a start that failed. */
+async function runServe(file: string, flags: ServeFlags, command: Command): Promise<ExitCode> {
+  const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
+  const settings = resolveSettings(file, flags, usage);
+  const logger = createLogger(settings.logFormat, settings.color);
 
-      if (cluster.isPrimary && settings.workers > 1) {
-        const first = compile(true);
-        if (first === 'unreadable') return void (process.exitCode = 2);
-        if (first === null) return void (process.exitCode = 1);
-        const { runPrimary } = await import('../server/cluster.js');
-        serving = true;
-        runPrimary(settings, logger, (print) => {
-          const next = compile(print);
-          if (next === null || next === 'unreadable') {
-            if (print) logger.log('error', `${file} has errors; still serving the previous version`);
-            return null;
-          }
-          return next;
-        });
-        return;
-      }
+  let serving = false;
+  const compile = (printDiagnostics: boolean): Application | null | 'unreadable' => {
+    let result;
+    try {
+      result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: settings.smtpUrl !== undefined });
+    } catch (error) {
+      // A compiler bug must not take down a running service on a --watch reload.
+      if (!serving) throw error;
+      logger.log('error', `compiling ${file} failed unexpectedly: ${(error as Error).message}`);
+      return null;
+    }
+    if (result.unreadable !== null) {
+      if (printDiagnostics) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
+      else logger.log('error', result.unreadable);
+      return 'unreadable';
+    }
+    if (result.application === null || result.errorCount > 0) {
+      if (printDiagnostics) process.stderr.write(report(result.diagnostics, result.errorCount, result.warningCount));
+      else logger.log('error', `${file} has errors; still serving the previous version`, { errors: result.errorCount });
+      return null;
+    }
+    if (printDiagnostics && result.warningCount > 0) process.stderr.write(report(result.diagnostics, 0, result.warningCount));
+    return result.application;
+  };
 
-      // A worker compiles quietly: its primary has printed the diagnostics already.
-      const first = compile(!cluster.isWorker);
-      if (first === 'unreadable') return void (process.exitCode = 2);
-      if (first === null) return void (process.exitCode = 1);
-      const { serve } = await import('../server/serving.js');
-      serving = true;
-      serve({
-        settings,
-        logger,
-        application: first,
-        env: process.env,
-        compile: (print) => {
-          const next = compile(print);
-          if (next === null || next === 'unreadable') {
-            if (print) logger.log('error', `${file} has errors; still serving the previous version`);
-            return null;
-          }
-          return next;
-        },
-      });
-    });
+  // A --watch reload: the new application, or null to keep serving the previous one.
+  const reload = (print: boolean): Application | null => {
+    const next = compile(print);
+    if (next === null || next === 'unreadable') {
+      if (print) logger.log('error', `${file} has errors; still serving the previous version`);
+      return null;
+    }
+    return next;
+  };
+
+  // A worker compiles quietly: its primary has printed the diagnostics already.
+  const first = compile(!cluster.isWorker);
+  if (first === 'unreadable') return 2;
+  if (first === null) return 1;
+  if (cluster.isPrimary && settings.workers > 1) {
+    const { runPrimary } = await import('../server/cluster.js');
+    serving = true;
+    runPrimary(settings, logger, reload);
+  } else {
+    const { serve } = await import('../server/serving.js');
+    serving = true;
+    serve({ settings, logger, application: first, env: process.env, compile: reload });
+  }
+  return 0;
 }
 
 function resolveSettings(file: string, flags: ServeFlags, usage: (message: string) => never): ServeSettings {
@@ -183,7 +207,16 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     if (!parsed.ok) usage(`--allow-task-host: ${parsed.error}`);
     else allowedTaskHosts = parsed.list;
   }
+  // Checked now, with the parser Email tasks use: a malformed URL would otherwise only show as a
+  // 502 on every request that sends mail. The value is not echoed: it may hold a password.
   const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
+  const smtpUrl = flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined);
+  if (smtpUrl !== undefined) {
+    const source = flags.smtpUrl !== undefined ? '--smtp-url' : 'the environment variable ENDPOINT_SERVICE_SMTP_URL';
+    if (smtpUrl.trim() === '') usage(`${source} is empty: give an SMTP URL such as smtp://mail.example:587, or leave the option out`);
+    const checked = resolveSmtpConnection(null, smtpUrl, {});
+    if (!checked.ok) usage(`${source}: ${checked.error}`);
+  }
   return {
     file,
     port,
@@ -191,7 +224,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     basePath,
     cors,
     workers: flags.workers ?? availableParallelism(),
-    smtpUrl: flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined),
+    smtpUrl,
     maxBodyBytes: flags.maxBodySize,
     requestTimeoutMs: flags.requestTimeout,
     shutdownTimeoutMs: flags.shutdownTimeout,
@@ -203,7 +236,6 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
 }
 
 /** validate's text format: the diagnostics, then the summary line. */
-function report(diagnostics: readonly Diagnostic[], errors: number, warnings: number): string {
-  const text = formatDiagnosticsText(diagnostics, { color: useColor(process.stderr) });
-  return `${text}${diagnostics.length > 0 ? '\n' : ''}${summaryLine(errors, warnings)}\n`;
+function report(diagnostics: readonly Diagnostic[], errorCount: number, warningCount: number): string {
+  return FORMATTERS.text({ diagnostics, errorCount, warningCount }, { color: useColor(process.stderr) });
 }

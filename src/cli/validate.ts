@@ -3,57 +3,56 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { compileApplication, type Diagnostic } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
+import type { ExitCode, Returning } from './action.js';
 import { useColor } from './color.js';
-import { formatDiagnosticsText, formatGithub, formatJson, summaryLine } from './format-diagnostics.js';
+import { FORMAT_NAMES, FORMATTERS, type FormatName } from './formatters/index.js';
 
-type Format = 'text' | 'json' | 'github';
+interface ValidateOptions {
+  readonly format: FormatName;
+  readonly maxWarnings?: number;
+}
 
 function parseCount(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number of warnings (0 or more).');
   return Number(value);
 }
 
-export function registerValidate(program: Command): void {
+export function registerValidate(program: Command, returning: Returning): void {
   program
     .command('validate')
     .description('check endpoints.xml files and report every problem with its position')
     .argument('<file...>', 'endpoints.xml files')
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text'))
+    .addOption(new Option('--format <format>', 'output format').choices(FORMAT_NAMES).default('text'))
     .option('--max-warnings <n>', 'exit 1 when there are more than n warnings', parseCount)
-    .action((files: string[], options: { format: Format; maxWarnings?: number }) => {
-      const diagnostics: Diagnostic[] = [];
-      const unreadable: string[] = [];
-      let errors = 0;
-      let warnings = 0;
-      for (const file of files) {
-        const result = compileApplication(file, { mode: 'validate', kinds: TASK_KINDS.list, diagnosticsOnly: true });
-        if (result.unreadable !== null) {
-          // Part of the report in every format, so a JSON reader never sees "valid": true for a
-          // file that was not read; the exit code still says 2.
-          unreadable.push(result.unreadable);
-          diagnostics.push({ file, line: 1, column: 1, severity: 'error', code: 'file-unreadable', message: result.unreadable });
-          errors += 1;
-          continue;
-        }
-        // A loop, not push(...list): a hostile file can have more diagnostics than a call has room for arguments.
-        for (const d of result.diagnostics) diagnostics.push(d);
-        errors += result.errorCount;
-        warnings += result.warningCount;
-      }
-      let out: string;
-      if (options.format === 'json') out = formatJson(diagnostics, errors, warnings);
-      else if (options.format === 'github') out = formatGithub(diagnostics);
-      else {
-        out = formatDiagnosticsText(diagnostics, { color: useColor(process.stdout) });
-        out += (diagnostics.length > 0 ? '\n' : '') + summaryLine(errors, warnings) + '\n';
-      }
-      process.stdout.write(out);
-      const tooManyWarnings = options.maxWarnings !== undefined && warnings > options.maxWarnings;
-      // On stderr, in every format: the report on stdout keeps its exact shape (the summary
-      // stays the last line of text output) and the reason for exit 1 is still said.
-      if (tooManyWarnings) {
-        process.stderr.write(`endpoint-service: too many warnings: ${warnings}, at most ${options.maxWarnings} allowed (--max-warnings).\n`);
-      }
-      process.exitCode = unreadable.length > 0 ? 2 : errors > 0 || tooManyWarnings ? 1 : 0;
-    });
+    .action(returning((files: string[], options: ValidateOptions) => validate(files, options)));
+}
+
+export function validate(files: readonly string[], options: ValidateOptions): ExitCode {
+  const diagnostics: Diagnostic[] = [];
+  let unreadable = 0;
+  let errorCount = 0;
+  let warningCount = 0;
+  for (const file of files) {
+    const result = compileApplication(file, { mode: 'validate', kinds: TASK_KINDS.list, diagnosticsOnly: true });
+    if (result.unreadable !== null) {
+      // Part of the report in every format, so a JSON reader never sees "valid": true for a
+      // file that was not read; the exit code still says 2.
+      unreadable += 1;
+      diagnostics.push({ file, line: 1, column: 1, severity: 'error', code: 'file-unreadable', message: result.unreadable });
+      errorCount += 1;
+      continue;
+    }
+    // A loop, not push(...list): a hostile file can have more diagnostics than a call has room for arguments.
+    for (const d of result.diagnostics) diagnostics.push(d);
+    errorCount += result.errorCount;
+    warningCount += result.warningCount;
+  }
+  process.stdout.write(FORMATTERS[options.format]({ diagnostics, errorCount, warningCount }, { color: useColor(process.stdout) }));
+  const tooManyWarnings = options.maxWarnings !== undefined && warningCount > options.maxWarnings;
+  // On stderr, in every format: the report on stdout keeps its exact shape (the summary
+  // stays the last line of text output) and the reason for exit 1 is still said.
+  if (tooManyWarnings) {
+    process.stderr.write(`endpoint-service: too many warnings: ${warningCount}, at most ${options.maxWarnings} allowed (--max-warnings).\n`);
+  }
+  return unreadable > 0 ? 2 : errorCount > 0 || tooManyWarnings ? 1 : 0;
 }

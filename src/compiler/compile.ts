@@ -16,7 +16,7 @@ import { TaskKindIndex } from './tasks.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
 
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
-  const diagnostics = new Diagnostics();
+  const diagnostics = new Diagnostics(options.mode);
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
@@ -66,10 +66,8 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     // A settings file that is present but broken is reported in that file, not here again.
     const firstEmail = findEmailTask(parsed.root);
     const smtpKnown = options.smtpUrlGiven === true || existsSync(path.join(directory, 'email-sending-configuration.xml'));
-    if (firstEmail && !smtpKnown) {
-      if (options.mode === 'serve') diagnostics.report('smtp-not-configured-serve', firstEmail.position);
-      else if (options.mode === 'validate') diagnostics.report('smtp-not-configured', firstEmail.position);
-    }
+    // Its severity per command is in the table: dry-run does not report it (it sends nothing).
+    if (firstEmail && !smtpKnown) diagnostics.report('smtp-not-configured', firstEmail.position);
   }
 
   const sorted = sortDiagnostics(diagnostics.list, file);

@@ -185,13 +185,3 @@ function checkInside(folder: string, relative: string, target: string): 'ok' | '
     return 'missing';
   }
 }
-
-/** Parses `500ms`, `10s`, `2m`, `1h` to milliseconds. */
-export function parseDuration(text: string): number | null {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
-  if (!m) return null;
-  const n = Number(m[1]);
-  const factor = m[2] === 'ms' ? 1 : m[2] === 's' ? 1000 : m[2] === 'm' ? 60_000 : 3_600_000;
-  const ms = Math.round(n * factor);
-  return ms > 0 ? ms : null;
-}

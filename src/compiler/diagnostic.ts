@@ -8,4 +8,9 @@ export interface Diagnostic {
   readonly severity: Severity;
   readonly code: string;
   readonly message: string;
+  /**
+   * For a code reported once per file (env-not-set): where else in the same file the same problem
+   * occurs, in document order. Absent when there is no other place.
+   */
+  readonly otherPositions?: readonly { readonly line: number; readonly column: number }[];
 }

@@ -1,12 +1,29 @@
-// One table of diagnostic codes, their severity and their messages. A message says what is
-// wrong and what to do; tests assert codes and positions, not wording.
+// One table of diagnostic codes, their severity per command and their messages. A message says
+// what is wrong and what to do; tests assert codes and positions, not wording.
+//
+// A few problems weigh differently by command: an unset ${env:NAME} is a warning where the file
+// is checked (validate may run on a laptop without the production secrets) and an error where it
+// runs (serve). Such an entry gives its severity per command, and a message per command when the
+// advice differs; 'off' means the command does not report the code at all (dry-run sends no mail,
+// so it needs no SMTP settings). A code is the same code in every command.
 
 import type { Position } from '../position.js';
 import type { Diagnostic, Severity } from './diagnostic.js';
+import type { CompileMode } from './mode.js';
+
+/** One value for every command, or one per command. */
+export type PerCommand<T> = T | { readonly [C in CompileMode]: T };
+/** A severity, or 'off': not reported by that command. */
+export type Level = Severity | 'off';
+type Message = (...args: never[]) => string;
 
 const dym = (suggestion: string | undefined, wrap: (s: string) => string = (s) => `"${s}"`) =>
   suggestion === undefined ? '' : ` Did you mean ${wrap(suggestion)}?`;
 const tag = (s: string) => `<${s}>`;
+// Where the file is checked rather than run: the advice looks ahead to where it will run.
+const envNotSetHere = (name: string) => `Environment variable ${name} is not set here; it must be set where the service runs.`;
+const smtpMissingHere = () =>
+  `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / ENDPOINT_SERVICE_SMTP_URL where it runs.`;
 
 export const DIAGNOSTICS = {
   // The file and its XML
@@ -106,12 +123,10 @@ export const DIAGNOSTICS = {
       `\${${name}} cannot be used in <error>: only system parameters and \${internal-error-text} are available there (the failure may have happened before parameters were bound).`,
   },
   'env-not-set': {
-    severity: 'warning',
-    message: (name: string) => `Environment variable ${name} is not set here; it must be set where the service runs.`,
-  },
-  'env-not-set-serve': {
-    severity: 'error',
-    message: (name: string) => `Environment variable ${name} is not set: set it before starting the service.`,
+    severity: { validate: 'warning', serve: 'error', 'dry-run': 'warning' },
+    // A generated file may use one variable in every endpoint: one diagnostic per variable.
+    oncePerFile: true,
+    message: { validate: envNotSetHere, serve: (name: string) => `Environment variable ${name} is not set: set it before starting the service.`, 'dry-run': envNotSetHere },
   },
 
   // Conditions
@@ -210,43 +225,123 @@ export const DIAGNOSTICS = {
 
   // Settings files
   'smtp-not-configured': {
-    severity: 'warning',
-    message: () =>
-      `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / ENDPOINT_SERVICE_SMTP_URL where it runs.`,
+    severity: { validate: 'warning', serve: 'error', 'dry-run': 'off' },
+    message: {
+      validate: smtpMissingHere,
+      serve: () => `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / set ENDPOINT_SERVICE_SMTP_URL.`,
+      'dry-run': smtpMissingHere,
+    },
   },
-  'smtp-not-configured-serve': {
-    severity: 'error',
-    message: () => `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / set ENDPOINT_SERVICE_SMTP_URL.`,
-  },
-} as const satisfies Record<string, { severity: Severity; message: (...args: never[]) => string }>;
+} as const satisfies Record<string, { severity: PerCommand<Level>; message: PerCommand<Message>; oncePerFile?: true }>;
 
 export type DiagnosticCode = keyof typeof DIAGNOSTICS;
-type Args<C extends DiagnosticCode> = Parameters<(typeof DIAGNOSTICS)[C]['message']>;
+type MessageOf<C extends DiagnosticCode> = (typeof DIAGNOSTICS)[C]['message'];
+// Per-command messages of one code take the same arguments: the validate one stands for all.
+type Args<C extends DiagnosticCode> =
+  MessageOf<C> extends { readonly validate: infer F extends Message } ? Parameters<F> : MessageOf<C> extends Message ? Parameters<MessageOf<C>> : never;
 
-/** Collects diagnostics; the one way a problem is raised. */
+/** The severity of `code` when `mode` reports it; 'off' when that command does not. */
+export function severityOf(code: DiagnosticCode, mode: CompileMode): Level {
+  const severity: PerCommand<Level> = DIAGNOSTICS[code].severity;
+  return typeof severity === 'string' ? severity : severity[mode];
+}
+
+function messageOf(code: DiagnosticCode, mode: CompileMode): Message {
+  const message: PerCommand<Message> = DIAGNOSTICS[code].message;
+  return typeof message === 'function' ? message : message[mode];
+}
+
+/**
+ * A code marked oncePerFile is reported once per file and arguments (an unset variable once per
+ * file, however often it is used), at the first place in the file; the message counts the other
+ * places and the diagnostic lists them (otherPositions, in validate's JSON).
+ */
+interface Group {
+  /** Index of the group's diagnostic in the list. */
+  readonly index: number;
+  readonly code: DiagnosticCode;
+  readonly args: readonly unknown[];
+  /** The earliest position so far: the one the diagnostic stands at. */
+  first: Position;
+  readonly others: Position[];
+}
+
+const MAX_LINES_NAMED = 5;
+
+/**
+ * `It is used 3 more times in this file: lines 27, 35 and 41.`, or `…, first on lines 27, 35, 41,
+ * 50 and 61.` past five lines (`others` in document order).
+ */
+function otherPlaces(others: readonly Position[]): string {
+  const lines: number[] = [];
+  for (const p of others) {
+    if (lines[lines.length - 1] !== p.line) lines.push(p.line);
+    if (lines.length > MAX_LINES_NAMED) break;
+  }
+  const more = lines.length > MAX_LINES_NAMED;
+  const named = lines.slice(0, MAX_LINES_NAMED);
+  const list = named.length === 1 ? `line ${named[0]}` : `lines ${named.slice(0, -1).join(', ')} and ${named[named.length - 1]}`;
+  return ` It is used ${others.length} more time${others.length === 1 ? '' : 's'} in this file${more ? ', first on' : ':'} ${list}.`;
+}
+
+const before = (a: Position, b: Position) => a.line < b.line || (a.line === b.line && a.column < b.column);
+
+/** Collects diagnostics for one command; the one way a problem is raised. */
 export class Diagnostics {
-  readonly list: Diagnostic[] = [];
+  readonly #list: Diagnostic[] = [];
   // Counted as reported: compileEndpoint reads errorCount twice per endpoint, and filtering the
   // list each time made an application with many warnings quadratic in its size.
   #errors = 0;
+  readonly #groups = new Map<string, Group>();
+  /** Groups with a place added since their diagnostic was last written. */
+  readonly #changed = new Set<Group>();
+
+  constructor(readonly mode: CompileMode) {}
 
   report<C extends DiagnosticCode>(code: C, at: Position, ...args: Args<C>): void {
-    const entry = DIAGNOSTICS[code];
-    const message = (entry.message as (...a: Args<C>) => string)(...args);
-    this.list.push({ file: at.file, line: at.line, column: at.column, severity: entry.severity, code: publicCode(code), message });
-    if (entry.severity === 'error') this.#errors++;
+    const severity = severityOf(code, this.mode);
+    if (severity === 'off') return;
+    let key: string | undefined;
+    if ('oncePerFile' in DIAGNOSTICS[code]) {
+      key = `${code}\u0000${at.file}\u0000${args.join('\u0000')}`;
+      const group = this.#groups.get(key);
+      if (group !== undefined) {
+        // Compile order is not document order (an endpoint's tasks before its responses).
+        if (before(at, group.first)) {
+          group.others.push(group.first);
+          group.first = at;
+        } else group.others.push(at);
+        this.#changed.add(group);
+        return;
+      }
+    }
+    const message = (messageOf(code, this.mode) as (...a: Args<C>) => string)(...args);
+    if (key !== undefined) this.#groups.set(key, { index: this.#list.length, code, args, first: at, others: [] });
+    this.#list.push({ file: at.file, line: at.line, column: at.column, severity, code, message });
+    if (severity === 'error') this.#errors++;
+  }
+
+  /** Every diagnostic reported, in the order reported. */
+  get list(): readonly Diagnostic[] {
+    for (const group of this.#changed) {
+      const reported = this.#list[group.index]!;
+      const others = [...group.others].sort((a, b) => a.line - b.line || a.column - b.column);
+      const message = (messageOf(group.code, this.mode) as (...a: readonly unknown[]) => string)(...group.args) + otherPlaces(others);
+      this.#list[group.index] = {
+        ...reported,
+        line: group.first.line,
+        column: group.first.column,
+        message,
+        otherPositions: others.map((p) => ({ line: p.line, column: p.column })),
+      };
+    }
+    this.#changed.clear();
+    return this.#list;
   }
 
   get errorCount(): number {
     return this.#errors;
   }
-}
-
-/** Some codes differ only in severity by command; users see one code. */
-function publicCode(code: DiagnosticCode): string {
-  if (code === 'env-not-set-serve') return 'env-not-set';
-  if (code === 'smtp-not-configured-serve') return 'smtp-not-configured';
-  return code;
 }
 
 function capitalise(s: string): string {

@@ -5,14 +5,14 @@
 import { JSONPath } from 'jsonpath-plus';
 import { createRequire } from 'node:module';
 import type { Position } from '../position.js';
+import { DEFAULT_TASK_TIMEOUT_MS, durationExpectation, parseDuration } from '../units.js';
 import type { OutputIntermediateValue, Task } from './ast.js';
 import { CONDITION_ATTRIBUTES, compileCondition } from './conditions.js';
-import { parseBooleanAttribute, parseDuration, readElement, requireAttribute, type CompileContext, type ElementShape, type ReadElement } from './context.js';
+import { parseBooleanAttribute, readElement, requireAttribute, type CompileContext, type ElementShape, type ReadElement } from './context.js';
 import type { TaskKindSyntax } from './task-kind.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
 
-const DEFAULT_TASK_TIMEOUT_MS = 30_000;
 const UNSUPPORTED_CLASSES = new Set(['CreateShortLinkToEndpointTask', 'RequestLogExpressionCaptureTask']);
 const TASK_ATTRIBUTES = ['class', 'id', ...CONDITION_ATTRIBUTES, 'ignore-if-error', 'timeout', 'retries'];
 const COMMON_CHILDREN = ['after', 'input-intermediate-value', 'output-intermediate-value'];
@@ -118,7 +118,7 @@ export function compileTask(ctx: CompileContext, kinds: TaskKindIndex, header: T
   if (timeoutAttr) {
     const parsed = parseDuration(timeoutAttr.value);
     if (parsed === null) {
-      ctx.diagnostics.report('invalid-value', timeoutAttr.position, 'timeout', timeoutAttr.value, 'a duration such as 500ms, 10s or 2m');
+      ctx.diagnostics.report('invalid-value', timeoutAttr.position, 'timeout', timeoutAttr.value, durationExpectation(timeoutAttr.value));
       ok = false;
     } else timeoutMs = parsed;
   }

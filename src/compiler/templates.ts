@@ -123,10 +123,7 @@ function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Po
       ctx.diagnostics.report('template-syntax', at, `"\${${name}}" does not name an environment variable (letters, digits and "_")`);
       return null;
     }
-    if (ctx.env[variable] === undefined) {
-      if (ctx.mode === 'serve') ctx.diagnostics.report('env-not-set-serve', at, variable);
-      else ctx.diagnostics.report('env-not-set', at, variable);
-    }
+    if (ctx.env[variable] === undefined) ctx.diagnostics.report('env-not-set', at, variable);
     return sharedPart(ENV_PARTS, 'env', variable);
   }
   if (scope.envOnly) {

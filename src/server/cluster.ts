@@ -5,7 +5,8 @@ import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from './log.js';
 import { METRICS_REQUEST, METRICS_RESPONSE } from './metrics.js';
-import { formatDuration, originOf, type ServeSettings } from './options.js';
+import { originOf, type ServeSettings } from './options.js';
+import { formatDuration } from '../units.js';
 import { forceExit, READY_PREFIX, type ControlMessage } from './serving.js';
 import { watchApplication, type Compiler } from './watch.js';
 

@@ -15,7 +15,8 @@ import { readBody } from './body.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
-import { formatDuration, type ServeSettings } from './options.js';
+import { type ServeSettings } from './options.js';
+import { formatDuration } from '../units.js';
 
 /** How long the headers of a request may take (runtime.md, "Limits"). */
 export const HEADERS_TIMEOUT_MS = 10_000;

@@ -11,7 +11,8 @@ import { HttpService, type HttpServerState } from './http.js';
 import { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics.js';
-import { formatDuration, originOf, type ServeSettings } from './options.js';
+import { originOf, type ServeSettings } from './options.js';
+import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';

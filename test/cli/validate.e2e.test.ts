@@ -51,10 +51,12 @@ function expectedInvalid(prefix: string) {
 }
 
 const contactText = readFileSync(path.join(repoRoot, contactForm), 'utf8');
-/** Lines that use ${env:CRM_API_KEY}: each warns when the variable is unset. */
+/** Lines that use ${env:CRM_API_KEY}: the first warns when the variable is unset, naming the others. */
 const envLines = contactText
   .split('\n')
   .flatMap((line, i) => (line.includes('${env:CRM_API_KEY}') ? [i + 1] : []));
+/** One warning per unset variable and file, however many lines use it. */
+const ENV_WARNINGS = 1;
 
 let parent: string; // holds app/ (invalid), one/ (a single error), tabs/, and a,b:c/
 beforeAll(() => {
@@ -66,7 +68,7 @@ beforeAll(() => {
     'tabs/endpoints.xml': '<endpoint-folder>\n\t<endpoint name="a">\n\t\t<success>\t<sucess/></success>\n\t</endpoint>\n</endpoint-folder>\n',
     'a,b:c/endpoints.xml': '<endpoint-folder>\n  <endpont name="x"/>\n</endpoint-folder>\n',
   });
-  expect(envLines.length).toBeGreaterThan(0);
+  expect(envLines.length).toBeGreaterThan(1);
 });
 afterAll(() => removeDir(parent));
 
@@ -83,15 +85,15 @@ function lastLine(stdout: string): string {
 }
 
 describe('validate --format text (default)', () => {
-  it('reports the contact form as valid with one env-not-set warning per ${env:CRM_API_KEY} line', async () => {
+  it('reports the contact form as valid with one env-not-set warning, at the first ${env:CRM_API_KEY}, counting the others', async () => {
     const r = await run(['validate', contactForm]);
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toBe('');
     const found = headers(r.stdout);
-    expect(found.map((d) => [d.file, d.line, d.severity, d.code])).toEqual(
-      envLines.map((line) => [contactForm, line, 'warning', 'env-not-set']),
-    );
-    expect(lastLine(r.stdout)).toBe(`0 errors, ${envLines.length} warnings`);
+    expect(found.map((d) => [d.file, d.line, d.severity, d.code])).toEqual([[contactForm, envLines[0], 'warning', 'env-not-set']]);
+    const others = envLines.length - 1;
+    expect(found[0]!.message).toContain(`It is used ${others} more time${others === 1 ? '' : 's'} in this file`);
+    expect(lastLine(r.stdout)).toBe(`0 errors, 1 warning`);
   });
 
   it('prints only the summary when there is nothing to report', async () => {
@@ -236,10 +238,20 @@ describe('validate --format json', () => {
   it('is valid with warnings, and stays one document when --max-warnings is exceeded', async () => {
     const ok = await run(['validate', '--format', 'json', contactForm]);
     expect(ok.exitCode).toBe(0);
-    expect(parse(ok.stdout)).toMatchObject({ valid: true, errorCount: 0, warningCount: envLines.length });
-    const over = await run(['validate', '--format', 'json', '--max-warnings', String(envLines.length - 1), contactForm]);
+    expect(parse(ok.stdout)).toMatchObject({ valid: true, errorCount: 0, warningCount: ENV_WARNINGS });
+    const over = await run(['validate', '--format', 'json', '--max-warnings', String(ENV_WARNINGS - 1), contactForm]);
     expect(over.exitCode).toBe(1);
-    expect(parse(over.stdout)).toMatchObject({ valid: true, warningCount: envLines.length });
+    expect(parse(over.stdout)).toMatchObject({ valid: true, warningCount: ENV_WARNINGS });
+  });
+
+  it('lists the other uses of an unset variable in otherPositions, and only there', async () => {
+    const r = await run(['validate', '--format', 'json', contactForm]);
+    const [warning, ...rest] = parse(r.stdout).diagnostics as (JsonDiagnostic & { otherPositions?: { line: number; column: number }[] })[];
+    expect(rest).toEqual([]);
+    expect(warning).toMatchObject({ file: contactForm, line: envLines[0], code: 'env-not-set' });
+    expect(Object.keys(warning!).sort()).toEqual(['code', 'column', 'file', 'line', 'message', 'otherPositions', 'severity']);
+    expect(warning!.otherPositions!.map((p) => p.line)).toEqual(envLines.slice(1));
+    for (const p of warning!.otherPositions!) expect(Object.keys(p).sort()).toEqual(['column', 'line']);
   });
 
   it('is not valid when a file cannot be read', async () => {
@@ -281,11 +293,11 @@ describe('validate --format github', () => {
 
 describe('validate exit codes', () => {
   it('0 for warnings within --max-warnings, 1 above it', async () => {
-    const n = envLines.length;
+    const n = ENV_WARNINGS;
     expect((await run(['validate', '--max-warnings', String(n), contactForm])).exitCode).toBe(0);
     const over = await run(['validate', '--max-warnings', String(n - 1), contactForm]);
     expect(over.exitCode).toBe(1);
-    expect(over.stdout).toContain(`0 errors, ${n} warnings`);
+    expect(over.stdout).toContain(`0 errors, ${n} warning`);
     expect((await run(['validate', '--max-warnings', '0', contactForm], { env: { CRM_API_KEY: 'k' } })).exitCode).toBe(0);
   });
 
@@ -313,11 +325,11 @@ describe('validate exit codes', () => {
     expect(files).toEqual(
       new Set([contactForm, path.join(parent, 'app/endpoints.xml'), path.join(parent, 'app/security.xml'), path.join(parent, 'one/endpoints.xml')]),
     );
-    expect(lastLine(r.stdout)).toBe(`3 errors, ${envLines.length + 1} warnings`);
+    expect(lastLine(r.stdout)).toBe(`3 errors, ${ENV_WARNINGS + 1} warnings`);
 
     const json = await run(['validate', '--format', 'json', contactForm, path.join(parent, 'one/endpoints.xml')]);
     expect(json.exitCode).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ valid: false, errorCount: 1, warningCount: envLines.length });
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: false, errorCount: 1, warningCount: ENV_WARNINGS });
   });
 
   it.each([

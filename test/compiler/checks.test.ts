@@ -17,14 +17,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compileApplication, type CompileMode } from '../../src/compiler/index.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
-import { DIAGNOSTICS } from '../../src/compiler/diagnostics.js';
+import { DIAGNOSTICS, severityOf, type DiagnosticCode } from '../../src/compiler/diagnostics.js';
 
 const INVALID = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/invalid');
 
 /** Codes that cannot be provoked by a fixture folder: an unreadable file is a usage error (exit 2), tested with the CLI. */
 const NOT_FIXTURED = new Set(['file-unreadable']);
-/** Internal codes that users see under another name (diagnostics.ts publicCode). */
-const PUBLIC_CODE: Record<string, string> = { 'env-not-set-serve': 'env-not-set', 'smtp-not-configured-serve': 'smtp-not-configured' };
 
 interface Expected {
   severity: string;
@@ -109,9 +107,7 @@ describe('fixtures/invalid: each case yields exactly its declared diagnostics', 
       // A fixture must say what it expects: one that expects nothing could never fail.
       expect(spec.expected.length, `${spec.name} declares no expect line`).toBeGreaterThan(0);
       // The folder is named after a code it actually exercises.
-      const publicCode = PUBLIC_CODE[spec.code] ?? spec.code;
-      expect(spec.expected.map((e) => e.code)).toContain(publicCode);
-      if (spec.code in PUBLIC_CODE) expect(spec.mode).toBe('serve');
+      expect(spec.expected.map((e) => e.code)).toContain(spec.code);
 
       const file = path.join(spec.dir, 'endpoints.xml');
       const result = compileApplication(file, { kinds: TASK_KINDS.list, mode: spec.mode, env: spec.env, smtpUrlGiven: spec.smtpUrlGiven });
@@ -159,6 +155,20 @@ describe('fixtures/invalid: coverage of the diagnostics table', () => {
   it('has at least one fixture for every diagnostic code', () => {
     const covered = new Set(specs.map((s) => s.code));
     const missing = Object.keys(DIAGNOSTICS).filter((code) => !NOT_FIXTURED.has(code) && !covered.has(code));
+    expect(missing).toEqual([]);
+  });
+
+  it('has a fixture for every command in which a code weighs differently (severity is per command)', () => {
+    const missing: string[] = [];
+    for (const code of Object.keys(DIAGNOSTICS) as DiagnosticCode[]) {
+      if (typeof DIAGNOSTICS[code].severity === 'string') continue;
+      for (const mode of ['validate', 'serve', 'dry-run'] as const) {
+        const severity = severityOf(code, mode);
+        if (severity === 'off') continue;
+        const exercised = specs.some((s) => s.mode === mode && s.expected.some((e) => e.code === code && e.severity === severity));
+        if (!exercised) missing.push(`${code} (${severity} in ${mode})`);
+      }
+    }
     expect(missing).toEqual([]);
   });
 

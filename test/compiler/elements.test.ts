@@ -33,21 +33,19 @@ describe('fixtures/contact-form (the bundled example)', () => {
     expect(app.staticDirectory).toBe(path.join(path.dirname(file), 'static'));
   });
 
-  it('warns (only) about the unset variable, at each use, when it is not set', () => {
+  it('warns (only) about the unset variable, once, at its first use, listing the other', () => {
     const r = compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: {} });
-    expect(r.diagnostics.map((d) => [d.severity, d.code])).toEqual([
-      ['warning', 'env-not-set'],
-      ['warning', 'env-not-set'],
-    ]);
+    expect(r.diagnostics.map((d) => [d.severity, d.code, d.line, d.otherPositions])).toEqual([['warning', 'env-not-set', 19, [{ line: 27, column: 7 }]]]);
+    expect(r.diagnostics[0]!.message).toContain('It is used 1 more time in this file: line 27.');
     expect(r.application).not.toBeNull();
   });
 
   it('gives the same diagnostics without an application when only diagnostics are asked for', () => {
     const r = compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: {}, diagnosticsOnly: true });
     expect(r.diagnostics).toEqual(compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: {} }).diagnostics);
-    expect(r.diagnostics).toHaveLength(2);
+    expect(r.diagnostics).toHaveLength(1);
     expect(r.application).toBeNull();
-    expect([r.errorCount, r.warningCount]).toEqual([0, 2]);
+    expect([r.errorCount, r.warningCount]).toEqual([0, 1]);
   });
 
   it('inherits folder parameters and applies defaults', () => {
@@ -752,5 +750,30 @@ describe('files and positions', () => {
     const file = writeApp(`<endpoint-folder><endpoint name="e"><success><response-from-static filename="alias.txt"/></success></endpoint></endpoint-folder>`, { 'static/real/a.txt': 'a' }, { 'static/alias.txt': 'real/a.txt' });
     const r = compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: {} });
     expect(r.diagnostics).toEqual([]);
+  });
+});
+
+describe('an unset variable used many times', () => {
+  // One endpoint per line, each using ${env:KEY} once: line n+1 holds endpoint n.
+  const many = (n: number) =>
+    '<endpoint-folder>\n' +
+    Array.from({ length: n }, (_, i) => `<endpoint name="e${i}"><task class="HttpRequest"><url>https://x.example/\${env:KEY}</url></task></endpoint>\n`).join('') +
+    '</endpoint-folder>\n';
+
+  it('is one diagnostic per command, counted once, with every other use in otherPositions', () => {
+    for (const [mode, severity] of [['validate', 'warning'], ['dry-run', 'warning'], ['serve', 'error']] as const) {
+      const r = compileXml(many(8), {}, { mode, smtpUrlGiven: true });
+      expect(r.diagnostics.map((d) => [d.severity, d.code, d.line])).toEqual([[severity, 'env-not-set', 2]]);
+      expect([r.errorCount, r.warningCount]).toEqual(severity === 'error' ? [1, 0] : [0, 1]);
+      expect(r.diagnostics[0]!.otherPositions!.map((p) => p.line)).toEqual([3, 4, 5, 6, 7, 8, 9]);
+      expect(r.diagnostics[0]!.message).toContain('It is used 7 more times in this file, first on lines 3, 4, 5, 6 and 7.');
+    }
+  });
+
+  it('names every other line when there are five or fewer, and has no otherPositions when used once', () => {
+    expect(compileXml(many(3)).diagnostics[0]!.message).toContain('It is used 2 more times in this file: lines 3 and 4.');
+    const once = compileXml(many(1)).diagnostics[0]!;
+    expect(once.otherPositions).toBeUndefined();
+    expect(once.message).not.toContain('more time');
   });
 });

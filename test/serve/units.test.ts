@@ -1,10 +1,11 @@
-// The pure parts of serve: query and form decoding, option values, hash comparison.
+// The pure parts of serve: query and form decoding, the listening origin, hash comparison.
+// Durations and sizes: test/units.test.ts.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Endpoint } from '../../src/compiler/ast.js';
 import { hashMatches } from '../../src/runtime/hash.js';
 import { parseUrlEncoded } from '../../src/runtime/urlencoded.js';
-import { formatDuration, originOf, parseDuration, parseSize } from '../../src/server/options.js';
+import { originOf } from '../../src/server/options.js';
 
 const decode = (text: string) => {
   const into = new Map<string, string[]>();
@@ -35,27 +36,8 @@ describe('parseUrlEncoded', () => {
   });
 });
 
-describe('option values', () => {
-  it('parses durations with a unit', () => {
-    expect(parseDuration('500ms')).toBe(500);
-    expect(parseDuration('10s')).toBe(10_000);
-    expect(parseDuration('2m')).toBe(120_000);
-    expect(parseDuration('1.5s')).toBe(1500);
-    for (const bad of ['10', '0s', '-1s', 's', '10 parsecs']) expect(parseDuration(bad), bad).toBeNull();
-  });
-
-  it('parses sizes in bytes, with optional units', () => {
-    expect(parseSize('1024')).toBe(1024);
-    expect(parseSize('10MiB')).toBe(10 * 1024 * 1024);
-    expect(parseSize('512k')).toBe(512 * 1024);
-    expect(parseSize('1mb')).toBe(1_000_000);
-    for (const bad of ['0', '-5', '1.5M', 'lots']) expect(parseSize(bad), bad).toBeNull();
-  });
-
-  it('formats durations and origins for messages', () => {
-    expect(formatDuration(60_000)).toBe('1m');
-    expect(formatDuration(30_000)).toBe('30s');
-    expect(formatDuration(300)).toBe('300ms');
+describe('originOf', () => {
+  it('names the listening address, an IPv6 host in brackets', () => {
     expect(originOf('127.0.0.1', 80)).toBe('http://127.0.0.1:80');
     expect(originOf('::1', 8080)).toBe('http://[::1]:8080');
   });

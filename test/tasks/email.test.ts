@@ -226,4 +226,10 @@ describe('resolveSmtpConnection', () => {
     expect(resolveSmtpConnection(settings({}), undefined, {})).toMatchObject({ ok: false, error: expect.stringContaining('SMTP_HOST') });
     expect(resolveSmtpConnection(null, 'http://x', {})).toMatchObject({ ok: false, error: expect.stringContaining('smtp://') });
   });
+
+  it('refuses a URL without a host, to which nodemailer would quietly pick localhost', () => {
+    for (const url of ['smtp://', 'smtp:relay.example', 'smtps:///path']) {
+      expect(resolveSmtpConnection(null, url, {}), url).toMatchObject({ ok: false, error: expect.stringContaining('names no host') });
+    }
+  });
 });

@@ -5,6 +5,7 @@ import type { TextLine } from '../../tasks/kind.js';
 import type { EndpointPlan, Plan, ResponsePlan, TaskPlan } from './model.js';
 import { reason } from './labels.js';
 import { SIMULATED_REQUEST } from './simulate.js';
+import { DEFAULT_TASK_TIMEOUT_MS, formatDuration } from '../../units.js';
 
 export function formatPlanText(plan: Plan, c: ChalkInstance): string {
   const out: string[] = [];
@@ -93,7 +94,7 @@ function taskText(endpoint: EndpointPlan, task: TaskPlan, simulated: boolean, c:
     else mark = c.yellow('[maybe] ');
   }
   const extras = [`line ${task.line}`];
-  if (task.timeoutMs !== 30_000) extras.push(`timeout ${duration(task.timeoutMs)}`);
+  if (task.timeoutMs !== DEFAULT_TASK_TIMEOUT_MS) extras.push(`timeout ${formatDuration(task.timeoutMs)}`);
   if (task.retries > 0) extras.push(`${task.retries} ${task.retries === 1 ? 'retry' : 'retries'}`);
   out.push(`    ${mark}${c.bold(task.id)}  ${task.className}  ${c.dim(extras.join(', '))}`);
 
@@ -126,8 +127,3 @@ function indent(text: string, by: number): string[] {
   return text.split(/\r?\n/).map((line) => (line === '' ? '' : pad + line));
 }
 
-function duration(ms: number): string {
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}

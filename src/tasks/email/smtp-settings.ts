@@ -41,6 +41,8 @@ export function resolveSmtpConnection(
     if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
       return { ok: false, error: `the SMTP URL must start with smtp:// or smtps://, not ${url.protocol}//` };
     }
+    // nodemailer would quietly connect to localhost instead.
+    if (url.hostname === '') return { ok: false, error: 'the SMTP URL names no host (expected smtp://[user:password@]host[:port] or smtps://…)' };
     const secure = url.protocol === 'smtps:';
     const port = url.port !== '' ? Number(url.port) : secure ? SMTPS_PORT : SMTP_PORT;
     return {

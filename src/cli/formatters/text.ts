@@ -1,9 +1,11 @@
-// validate's output formats. The text format is also what serve and dry-run print on stderr
-// for an invalid configuration.
+// `--format text` (the default): each diagnostic as `file:line:col  severity  code  message`
+// with its source line and a caret, then a blank line and the summary `N errors, M warnings`.
+// serve and dry-run print the same text on stderr for an invalid configuration.
 
 import { readFileSync } from 'node:fs';
 import { Chalk } from 'chalk';
-import type { Diagnostic } from '../compiler/index.js';
+import type { Diagnostic } from '../../compiler/index.js';
+import type { Formatter } from './types.js';
 
 export interface TextOptions {
   readonly color: boolean;
@@ -64,33 +66,6 @@ export function formatDiagnosticsText(diagnostics: readonly Diagnostic[], option
   return out;
 }
 
-export function formatJson(diagnostics: readonly Diagnostic[], errorCount: number, warningCount: number): string {
-  return (
-    JSON.stringify(
-      {
-        valid: errorCount === 0,
-        errorCount,
-        warningCount,
-        diagnostics: diagnostics.map((d) => ({
-          file: d.file,
-          line: d.line,
-          column: d.column,
-          severity: d.severity,
-          code: d.code,
-          message: d.message,
-        })),
-      },
-      null,
-      2,
-    ) + '\n'
-  );
-}
-
-/** GitHub Actions workflow commands; data and properties escaped as the runner expects. */
-export function formatGithub(diagnostics: readonly Diagnostic[]): string {
-  const data = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-  const prop = (s: string) => data(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
-  return diagnostics
-    .map((d) => `::${d.severity === 'error' ? 'error' : 'warning'} file=${prop(d.file)},line=${d.line},col=${d.column}::${data(d.message)}\n`)
-    .join('');
-}
+/** The diagnostics, a blank line when there are any, and the summary. */
+export const formatText: Formatter = (report, context) =>
+  formatDiagnosticsText(report.diagnostics, context) + (report.diagnostics.length > 0 ? '\n' : '') + summaryLine(report.errorCount, report.warningCount) + '\n';

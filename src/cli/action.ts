@@ -1,0 +1,11 @@
+// How a command hands back its result, as ESLint's execute(): each action returns its exit code
+// and main.ts alone sets process.exitCode. Exit codes (cli.md): 0 success, 1 the configuration
+// (or a simulated request) has errors, 2 a usage error or an unreadable file.
+
+export type ExitCode = 0 | 1 | 2;
+
+/** A command's action: commander's arguments in, the exit code out. */
+export type Action<A extends unknown[]> = (...args: A) => ExitCode | Promise<ExitCode>;
+
+/** Makes a commander action handler of an Action, passing its exit code to main.ts. */
+export type Returning = <A extends unknown[]>(action: Action<A>) => (...args: A) => Promise<void>;
