@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Application, Endpoint, EmailSettings, SecuritySettings } from './ast.js';
 import type { Position } from '../position.js';
 import type { CompileContext } from './context.js';
-import type { Diagnostic } from './diagnostic.js';
+import type { Diagnostic } from './diagnostics.js';
 import { Diagnostics } from './diagnostics.js';
 import { compileFolder } from './endpoints.js';
 import type { CompileOptions, CompileResult } from './options.js';
@@ -58,13 +58,14 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     diagnostics.report('wrong-root-element', parsed.root.position, parsed.root.name, 'endpoint-folder');
   } else {
     // A security.xml that is present but broken is reported in that file; <include-in-hash> is not blamed for it too.
-    compileFolder(ctx, parsed.root, { parameters: new Map(), separator: '||' }, { hasSecurity: existsSync(path.join(directory, 'security.xml')), taskKinds: new TaskKindIndex(options.kinds) }, keep);
+    const taskKinds = new TaskKindIndex(options.kinds);
+    compileFolder(ctx, parsed.root, { parameters: new Map(), separator: '||' }, { hasSecurity: existsSync(path.join(directory, 'security.xml')), taskKinds }, keep);
     checkEndpointNames(ctx);
     checkForwards(ctx);
     // Email tasks are looked for in the tree, not among the compiled endpoints: an endpoint
     // dropped for another error still needs SMTP settings, and all problems show in one run.
     // A settings file that is present but broken is reported in that file, not here again.
-    const firstEmail = findEmailTask(parsed.root);
+    const firstEmail = findMailTask(parsed.root, taskKinds.mailClasses);
     const smtpKnown = options.smtpUrlGiven === true || existsSync(path.join(directory, 'email-sending-configuration.xml'));
     // Its severity per command is in the table: dry-run does not report it (it sends nothing).
     if (firstEmail && !smtpKnown) diagnostics.report('smtp-not-configured', firstEmail.position);
@@ -90,23 +91,22 @@ export function compileApplication(file: string, options: CompileOptions): Compi
 
 function discard(): void {}
 
-/** The first <task> of an Email class, in document order, below folders and endpoints. */
-function findEmailTask(folder: XmlElement): XmlElement | undefined {
+/** The first <task> of a kind that sends mail, in document order, below folders and endpoints. */
+function findMailTask(folder: XmlElement, mailClasses: ReadonlySet<string>): XmlElement | undefined {
   for (const child of folder.children) {
     if (child.kind !== 'element') continue;
     if (child.name === 'endpoint-folder') {
-      const found = findEmailTask(child);
+      const found = findMailTask(child, mailClasses);
       if (found) return found;
     } else if (child.name === 'endpoint') {
       const task = child.children.find(
-        (t): t is XmlElement => t.kind === 'element' && t.name === 'task' && t.attributes.some((a) => a.name === 'class' && EMAIL_CLASSES.has(a.value)),
+        (t): t is XmlElement => t.kind === 'element' && t.name === 'task' && t.attributes.some((a) => a.name === 'class' && mailClasses.has(a.value)),
       );
       if (task) return task;
     }
   }
   return undefined;
 }
-const EMAIL_CLASSES: ReadonlySet<string> = new Set(['Email', 'endpoints.task.EmailTask']);
 
 function readSettingsFile(ctx: CompileContext, name: string, rootName: string): XmlElement | null {
   const absolute = path.join(ctx.directory, name);

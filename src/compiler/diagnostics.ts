@@ -8,8 +8,24 @@
 // so it needs no SMTP settings). A code is the same code in every command.
 
 import type { Position } from '../position.js';
-import type { Diagnostic, Severity } from './diagnostic.js';
 import type { CompileMode } from './mode.js';
+
+export type Severity = 'error' | 'warning';
+
+/** A problem of the configuration: data, raised through one helper. */
+export interface Diagnostic {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  readonly severity: Severity;
+  readonly code: string;
+  readonly message: string;
+  /**
+   * For a code reported once per file (env-not-set): where else in the same file the same problem
+   * occurs, in document order. Absent when there is no other place.
+   */
+  readonly otherPositions?: readonly { readonly line: number; readonly column: number }[];
+}
 
 /** One value for every command, or one per command. */
 export type PerCommand<T> = T | { readonly [C in CompileMode]: T };

@@ -1,5 +1,5 @@
 // Public face of the compiler: one call from a path to an Application plus diagnostics.
-export type { Diagnostic, Severity } from './diagnostic.js';
+export type { Diagnostic, Severity } from './diagnostics.js';
 export type * from './ast.js';
 export type * from './options.js';
 export type * from '../template/types.js';

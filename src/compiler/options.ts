@@ -1,6 +1,6 @@
 // What a compile is asked to do and what it gives back.
 import type { Application } from './ast.js';
-import type { Diagnostic } from './diagnostic.js';
+import type { Diagnostic } from './diagnostics.js';
 import type { TaskKindSyntax } from './task-kind.js';
 
 export type { CompileMode } from './mode.js';

@@ -16,6 +16,8 @@ export interface TaskKindSyntax<T extends Task = Task> {
   readonly children: readonly string[];
   /** Whether its tasks may declare <output-intermediate-value>: only a kind with an answer to read. */
   readonly hasOutputs: boolean;
+  /** Whether its tasks send mail, so the application needs SMTP settings (smtp-not-configured). */
+  readonly sendsMail: boolean;
   /**
    * The kind's own elements. `base` holds everything common, already checked; return the task
    * (base plus the kind's fields, `kind` set), or null after reporting why it is invalid.

@@ -28,6 +28,8 @@ export class TaskKindIndex {
   readonly names: { readonly short: readonly string[]; readonly long: readonly string[] };
   /** The kinds that may output intermediate values, by their first class name, for messages. */
   readonly withOutputs: readonly string[];
+  /** Every class name of a kind that sends mail. */
+  readonly mailClasses: ReadonlySet<string>;
 
   constructor(kinds: readonly TaskKindSyntax[]) {
     for (const kind of kinds) {
@@ -37,6 +39,7 @@ export class TaskKindIndex {
     this.classNames = [...this.byClass.keys()];
     this.names = { short: kinds.map((k) => k.classNames[0]!), long: kinds.flatMap((k) => k.classNames.slice(1)) };
     this.withOutputs = kinds.filter((k) => k.hasOutputs).map((k) => k.classNames[0]!);
+    this.mailClasses = new Set(kinds.filter((k) => k.sendsMail).flatMap((k) => k.classNames));
   }
 
   get(className: string): { readonly kind: TaskKindSyntax; readonly shape: ElementShape } | undefined {

@@ -21,6 +21,7 @@ export const emailKind: TaskKind<EmailTask, readonly PreparedEmail[], EmailServi
   classNames: ['Email', 'endpoints.task.EmailTask'],
   children: EMAIL_CHILDREN,
   hasOutputs: false,
+  sendsMail: true,
   deliversLast: true,
   compile: compileEmail,
   prepare: (task, scope, request) => prepareEmails(task, scope, request.uploads, request.application.email, request.separator),

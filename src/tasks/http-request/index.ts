@@ -23,6 +23,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
   classNames: ['HttpRequest', 'endpoints.task.HttpRequestTask'],
   children: HTTP_REQUEST_CHILDREN,
   hasOutputs: true,
+  sendsMail: false,
   deliversLast: false,
   compile: compileHttpRequest,
   prepare: (task, scope) => prepareHttpRequest(task, scope),
