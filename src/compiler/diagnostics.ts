@@ -226,7 +226,7 @@ export const DIAGNOSTICS = {
   // The code predates other kinds without outputs; it names any such kind in its message.
   'email-output': {
     severity: 'error',
-    message: (kind: string, withOutputs: readonly string[]) => `An ${kind} task cannot output intermediate values: only ${withOutputs.join(' and ')} tasks have an answer to read.`,
+    message: (kind: string, withOutputs: readonly string[]) => `A task of class ${kind} cannot output intermediate values: only ${withOutputs.join(' and ')} tasks have an answer to read.`,
   },
   'task-cycle': { severity: 'error', message: (cycle: string) => `Tasks depend on each other in a cycle: ${cycle}. Remove one of the dependencies.` },
   'invalid-output': { severity: 'error', message: (m: string) => `Invalid <output-intermediate-value>: ${m}.` },

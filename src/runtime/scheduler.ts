@@ -125,6 +125,13 @@ class Schedule {
   }
 
   private async run(task: Task): Promise<void> {
+    // A sibling released together with a task that failed synchronously (in its condition or
+    // prepare) is not started: the first failure stops new starts.
+    if (this.failedTask !== null) {
+      this.state.set(task.id, 'done');
+      this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not started: task "${this.failedTask}" failed` });
+      return;
+    }
     const started = performance.now();
     const elapsed = () => performance.now() - started;
     const scope = this.scopeFor(task);
@@ -163,8 +170,21 @@ class Schedule {
       return;
     }
     if (result.outputs !== undefined) for (const [name, value] of result.outputs) this.intermediate.set(name, value);
-    this.report({ task, outcome: 'succeeded', durationMs: elapsed(), attempts: result.attempts });
-    this.finish(task);
+    this.finished(task, result, elapsed());
+    if (result.stopped === undefined) this.releaseDependants(task);
+  }
+
+  /** Reports a task whose execute returned: done, or stopped early because another task failed. */
+  private finished(task: Task, result: ExecuteResult, durationMs: number, notDone = 'not started'): void {
+    this.state.set(task.id, 'done');
+    if (result.stopped === undefined) {
+      this.report({ task, outcome: 'succeeded', durationMs, attempts: result.attempts });
+    } else if (result.stopped.done === null) {
+      this.report({ task, outcome: 'not-started', durationMs, attempts: 0, reason: `${notDone}: task "${this.failedTask}" failed` });
+    } else {
+      const reason = `${result.stopped.done}: task "${this.failedTask}" failed`;
+      this.report({ task, outcome: task.ignoreIfError ? 'ignored-failure' : 'failed', durationMs, attempts: result.attempts, reason });
+    }
   }
 
   private hold(entry: Held): void {
@@ -268,15 +288,7 @@ class Schedule {
       this.taskFailed(task, failure, elapsed(), failure.attempts);
       return;
     }
-    this.state.set(task.id, 'done');
-    if (result.stopped === undefined) {
-      this.report({ task, outcome: 'succeeded', durationMs: elapsed(), attempts: result.attempts });
-    } else if (result.stopped.done === null) {
-      this.report({ task, outcome: 'not-started', durationMs: elapsed(), attempts: 0, reason: `not delivered: task "${this.failedTask}" failed` });
-    } else {
-      const reason = `${result.stopped.done}: task "${this.failedTask}" failed`;
-      this.report({ task, outcome: task.ignoreIfError ? 'ignored-failure' : 'failed', durationMs: elapsed(), attempts: result.attempts, reason });
-    }
+    this.finished(task, result, elapsed(), 'not delivered');
   }
 
   private scopeFor(task: Task): ExpansionScope {

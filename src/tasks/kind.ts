@@ -85,7 +85,7 @@ export interface TaskKind<T extends Task = Task, Prepared = unknown, Services ex
   readonly deliversLast: boolean;
   /** Pure: what would go on the wire. Throws (any error) when the request's values cannot be used. */
   prepare(task: T, scope: ExpansionScope, request: TaskRequest): Prepared;
-  /** Created once per process, on the first task of the kind. */
+  /** Created once per process and application, with the task engine (on the first request with tasks). */
   createServices(options: TaskOptions): Services;
   /** The I/O. Fails with a TaskError (see errors.ts), after the retries of retry.ts. */
   execute(task: T, prepared: Prepared, services: Services, control: ExecuteControl): Promise<ExecuteResult>;

@@ -11,6 +11,16 @@ export class TaskKinds {
 
   constructor(readonly list: readonly AnyTaskKind[]) {
     this.byName = new Map(list.map((k) => [k.kind, k]));
+    const classes = new Set<string>();
+    for (const kind of list) {
+      // A kind that runs after everything else has no dependant left to hand values to.
+      if (kind.deliversLast && kind.hasOutputs) throw new Error(`task kind "${kind.kind}" delivers last, so it cannot have outputs`);
+      for (const name of kind.classNames) {
+        if (classes.has(name)) throw new Error(`the task class "${name}" is registered twice`);
+        classes.add(name);
+      }
+    }
+    if (this.byName.size !== list.length) throw new Error('a task kind name is registered twice');
   }
 
   /** The kind that compiled `task`: every task of an Application compiled with this registry has one. */

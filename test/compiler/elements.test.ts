@@ -3,7 +3,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { compileApplication, type EmailTask, type HttpRequestTask, type Task } from '../../src/compiler/index.js';
+import { compileApplication, type Task } from '../../src/compiler/index.js';
+import type { EmailTask } from '../../src/tasks/email/types.js';
+import type { HttpRequestTask } from '../../src/tasks/http-request/types.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { compileOk, compileXml, endpointOf, lit, param, parts, writeApp } from './helpers.js';
 

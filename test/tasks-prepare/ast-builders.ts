@@ -1,6 +1,7 @@
 // Hand-built AST pieces for unit tests: templates are split like the compiler does, with each
 // placeholder resolved against the names the test declares.
-import { type EmailTask, type HttpRequestTask } from '../../src/compiler/ast.js';
+import type { EmailTask } from '../../src/tasks/email/types.js';
+import type { HttpRequestTask } from '../../src/tasks/http-request/types.js';
 import { SYSTEM_PARAMETERS, type Condition, type Escaping, type NamedTemplate, type SystemParameter, type Template, type TemplatePart } from '../../src/template/types.js';
 import { type Position } from '../../src/position.js';
 import { escapeForm } from '../../src/template/escape.js';

@@ -1,6 +1,8 @@
 // Hand-built AST for task engine tests: templates split like the compiler splits them, each
 // placeholder resolved against the names the test declares as intermediate values.
-import { type Application, type EmailSettings, type EmailTask, type Endpoint, type HttpRequestTask, type Task } from '../../src/compiler/ast.js';
+import { type Application, type EmailSettings, type Endpoint, type Task } from '../../src/compiler/ast.js';
+import type { EmailTask } from '../../src/tasks/email/types.js';
+import type { HttpRequestTask } from '../../src/tasks/http-request/types.js';
 import { SYSTEM_PARAMETERS, type Condition, type Escaping, type SystemParameter, type Template, type TemplatePart } from '../../src/template/types.js';
 import { type Position } from '../../src/position.js';
 import { buildTaskGraph } from '../../src/compiler/task-graph.js';
