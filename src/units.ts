@@ -9,7 +9,7 @@
  */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** A task's timeout per attempt when it gives none (config.md, `timeout`). */
+/** A task's timeout per attempt when it gives none (its `timeout` attribute). */
 export const DEFAULT_TASK_TIMEOUT_MS = 30_000;
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;

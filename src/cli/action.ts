@@ -1,5 +1,5 @@
 // How a command hands back its result, as ESLint's execute(): each action returns its exit code
-// and main.ts alone sets process.exitCode. Exit codes (cli.md): 0 success, 1 the configuration
+// and main.ts alone sets process.exitCode. Exit codes (README.md): 0 success, 1 the configuration
 // (or a simulated request) has errors, 2 a usage error or an unreadable file.
 
 export type ExitCode = 0 | 1 | 2;

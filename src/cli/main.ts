@@ -1,4 +1,4 @@
-// The commander program. Exit codes (cli.md): 0 ok, 1 configuration errors, 2 usage error or
+// The commander program. Exit codes (README.md): 0 ok, 1 configuration errors, 2 usage error or
 // unreadable file; commander's own usage errors exit 2 too.
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';

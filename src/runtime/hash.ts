@@ -1,5 +1,6 @@
-// Hash authentication (runtime.md, "Authentication"): sha256 hex of endpoint name, the
-// include-in-hash values as bound, the environment name and one secret key.
+// Hash authentication (checked after `environment`, before parameters: docs/behaviour.md,
+// "`serve`"): sha256 hex of endpoint name, the include-in-hash values as bound, the
+// environment name and one secret key.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Endpoint, SecuritySettings } from '../compiler/ast.js';

@@ -1,5 +1,6 @@
-// Request bodies (runtime.md, "Parameters" and "Limits"): read as a stream, counted as they
-// arrive, and abandoned as soon as a limit is crossed so a large body costs nothing more.
+// Request bodies (--max-body-size: README.md, "Serve the example"; refused bodies:
+// docs/behaviour.md, "`serve`"): read as a stream, counted as they arrive, and abandoned as
+// soon as a limit is crossed so a large body costs nothing more.
 
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';

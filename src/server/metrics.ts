@@ -25,8 +25,8 @@ interface EndpointRequests {
 /**
  * Request counts and durations, the two metrics written on every request, kept in plain maps
  * and arrays and shaped as prom-client metrics only when scraped. prom-client's own inc() and
- * observe() hash and validate the label object on every call, even through a labels() child:
- * that was about 6% of the CPU of an empty-endpoint request (bench P1 profile).
+ * observe() hash and validate the label object on every call, even through a labels() child,
+ * which showed in the profile of the cheapest request (docs/performance.md, "Request metrics").
  */
 class RequestMetrics {
   private readonly endpoints = new Map<string, EndpointRequests>();

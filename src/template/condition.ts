@@ -1,5 +1,5 @@
-// Condition semantics (config.md, "Conditions"): both sides expanded, then split on the
-// endpoint's separator keeping empty parts.
+// Condition semantics: both sides expanded, then split on the endpoint's separator keeping
+// empty parts.
 
 import type { Condition } from './types.js';
 import { expandTemplate, type ExpansionScope } from './expand.js';

@@ -1,5 +1,6 @@
-// `endpoint-service validate` through the built binary, against cli.md: the three formats, the
-// exit codes (0/1/2 and which wins), several files per run, and commander's own usage errors.
+// `endpoint-service validate` through the built binary, against README.md and
+// docs/diagnostics.md: the three formats, the exit codes (0/1/2 and which wins), several files
+// per run, and commander's own usage errors.
 import { execa } from 'execa';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -213,7 +214,7 @@ describe('validate --format json', () => {
   });
 
   it('matches the example of cli.md for a misspelt <task>', async () => {
-    // <taks> at line 12, column 5, as in the spec's example document.
+    // <taks> at line 12, column 5.
     const dir = tempApp({
       'endpoints.xml':
         '<endpoint-folder>\n' +

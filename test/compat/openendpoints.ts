@@ -15,7 +15,7 @@ export const strippedFixtureDir = path.join(repoRoot, 'fixtures/openendpoints-st
  */
 export const corpusPresent = existsSync(path.join(corpusDir, 'endpoints.xml'));
 
-/** config.md "Actions": recognised OpenEndpoints features that endpoint-service refuses by name. */
+/** Recognised OpenEndpoints features that endpoint-service refuses by name (docs/diagnostics.md, `unsupported-feature`). */
 export const UNSUPPORTED_ELEMENTS = [
   'response-transformation',
   'ooxml-parameter-expansion',

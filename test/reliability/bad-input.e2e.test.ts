@@ -2,7 +2,7 @@
 // requests. Each must get a 4xx or a closed connection, never a 5xx, a hang or a leak of a
 // file outside static/, and a good request right after must still succeed.
 //
-// The headers timeout (10 s, runtime.md "Limits") has no option to shorten it, so the
+// The headers timeout (10 s) has no option to shorten it, so the
 // trickled request is started first and checked last: its wait overlaps the other cases,
 // and it also shows that one slow client does not hold up anybody else.
 import { request as httpRequest } from 'node:http';

@@ -1,8 +1,8 @@
-// evaluateCondition, exactly per config.md "Conditions": both sides expanded, split on the
-// endpoint's separator keeping empty parts (an empty value is one empty part); equals holds
-// when any left value is among the right values, notequals when none is; isempty when every
-// left value is empty; hasmultiple when there is more than one; gt/ge/lt/le compare every
-// pair as decimals and are false when any side is empty or not a number.
+// evaluateCondition, exactly: both sides expanded, split on the endpoint's separator keeping
+// empty parts (an empty value is one empty part); equals holds when any left value is among the
+// right values, notequals when none is; isempty when every left value is empty; hasmultiple
+// when there is more than one; gt/ge/lt/le compare every pair as decimals and are false when
+// any side is empty or not a number.
 import { describe, expect, it } from 'vitest';
 import type { Condition, Template, TemplatePart } from '../../src/template/types.js';
 import { evaluateCondition } from '../../src/template/condition.js';

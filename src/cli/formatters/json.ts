@@ -1,6 +1,7 @@
-// `--format json`: exactly one JSON document with exactly the keys of cli.md, "validate". A
-// diagnostic reported once for several places (env-not-set) adds `otherPositions`, the other
-// places in its file as {line, column}; other diagnostics have exactly the six keys.
+// `--format json`: exactly one JSON document with exactly these keys (a diagnostic's are in
+// docs/diagnostics.md, "One diagnostic for many places"). A diagnostic reported once for
+// several places (env-not-set) adds `otherPositions`, the other places in its file as
+// {line, column}; other diagnostics have exactly the six keys.
 import type { Formatter } from './types.js';
 
 export const formatJson: Formatter = ({ diagnostics, errorCount, warningCount }) =>

@@ -21,9 +21,9 @@ export function summaryLine(errors: number, warnings: number): string {
 export function formatDiagnosticsText(diagnostics: readonly Diagnostic[], options: TextOptions): string {
   const chalk = new Chalk({ level: options.color ? 1 : 0 });
   // Diagnostics come sorted by file and line, so each file's text is walked forward from line to
-  // line instead of being split into an array of all its lines (20,000 warnings on a 19 MB file
-  // made that split and its garbage a tenth of validate's time). Lines end at LF, a CR before it
-  // is not part of the line (as split(/\r?\n/) had it).
+  // line instead of being split into an array of all its lines, which costs a large file dearly
+  // (docs/performance.md, "Printing diagnostics"). Lines end at LF, a CR before it is not part of
+  // the line (as split(/\r?\n/) had it).
   const sources = new Map<string, { text: string; line: number; start: number } | null>();
   const lineOf = (file: string, line: number): string | undefined => {
     let source = sources.get(file);

@@ -1,4 +1,4 @@
-// The JSON document of cli.md, "dry-run": exactly its keys, so scripts can rely on them.
+// The JSON document of docs/dry-run.md, "For scripts": exactly its keys, so scripts can rely on them.
 import type { Plan, TaskPlan } from './model.js';
 
 export function formatPlanJson(plan: Plan): string {

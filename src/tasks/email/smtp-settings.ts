@@ -1,4 +1,4 @@
-// Where Email tasks connect (config.md, "email-sending-configuration.xml"): --smtp-url /
+// Where Email tasks connect (docs/behaviour.md, "`serve`"): --smtp-url /
 // ENDPOINT_SERVICE_SMTP_URL replaces the file's connection settings; the file's headers apply
 // either way (the prepare step puts them on each message).
 

@@ -1,4 +1,4 @@
-// Intermediate values from an HttpRequest task's answer (config.md, "Tasks"): the body is
+// Intermediate values from an HttpRequest task's answer (docs/behaviour.md, "Tasks"): the body is
 // parsed at most once per format, each output must select exactly one scalar, and a regex
 // must match the whole value.
 

@@ -48,8 +48,9 @@ let gotModule: Promise<GotModule> | undefined;
 
 /**
  * got is loaded on first use, not when the module is: with its dependencies it is the largest
- * part of what `serve` would otherwise load before its ready line (bench P5), and only
- * requests with an HttpRequest task or a response-from-url need it.
+ * part of what `serve` would otherwise load before its ready line (docs/performance.md,
+ * "Libraries loaded on first use"), and only requests with an HttpRequest task or a
+ * response-from-url need it.
  */
 export function loadGot(): Promise<GotModule> {
   return (gotModule ??= import('got'));
