@@ -164,8 +164,9 @@ function garbage(url) {
 
 /**
  * The kinds of request in the mix. `good` ones must succeed; the others have a known answer.
- * `failing-task` passes the primary action but its Email task refuses the address (two
- * recipients): a 502, and neither its mail nor (it is composed before delivery) a duplicate.
+ * `failing-task` passes the primary action but its Email task cannot use the address (two
+ * recipients): the request is refused with 400 before its first side effect, so neither its
+ * HTTP call nor its mail goes out.
  */
 const BAD_KINDS = [
   { kind: 'missing-parameter', expect: 400, send: (base) => fetch(`${base}/order`) },
@@ -177,7 +178,7 @@ const BAD_KINDS = [
   { kind: 'garbage-http', expect: 400, raw: true, send: (base) => garbage(base) },
   {
     kind: 'failing-task',
-    expect: 502,
+    expect: 400,
     task: true,
     send: (base, item) => fetch(`${base}/order`, { method: 'POST', body: new URLSearchParams({ item, to: 'a@example.test, b@example.test' }) }),
   },
@@ -334,8 +335,7 @@ function account(goodOk, badTaskItems, httpReceived, smtpReceived) {
     }
     const missingCount = [...goodOk].filter((i) => !received.has(i)).length;
     const doubledCount = [...goodOk].filter((i) => (received.get(i) ?? 0) > 1).length;
-    // A good request that failed must not have had its call or mail delivered either... for the
-    // call that is allowed (it may have gone out before the failure), never for the mail.
+    // A request refused before its first side effect must have had neither its call nor its mail.
     const strays = [...received.keys()].filter((i) => !goodOk.has(i) && !badTaskItems.has(i));
     const forFailedTasks = [...badTaskItems].filter((i) => received.has(i)).length;
     result[name] = { receivedForGood, missing: missingCount, missingExamples: missing, doubled: doubledCount, doubledExamples: doubled, strays: strays.slice(0, 5), strayCount: strays.length, forFailingTaskRequests: forFailedTasks };
@@ -357,6 +357,7 @@ function violations(f) {
     if (t.strayCount > 0) v.push(`${name}: ${t.strayCount} deliveries for requests that did not succeed (${t.strays.join(', ')})`);
   }
   if (f.tasks.smtp && f.tasks.smtp.forFailingTaskRequests > 0) v.push(`smtp: ${f.tasks.smtp.forFailingTaskRequests} mails were sent for requests whose Email task failed`);
+  if (f.tasks.http && f.tasks.http.forFailingTaskRequests > 0) v.push(`http: ${f.tasks.http.forFailingTaskRequests} calls went out for requests refused before their first side effect`);
   if (f.unexpectedStderr?.length > 0) v.push(`non-JSON lines on stderr: ${f.unexpectedStderr.join(' | ')}`);
   if (f.exit && f.exit.code !== 0) v.push(`serve exited with ${f.exit.code ?? f.exit.signal} on SIGTERM`);
   return v;

@@ -29,10 +29,12 @@ interface ServeFlags {
   logFormat?: LogFormat;
   watch?: boolean;
   allowTaskHost: string[];
+  /** commander's negated flag: false with --no-idempotency-key. */
+  idempotencyKey: boolean;
 }
 
 // Defaults as the help shows them, in the unit the option takes, and read with the option's own
-// parser: the help cannot show a value that the option would refuse (runtime.md, "Limits").
+// parser: the help cannot show a value that the option would refuse (README.md, "Serve the example").
 const DEFAULT_MAX_BODY_SIZE = formatSize(10 * 1024 * 1024);
 const DEFAULT_REQUEST_TIMEOUT = '60s';
 const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
@@ -114,6 +116,7 @@ export function registerServe(program: Command, returning: Returning): void {
         .argParser((value: string, previous: string[]) => [...previous, value])
         .default([] as string[], 'any host'),
     )
+    .option('--no-idempotency-key', 'do not send an Idempotency-Key header with POST and PATCH HttpRequest tasks')
     .action(returning(runServe));
 }
 
@@ -232,6 +235,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     color: useColor(process.stderr),
     watch: flags.watch === true,
     allowedTaskHosts,
+    idempotencyKeys: flags.idempotencyKey,
   };
 }
 

@@ -9,10 +9,23 @@ import type { TaskGraph } from './task-graph.js';
 // ---------------------------------------------------------------------------------------
 // Parameters
 
+export type ParameterFormat = 'email' | 'url' | 'integer' | 'number' | 'date';
+
+/** Checked on every non-empty value (compiler/parameter-rules.ts). */
+export interface ParameterRules {
+  /** Must match the whole value; compiled with the `u` flag. */
+  readonly pattern: { readonly source: string; readonly regex: RegExp } | null;
+  /** In characters (code points). */
+  readonly maxLength: number | null;
+  readonly format: ParameterFormat | null;
+}
+
 export interface ParameterDeclaration {
   readonly name: string;
-  /** A literal; with it the parameter is optional. */
+  /** A literal; with it the parameter is optional. Without it, a blank value counts as missing. */
   readonly defaultValue: string | null;
+  /** null: no rule, any value. */
+  readonly rules: ParameterRules | null;
   readonly position: Position;
 }
 

@@ -83,6 +83,10 @@ export const DIAGNOSTICS = {
     severity: 'error',
     message: (element: string) => `Text is not allowed directly inside <${element}>: move it into the element it belongs to, or remove it.`,
   },
+  'invalid-default-value': {
+    severity: 'error',
+    message: (name: string, violation: string) => `The default-value of parameter "${name}" ${violation}, so the parameter's own rules would refuse it: change the default or the rule.`,
+  },
   'invalid-value': {
     severity: 'error',
     message: (attributeOrElement: string, value: string, expected: string) => `"${value}" is not a valid value for ${attributeOrElement}: expected ${expected}.`,

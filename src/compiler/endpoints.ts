@@ -1,10 +1,11 @@
 // <endpoint-folder> and <endpoint>: inherited parameters and separators, responses, tasks and
 // the checks that tie them together (references, intermediate values, cycles).
 
-import { type Endpoint, type ParameterDeclaration, type SuccessResponse, type Task } from './ast.js';
+import { type Endpoint, type ParameterDeclaration, type ParameterFormat, type ParameterRules, type SuccessResponse, type Task } from './ast.js';
+import { PARAMETER_FORMATS, ruleViolation } from './parameter-rules.js';
 import { SYSTEM_PARAMETERS } from '../template/types.js';
 import { type Position } from '../position.js';
-import { readElement, requireAttribute, single, type CompileContext } from './context.js';
+import { readElement, requireAttribute, single, type CompileContext, type ReadElement } from './context.js';
 import { compileError, compileSuccess, type ResponseScopes } from './responses.js';
 import { compileTask, readTaskHeader, type TaskHeader, type TaskKindIndex } from './tasks.js';
 import type { NameScope } from './templates.js';
@@ -61,7 +62,7 @@ function declareParameters(
   const merged = new Map(inherited);
   const here = new Map<string, ParameterDeclaration>();
   for (const el of elements) {
-    const r = readElement(ctx, el, { attributes: ['name', 'default-value'], children: [] });
+    const r = readElement(ctx, el, PARAMETER_SHAPE);
     const name = requireAttribute(ctx, r, 'name');
     if (!name) continue;
     if (!PARAMETER_NAME.test(name.value)) {
@@ -76,13 +77,58 @@ function declareParameters(
     const def = r.attr('default-value');
     if (def?.value.includes('${')) ctx.diagnostics.report('placeholder-not-allowed', def.position, 'default-value (it is a literal)');
     if (SYSTEM.has(name.value)) ctx.diagnostics.report('parameter-shadows-system', name.position, name.value);
-    const declaration: ParameterDeclaration = { name: name.value, defaultValue: def?.value ?? null, position: el.position };
+    const rules = compileRules(ctx, r);
+    if (rules === undefined) continue;
+    if (rules !== null && def !== undefined && def.value !== '') {
+      const violation = ruleViolation(rules, def.value);
+      if (violation !== null) ctx.diagnostics.report('invalid-default-value', def.position, name.value, violation);
+    }
+    const declaration: ParameterDeclaration = { name: name.value, defaultValue: def?.value ?? null, rules, position: el.position };
     here.set(name.value, declaration);
     // Re-inserting moves an overridden parameter to its new place in declaration order.
     merged.delete(name.value);
     merged.set(name.value, declaration);
   }
   return merged;
+}
+
+const PARAMETER_SHAPE = { attributes: ['name', 'default-value', 'pattern', 'max-length', 'format'], children: [] };
+
+/** The input rules of a <parameter>: null when it has none, undefined after reporting a bad one. */
+function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | null | undefined {
+  const patternAttr = read.attr('pattern');
+  const maxLengthAttr = read.attr('max-length');
+  const formatAttr = read.attr('format');
+  if (!patternAttr && !maxLengthAttr && !formatAttr) return null;
+  let ok = true;
+  let pattern: ParameterRules['pattern'] = null;
+  if (patternAttr) {
+    try {
+      // Anchored: the whole value must match, as HTML's pattern attribute does.
+      new RegExp(patternAttr.value, 'u');
+      pattern = { source: patternAttr.value, regex: new RegExp(`^(?:${patternAttr.value})$`, 'u') };
+    } catch (error) {
+      // "Invalid regular expression: /[0-9/u: Unterminated character class": the problem alone.
+      ctx.diagnostics.report('invalid-regex', patternAttr.position, patternAttr.value, (error as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, ''));
+      ok = false;
+    }
+  }
+  let maxLength: number | null = null;
+  if (maxLengthAttr) {
+    if (!/^[1-9]\d{0,8}$/.test(maxLengthAttr.value)) {
+      ctx.diagnostics.report('invalid-value', maxLengthAttr.position, 'max-length', maxLengthAttr.value, 'a whole number greater than 0');
+      ok = false;
+    } else maxLength = Number(maxLengthAttr.value);
+  }
+  let format: ParameterFormat | null = null;
+  if (formatAttr) {
+    if (!(PARAMETER_FORMATS as readonly string[]).includes(formatAttr.value)) {
+      const suggestion = ctx.suggestions.closest(formatAttr.value, PARAMETER_FORMATS);
+      ctx.diagnostics.report('invalid-value', formatAttr.position, 'format', formatAttr.value, `${PARAMETER_FORMATS.map((f) => `"${f}"`).join(', ')}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`);
+      ok = false;
+    } else format = formatAttr.value as ParameterFormat;
+  }
+  return ok ? { pattern, maxLength, format } : undefined;
 }
 
 function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment): Endpoint | null {

@@ -8,7 +8,7 @@ import { describeError } from '../errors.js';
 import { expandTemplate, MissingValueError, type ExpansionScope } from '../template/expand.js';
 import type { SystemParameter, Template } from '../template/types.js';
 import { hashMatches } from './hash.js';
-import { bindParameters, parseEnvironment, systemValues, type Environment, type RawParameters, type RequestFacts } from './parameters.js';
+import { bindParameters, parseEnvironment, systemValues, type Environment, type ParameterError, type RawParameters, type RequestFacts } from './parameters.js';
 import { downloadFilenameRefusal } from '../compiler/download-filename.js';
 import { redirectRefusal, selectSuccess } from './primary-rules.js';
 import type { RuntimeResponse } from './response.js';
@@ -20,6 +20,8 @@ export interface ActionFailure {
   readonly status: number;
   readonly detail: string;
   readonly internal: string;
+  /** A 400 for parameters: each one that is missing or not valid. */
+  readonly errors?: readonly ParameterError[];
 }
 
 export interface DecisionInput {
@@ -94,7 +96,7 @@ export function decideRequest(input: DecisionInput): Decision {
 /** An endpoint reached with `raw` in `environment`: the request's own, or a forward's (no hash check). */
 function decideEndpoint(input: DecisionInput, endpoint: Endpoint, raw: RawParameters, environment: Environment, depth: number): Decision {
   const bound = bindParameters(endpoint, raw);
-  if (!bound.ok) return refused(endpoint, badRequest(bound.detail), environment);
+  if (!bound.ok) return refused(endpoint, { ...badRequest(bound.detail), errors: bound.errors }, environment);
   const scope: ExpansionScope = { parameters: bound.parameters, system: systemFor(endpoint, input.info, environment), env: input.env };
   let success: SuccessResponse;
   try {

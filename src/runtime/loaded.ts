@@ -18,6 +18,8 @@ export interface LoadOptions {
   readonly kinds: TaskKinds;
   readonly smtpUrl?: string;
   readonly allowedTaskHosts?: HostAllowlist | null;
+  /** serve --no-idempotency-key: false. */
+  readonly idempotencyKeys?: boolean;
 }
 
 export class LoadedApplication implements PipelineContext {
@@ -25,6 +27,8 @@ export class LoadedApplication implements PipelineContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly observer: RuntimeObserver;
   readonly upstreamTimeoutMs: number;
+  readonly kinds: TaskKinds;
+  readonly idempotencyKeys: boolean;
   private engine: TaskEngine | null = null;
   private readonly running = new Set<Promise<void>>();
 
@@ -35,6 +39,8 @@ export class LoadedApplication implements PipelineContext {
     this.env = options.env;
     this.observer = options.observer;
     this.upstreamTimeoutMs = options.upstreamTimeoutMs;
+    this.kinds = options.kinds;
+    this.idempotencyKeys = options.idempotencyKeys ?? true;
     const system = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
     this.secretKeys = application.security === null ? null : resolveSecretKeys(application.security, { parameters: new Map(), system, env: this.env });
   }
@@ -49,6 +55,7 @@ export class LoadedApplication implements PipelineContext {
           env: this.env,
           ...(this.options.smtpUrl !== undefined ? { smtpUrl: this.options.smtpUrl } : {}),
           allowedHosts: this.options.allowedTaskHosts ?? null,
+          idempotencyKeys: this.idempotencyKeys,
           warn(message) {
             try {
               observer.warn(message);

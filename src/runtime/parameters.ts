@@ -1,7 +1,8 @@
-// Parameter binding (runtime.md, "Parameters"), shared by serve and dry-run so a simulated
-// request binds exactly as a real one.
+// Parameter binding, shared by serve and dry-run so a simulated request binds exactly as a
+// real one (docs/dry-run.md, "Simulating a request").
 
-import type { Endpoint } from '../compiler/ast.js';
+import type { Endpoint, ParameterRules } from '../compiler/ast.js';
+import { ruleViolation } from '../compiler/parameter-rules.js';
 import type { SystemParameter } from '../template/types.js';
 
 /** Values as received, by name, in arrival order. */
@@ -9,6 +10,12 @@ export type RawParameters = ReadonlyMap<string, readonly string[]>;
 
 export type Environment = 'live' | 'preview';
 export const RESERVED_PARAMETERS: ReadonlySet<string> = new Set(['hash', 'environment', 'debug']);
+
+/** One parameter a request got wrong; `detail` says what, never the value. */
+export interface ParameterError {
+  readonly parameter: string;
+  readonly detail: string;
+}
 
 export type BindResult =
   | {
@@ -18,21 +25,49 @@ export type BindResult =
       /** Names sent but not declared (nor reserved): ignored. */
       readonly ignored: readonly string[];
     }
-  | { readonly ok: false; readonly detail: string };
+  /** Every parameter that is missing or breaks its rules, in declaration order. */
+  | { readonly ok: false; readonly detail: string; readonly errors: readonly ParameterError[] };
 
 export function bindParameters(endpoint: Endpoint, raw: RawParameters): BindResult {
   const parameters = new Map<string, string>();
+  let errors: ParameterError[] | null = null;
   for (const declaration of endpoint.parameters) {
     const sent = raw.get(declaration.name);
-    if (sent !== undefined && sent.length > 0) {
-      parameters.set(declaration.name, sent.length === 1 ? sent[0]! : sent.join(endpoint.separator));
-    } else if (declaration.defaultValue !== null) {
-      parameters.set(declaration.name, declaration.defaultValue);
+    const required = declaration.defaultValue === null;
+    // A required parameter sent blank is missing: browsers send every empty text field.
+    if (sent !== undefined && sent.length > 0 && !(required && allBlank(sent))) {
+      const problem = declaration.rules === null ? null : firstViolation(declaration.rules, sent);
+      if (problem !== null) (errors ??= []).push({ parameter: declaration.name, detail: `parameter "${declaration.name}" ${problem}` });
+      else parameters.set(declaration.name, sent.length === 1 ? sent[0]! : sent.join(endpoint.separator));
+    } else if (!required) {
+      parameters.set(declaration.name, declaration.defaultValue!);
     } else {
-      return { ok: false, detail: `missing required parameter "${declaration.name}"` };
+      (errors ??= []).push({ parameter: declaration.name, detail: `missing required parameter "${declaration.name}"` });
     }
   }
+  if (errors !== null) return { ok: false, detail: summarize(errors), errors };
   return { ok: true, parameters, ignored: ignoredParameters(endpoint, raw) };
+}
+
+function allBlank(values: readonly string[]): boolean {
+  for (const value of values) if (value.trim() !== '') return false;
+  return true;
+}
+
+/** Rules apply to each value of a multi-valued parameter that is not blank: blankness is requiredness' business. */
+function firstViolation(rules: ParameterRules, values: readonly string[]): string | null {
+  for (const value of values) {
+    if (value.trim() === '') continue;
+    const violation = ruleViolation(rules, value);
+    if (violation !== null) return violation;
+  }
+  return null;
+}
+
+/** One problem is said as it is; several are counted and named. */
+function summarize(errors: readonly ParameterError[]): string {
+  if (errors.length === 1) return errors[0]!.detail;
+  return `${errors.length} parameters are missing or not valid: ${errors.map((e) => `"${e.parameter}"`).join(', ')}`;
 }
 
 /** Names sent but neither declared by the endpoint nor reserved: ignored, whether binding succeeds or not. */

@@ -22,7 +22,9 @@ import {
 import type { RuntimeObserver } from './observer.js';
 import type { Environment, RawParameters } from './parameters.js';
 import { discardResponse, problem, type RuntimeResponse } from './response.js';
+import { prepareBeforeSideEffects, type PreparedTasks } from './preparation.js';
 import type { TaskEngine } from './task-runner.js';
+import type { TaskKinds } from '../tasks/registry.js';
 
 export type { RequestInfo } from './decision.js';
 
@@ -33,6 +35,10 @@ export interface PipelineContext extends ActionContext {
   readonly secretKeys: readonly Buffer[] | null;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly observer: RuntimeObserver;
+  /** The kinds the application was compiled with, for preparing tasks before the first side effect. */
+  readonly kinds: TaskKinds;
+  /** HttpRequest tasks send an Idempotency-Key (serve --no-idempotency-key: false). */
+  readonly idempotencyKeys: boolean;
   /** Created on first use, so an application without tasks never opens an SMTP pool. */
   taskEngine(): TaskEngine;
   /** Every started task run is handed here, so shutdown can wait for it. */
@@ -74,23 +80,30 @@ export function runRequest(context: PipelineContext, request: EndpointRequest): 
   return execute(context, input, request, decision);
 }
 
-async function execute(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Decision): Promise<PipelineResult> {
+/** `prepared`: the tasks of a forward chain, prepared when the chain was decided; null at its start. */
+async function execute(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Decision, prepared: PreparedTasks | null = null): Promise<PipelineResult> {
   switch (decision.kind) {
     case 'refused':
       if (decision.environment === null) return { response: problem(decision.failure.status, decision.failure.detail), outcome: 'error' };
       return renderError(context, decision.endpoint, request.info, decision.environment, decision.failure);
     case 'undecided':
       return renderError(context, decision.endpoint, request.info, decision.environment, internalFailure(new Error(decision.reason)));
-    case 'proceed':
-      return proceed(context, input, request, decision);
+    case 'proceed': {
+      const preparation =
+        prepared !== null
+          ? ({ ok: true, prepared } as const)
+          : prepareBeforeSideEffects({ kinds: context.kinds, application: context.application, uploads: request.uploads, idempotencyKeys: context.idempotencyKeys }, decision);
+      if (!preparation.ok) return renderError(context, preparation.endpoint, request.info, decision.environment, preparation.failure);
+      return proceed(context, input, request, decision, preparation.prepared);
+    }
   }
 }
 
-async function proceed(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Proceed): Promise<PipelineResult> {
+async function proceed(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Proceed, prepared: PreparedTasks): Promise<PipelineResult> {
   const { endpoint } = decision;
   let response: RuntimeResponse | null = null;
   if (decision.response !== null) {
-    const answered = await realize(context, input, request, decision, decision.response);
+    const answered = await realize(context, input, request, decision, decision.response, prepared);
     if (answered.outcome === 'error') return answered;
     response = answered.response;
   }
@@ -100,7 +113,8 @@ async function proceed(context: PipelineContext, input: DecisionInput, request: 
 
   let run;
   try {
-    run = context.taskEngine().start({ endpoint, scope: decision.scope, uploads: request.uploads, requestId: request.info.requestId });
+    const ready = prepared.get(endpoint);
+    run = context.taskEngine().start({ endpoint, scope: decision.scope, uploads: request.uploads, requestId: request.info.requestId, ...(ready !== undefined ? { prepared: ready } : {}) });
   } catch (error) {
     if (response !== null) discardResponse(response);
     return renderError(context, endpoint, request.info, decision.environment, internalFailure(error));
@@ -137,18 +151,26 @@ async function finishDeferred(
   decision: Proceed,
   intermediate: ReadonlyMap<string, string> | null,
 ): Promise<PipelineResult> {
-  return realize(context, input, request, decision, decideResponse(input, decision, intermediate));
+  return realize(context, input, request, decision, decideResponse(input, decision, intermediate), null);
 }
 
 /** The I/O of a decided response: a file opened, an upstream requested, a forward carried out. */
-async function realize(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Proceed, response: ResponseDecision): Promise<PipelineResult> {
+/** `prepared`: of the chain this response belongs to; null when decided after the tasks (a new chain starts). */
+async function realize(
+  context: PipelineContext,
+  input: DecisionInput,
+  request: EndpointRequest,
+  decision: Proceed,
+  response: ResponseDecision,
+  prepared: PreparedTasks | null,
+): Promise<PipelineResult> {
   const fail = (failure: ActionFailure) => renderError(context, decision.endpoint, request.info, decision.environment, failure);
   try {
     switch (response.kind) {
       case 'respond':
         return { response: response.response, outcome: 'success' };
       case 'forward':
-        return await execute(context, input, { ...request, endpoint: response.target.endpoint }, response.target);
+        return await execute(context, input, { ...request, endpoint: response.target.endpoint }, response.target, prepared);
       case 'refused':
         return await fail(response.failure);
       case 'undecidable':
@@ -178,7 +200,7 @@ async function renderError(
     context.observer.warn('primary action failed', { requestId: info.requestId, endpoint: endpoint.name, status: failure.status, reason: failure.internal });
   }
   const action = endpoint.error.action;
-  if (action.kind === 'empty') return { response: problem(failure.status, failure.detail), outcome: 'error' };
+  if (action.kind === 'empty') return { response: problem(failure.status, failure.detail, failure.errors), outcome: 'error' };
   const scope: ExpansionScope = { parameters: NO_PARAMETERS, system: systemFor(endpoint, info, environment), env: context.env, internalErrorText: failure.internal };
   const decided = decideAction(action, scope, failure.status);
   let reason: string;
@@ -207,5 +229,5 @@ async function renderError(
       break;
   }
   context.observer.warn('the <error> action failed too', { requestId: info.requestId, endpoint: endpoint.name, reason });
-  return { response: problem(failure.status, failure.detail), outcome: 'error' };
+  return { response: problem(failure.status, failure.detail, failure.errors), outcome: 'error' };
 }

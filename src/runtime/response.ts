@@ -4,6 +4,7 @@
 
 import type { Readable } from 'node:stream';
 import type { FileHandle } from 'node:fs/promises';
+import type { ParameterError } from './parameters.js';
 
 export type RuntimeResponse =
   | { readonly kind: 'empty'; readonly status: number }
@@ -24,14 +25,14 @@ export type RuntimeResponse =
       readonly downloadFilename: string | null;
     }
   | { readonly kind: 'body'; readonly status: number; readonly contentType: string; readonly body: string }
-  /** application/problem+json; `detail` is safe for a client. */
-  | { readonly kind: 'problem'; readonly status: number; readonly detail: string };
+  /** application/problem+json; `detail` and `errors` are safe for a client. */
+  | { readonly kind: 'problem'; readonly status: number; readonly detail: string; readonly errors?: readonly ParameterError[] };
 
 export function discardResponse(response: RuntimeResponse): void {
   if (response.kind === 'file') response.file.close().catch(() => {});
   else if (response.kind === 'stream') response.stream.destroy();
 }
 
-export function problem(status: number, detail: string): RuntimeResponse {
-  return { kind: 'problem', status, detail };
+export function problem(status: number, detail: string, errors?: readonly ParameterError[]): RuntimeResponse {
+  return errors === undefined ? { kind: 'problem', status, detail } : { kind: 'problem', status, detail, errors };
 }

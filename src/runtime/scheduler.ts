@@ -43,6 +43,8 @@ export interface ScheduleInput {
   readonly separator: string;
   /** Parameters, system values and env; each task's intermediate inputs are added to it. */
   readonly scope: ExpansionScope;
+  /** Tasks prepared before the request's first side effect (preparation.ts), by id: sent as they are. */
+  readonly prepared?: ReadonlyMap<string, unknown>;
   stepFor(task: Task): TaskStep;
   report(report: TaskReport): void;
 }
@@ -152,7 +154,7 @@ class Schedule {
     const step = this.input.stepFor(task);
     let prepared: unknown;
     try {
-      prepared = step.prepare(task, scope);
+      prepared = this.input.prepared?.has(task.id) === true ? this.input.prepared.get(task.id) : step.prepare(task, scope);
     } catch (error) {
       this.taskFailed(task, toTaskError(error, 'invalid-value'), elapsed());
       return;

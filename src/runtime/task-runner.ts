@@ -18,6 +18,8 @@ export interface TaskRunRequest {
   readonly scope: ExpansionScope;
   readonly uploads: readonly Upload[];
   readonly requestId: string;
+  /** Tasks prepared before the first side effect, by id. */
+  readonly prepared?: ReadonlyMap<string, unknown>;
 }
 
 /** Long-lived, per process and application; made on the first request with tasks. */
@@ -35,13 +37,14 @@ export class TaskEngine {
 
   start(request: TaskRunRequest): TaskRun {
     const { endpoint } = request;
-    const taskRequest: TaskRequest = { separator: endpoint.separator, uploads: request.uploads, application: this.options.application };
+    const taskRequest: TaskRequest = { separator: endpoint.separator, uploads: request.uploads, application: this.options.application, idempotencyKeys: this.options.idempotencyKeys };
     const steps = new Map<string, TaskStep>();
     return scheduleTasks({
       tasks: endpoint.tasks,
       graph: endpoint.taskGraph,
       separator: endpoint.separator,
       scope: request.scope,
+      ...(request.prepared !== undefined ? { prepared: request.prepared } : {}),
       stepFor: (task) => {
         let step = steps.get(task.kind);
         if (step === undefined) {

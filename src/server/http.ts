@@ -10,6 +10,8 @@ import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pi
 import { discardResponse, type RuntimeResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 import { describeError } from '../errors.js';
+import type { ParameterError } from '../runtime/parameters.js';
+import { ERROR_PAGE_HEADERS, errorPage, prefersHtml } from './error-page.js';
 import type { Upload } from '../upload.js';
 import { readBody } from './body.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
@@ -18,7 +20,7 @@ import type { ServiceMetrics } from './metrics.js';
 import { type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
 
-/** How long the headers of a request may take (runtime.md, "Limits"). */
+/** How long the headers of a request may take. */
 export const HEADERS_TIMEOUT_MS = 10_000;
 
 export interface HttpServerState {
@@ -207,6 +209,12 @@ export class HttpService {
       return;
     }
     if (method !== 'GET' && method !== 'POST') return methodNotAllowed(response, ENDPOINT_ALLOW);
+    // A browser sends a cross-origin form post or simple fetch() without asking first, and only
+    // hides the answer from the page: the tasks would still run. So with --cors, a request from
+    // a page of another origin is refused before anything runs (docs/behaviour.md, "Origins").
+    if (cors !== null && origin !== undefined && !originAllowed && !sameOrigin(origin, request.headers.host)) {
+      return this.refuse(request, response, 403, `origin ${truncatePath(origin)} is not allowed`, requestId);
+    }
 
     const raw: ValueMap = new Map();
     if (question >= 0) {
@@ -322,16 +330,33 @@ function clientIp(request: IncomingMessage): string {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
 
+/** A page of the service's own host posting to it is not cross-origin, whatever --cors lists. */
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  if (host === undefined || origin === 'null') return false;
+  try {
+    return new URL(origin).host === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 function truncatePath(path: string): string {
   return path.length > 100 ? `${path.slice(0, 97)}...` : path;
 }
 
-export function problemBody(status: number, detail: string, requestId: string): string {
-  return JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, requestId });
+export function problemBody(status: number, detail: string, requestId: string, errors?: readonly ParameterError[]): string {
+  const body = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, requestId };
+  return JSON.stringify(errors === undefined ? body : { ...body, errors });
 }
 
-function writeProblem(response: ServerResponse, status: number, detail: string, requestId: string): void {
-  writeBody(response, status, 'application/problem+json', problemBody(status, detail, requestId));
+/** problem+json, or for a browser's navigation the same as a page (server/error-page.ts). */
+function writeProblem(response: ServerResponse, status: number, detail: string, requestId: string, errors?: readonly ParameterError[]): void {
+  if (prefersHtml(response.req)) {
+    for (const [name, value] of Object.entries(ERROR_PAGE_HEADERS)) response.setHeader(name, value);
+    writeBody(response, status, 'text/html; charset=utf-8', errorPage(status, detail, requestId, errors));
+    return;
+  }
+  writeBody(response, status, 'application/problem+json', problemBody(status, detail, requestId, errors));
 }
 
 function writeBody(response: ServerResponse, status: number, contentType: string, body: string): void {
@@ -358,7 +383,7 @@ function writeResponse(response: ServerResponse, answer: RuntimeResponse, reques
       writeBody(response, answer.status, answer.contentType, answer.body);
       return;
     case 'problem':
-      writeProblem(response, answer.status, answer.detail, requestId);
+      writeProblem(response, answer.status, answer.detail, requestId, answer.errors);
       return;
     case 'file': {
       response.statusCode = answer.status;

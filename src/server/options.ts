@@ -23,6 +23,8 @@ export interface ServeSettings {
   readonly watch: boolean;
   /** --allow-task-host: the hosts HttpRequest tasks may call; null: any host. */
   readonly allowedTaskHosts: HostAllowlist | null;
+  /** HttpRequest tasks send an Idempotency-Key on POST and PATCH (--no-idempotency-key: false). */
+  readonly idempotencyKeys: boolean;
 }
 
 /** `http://HOST:PORT`, with an IPv6 host in brackets. */

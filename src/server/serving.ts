@@ -59,6 +59,7 @@ export function serve(options: ServingOptions): void {
       kinds: TASK_KINDS,
       ...(settings.smtpUrl !== undefined ? { smtpUrl: settings.smtpUrl } : {}),
       allowedTaskHosts: settings.allowedTaskHosts,
+      idempotencyKeys: settings.idempotencyKeys,
     });
 
   const state: HttpServerState = { current: load(options.application), shuttingDown: false };

@@ -16,6 +16,8 @@ export interface TaskRequest {
   readonly separator: string;
   readonly uploads: readonly Upload[];
   readonly application: Application;
+  /** HttpRequest tasks send an Idempotency-Key on POST and PATCH (serve --no-idempotency-key: false). */
+  readonly idempotencyKeys: boolean;
 }
 
 /** The service's task options (serve and its workers), from which each kind builds its services. */
@@ -26,6 +28,8 @@ export interface TaskOptions {
   readonly smtpUrl?: string;
   /** serve --allow-task-host; null: HttpRequest tasks may call any host. */
   readonly allowedHosts: HostAllowlist | null;
+  /** serve --no-idempotency-key: false. */
+  readonly idempotencyKeys: boolean;
   /** For problems outside any task (an idle SMTP connection dropped). */
   warn(message: string): void;
 }

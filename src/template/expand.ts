@@ -2,7 +2,7 @@
 // request data can never inject a placeholder.
 
 import type { SystemParameter, Template, TemplatePart } from './types.js';
-import { escapeValue } from './escape.js';
+import { escapeValue, UnsafeValueError } from './escape.js';
 
 export type PlaceholderPart = Exclude<TemplatePart, { kind: 'literal' }>;
 
@@ -59,7 +59,16 @@ export function expandTemplate(template: Template, scope: ExpansionScope): strin
       continue;
     }
     const shown = scope.verbatim?.(part);
-    out += shown !== undefined ? shown : escapeValue(template.escaping, placeholderValue(part, scope), i === 0);
+    if (shown !== undefined) {
+      out += shown;
+      continue;
+    }
+    try {
+      out += escapeValue(template.escaping, placeholderValue(part, scope), i === 0);
+    } catch (error) {
+      // The placeholder whose value could not be escaped is the one to blame.
+      throw error instanceof UnsafeValueError && error.culprits.length === 0 ? error.blaming([part]) : error;
+    }
   }
   return out;
 }

@@ -57,7 +57,7 @@ describe('a simulated request', () => {
     expect(audit.request).toEqual({
       method: 'POST',
       url: 'https://audit.example/events',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': 'cc37f2346a2915b8a6337c31668efafd' },
       body: 'customer=<from fetch-id>&event=signup',
     });
   });
@@ -73,7 +73,7 @@ describe('a simulated request', () => {
     const out = run.stdout;
     expect(out).toContain('Simulated request: email=ann@example.com, newsletter=yes, name=<Ann>');
     expect(out).toContain('(whitelist: https://shop.example)  ← chosen\n            → https://shop.example/welcome?email=ann%40example.com\n            otherwise: 201');
-    expect(out).toMatch(/\[runs\] create-customer[^\n]*\n(?: {6}[^\n]*\n)*? {6}POST https:\/\/crm\.example\/customers\/<from fetch-id>\/subscriptions\n {6}authorization: \*\*\*\n {6}content-type: application\/json\n\n {6}\{"email":"ann@example\.com","name":"<Ann>"\}/);
+    expect(out).toMatch(/\[runs\] create-customer[^\n]*\n(?: {6}[^\n]*\n)*? {6}POST https:\/\/crm\.example\/customers\/<from fetch-id>\/subscriptions\n {6}authorization: \*\*\*\n {6}content-type: application\/json\n {6}idempotency-key: [0-9a-f]{32}\n\n {6}\{"email":"ann@example\.com","name":"<Ann>"\}/);
     expect(out).toContain('        To: sales@example.com\n        Subject: Welcome, <Ann>\n        X-Mailer: endpoint-service\n        Attachments: terms.txt, newsletter.txt\n        Inline images: logo.png (cid:logo.png)');
     expect(out).toContain('        -- text/html\n        <p>Hello <b>&lt;Ann&gt;</b></p><img src="cid:logo.png">');
     expect(out).toContain('        -- text/plain\n        Hello <Ann>, thanks for signing up.');
@@ -132,11 +132,14 @@ describe('a simulated request that fails its primary action', () => {
 });
 
 describe('a task that would fail', () => {
-  it('refuses a line break in a subject and exits 1', async () => {
+  // As serve: the tasks are prepared before the first side effect, so the request is refused
+  // with 400 naming the parameter, and no request or email is printed as sent.
+  it('refuses a line break in a subject as serve does: 400 naming the parameter, nothing printed as sent, exit 1', async () => {
     const run = await dryRun([SHOP, '--endpoint', 'signup', '--param', 'email=ann@example.com', '--param', 'name=Ann\r\nBcc: x@evil.example']);
     expect(run.exitCode).toBe(1);
-    expect(run.stderr).toContain('task "notify" would fail');
-    expect(run.stdout).toContain('[fails] notify');
+    expect(run.stderr).toContain('endpoint "signup": the request fails with status 400: parameter "name" contains a line break');
+    expect(run.stdout).toContain('request fails');
+    expect(run.stdout).not.toMatch(/\[runs\]|GET https|POST https|Subject:/);
     expect(run.stdout).toContain('name="Ann\\r\\nBcc: x@evil.example"');
   });
 });

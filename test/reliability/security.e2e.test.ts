@@ -126,18 +126,14 @@ describe('header, URL, body and SMTP injection', () => {
     await smtp?.close();
   });
 
-  async function taskError(response: Response, task: string): Promise<string> {
-    const requestId = response.headers.get('x-request-id');
-    const line = await service.waitForLog((l) => l.msg === 'task' && l.requestId === requestId && l.task === task);
-    expect(line.outcome).toBe('failed');
-    return String(line.error);
-  }
-
-  it.each(['a\r\nX-Injected: 1', 'a\nX-Injected: 1', 'a\rX-Injected: 1'])('a CR/LF in a header value (%j) fails the task; nothing is sent', async (value) => {
+  // Refused before the first side effect (the task is prepared first), naming the parameter.
+  it.each(['a\r\nX-Injected: 1', 'a\nX-Injected: 1', 'a\rX-Injected: 1'])('a CR/LF in a header value (%j) refuses the request; nothing is sent', async (value) => {
     const before = upstream.requests.length;
     const response = await fetch(`${service.url}/header?value=${encodeURIComponent(value)}`);
-    expect(response.status).toBe(502);
-    expect(await taskError(response, 'call')).toMatch(/line break|CR|LF/i);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { detail: string; errors: unknown };
+    expect(body.errors).toEqual([{ parameter: 'value', detail: 'parameter "value" contains a line break' }]);
+    expect(JSON.stringify(body)).not.toContain('X-Injected');
     expect(upstream.requests.length).toBe(before);
   });
 
@@ -163,18 +159,21 @@ describe('header, URL, body and SMTP injection', () => {
   });
 
   it.each([
-    ['subject', { to: 'ok@example.test', subject: 'Hi\r\nBcc: victim@example.test', reply: 'r@example.test' }],
-    ['subject (LF only)', { to: 'ok@example.test', subject: 'Hi\nBcc: victim@example.test', reply: 'r@example.test' }],
-    ['to', { to: 'ok@example.test\r\nBcc: victim@example.test', subject: 'Hi', reply: 'r@example.test' }],
-    ['reply-to', { to: 'ok@example.test', subject: 'Hi', reply: 'r@example.test\r\nBcc: victim@example.test' }],
-    ['to holding two addresses', { to: 'ok@example.test, victim@example.test', subject: 'Hi', reply: 'r@example.test' }],
-    ['to holding a group', { to: 'list: a@example.test, victim@example.test;', subject: 'Hi', reply: 'r@example.test' }],
-  ])('a hostile %s fails the Email task; nothing is sent', async (_name, form) => {
+    ['subject', 'subject', { to: 'ok@example.test', subject: 'Hi\r\nBcc: victim@example.test', reply: 'r@example.test' }],
+    ['subject (LF only)', 'subject', { to: 'ok@example.test', subject: 'Hi\nBcc: victim@example.test', reply: 'r@example.test' }],
+    ['to', 'to', { to: 'ok@example.test\r\nBcc: victim@example.test', subject: 'Hi', reply: 'r@example.test' }],
+    ['reply-to', 'reply', { to: 'ok@example.test', subject: 'Hi', reply: 'r@example.test\r\nBcc: victim@example.test' }],
+    ['to holding two addresses', 'to', { to: 'ok@example.test, victim@example.test', subject: 'Hi', reply: 'r@example.test' }],
+    ['to holding a group', 'to', { to: 'list: a@example.test, victim@example.test;', subject: 'Hi', reply: 'r@example.test' }],
+  ])('a hostile %s refuses the request, naming the parameter; nothing is sent', async (_name, parameter, form) => {
     const before = smtp.messages.length;
     const tried = smtp.recipientsTried.length;
     const response = await fetch(`${service.url}/mail`, { method: 'POST', body: new URLSearchParams(form) });
-    expect(response.status).toBe(502);
-    expect(await taskError(response, 'send')).toMatch(/line break|address/);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { errors: { parameter: string; detail: string }[] };
+    expect(body.errors.map((e) => e.parameter)).toEqual([parameter]);
+    expect(body.errors[0]!.detail).toMatch(/line break|address/);
+    expect(JSON.stringify(body)).not.toContain('victim');
     expect(smtp.messages.length).toBe(before);
     expect(smtp.recipientsTried.length).toBe(tried);
   });

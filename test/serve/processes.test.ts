@@ -238,9 +238,15 @@ describe('--cors and --base-path', () => {
     expect(simple.headers.get('access-control-allow-origin')).toBe('https://app.example');
     expect(simple.headers.get('vary')).toBe('Origin');
 
+    // A page of another origin is refused before anything runs (its tasks would run unseen).
     const other = await fetch(`${service.url}/empty`, { headers: { origin: 'https://evil.example' } });
-    expect(other.status).toBe(200);
+    expect(other.status).toBe(403);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    expect(((await other.json()) as { detail: string }).detail).toBe('origin https://evil.example is not allowed');
+
+    // No Origin (curl, servers) and the service's own origin are not cross-origin.
+    expect((await fetch(`${service.url}/empty`)).status).toBe(200);
+    expect((await fetch(`${service.url}/empty`, { headers: { origin: service.url } })).status).toBe(200);
 
     const preflight = await fetch(`${service.url}/empty`, {
       method: 'OPTIONS',

@@ -21,7 +21,9 @@ afterAll(async () => {
 async function problemOf(response: Response) {
   expect(response.headers.get('content-type')).toBe('application/problem+json');
   const body = (await response.json()) as Record<string, unknown>;
-  expect(Object.keys(body).sort()).toEqual(['detail', 'requestId', 'status', 'title', 'type']);
+  // `errors` only beside a 400 for parameters: each one that is missing or not valid.
+  const members = Object.keys(body).filter((k) => !(k === 'errors' && response.status === 400));
+  expect(members.sort()).toEqual(['detail', 'requestId', 'status', 'title', 'type']);
   expect(body.type).toBe('about:blank');
   expect(body.status).toBe(response.status);
   expect(body.requestId).toBe(response.headers.get('x-request-id'));
@@ -248,6 +250,13 @@ describe('errors', () => {
     const body = await problemOf(response);
     expect(body.title).toBe('Bad Request');
     expect(body.detail).toBe('missing required parameter "name"');
+    expect((body as unknown as { errors: unknown }).errors).toEqual([{ parameter: 'name', detail: 'missing required parameter "name"' }]);
+  });
+
+  it('counts a blank value of a required parameter as missing', async () => {
+    const response = await fetch(`${service.url}/echo?name=%20%20`);
+    expect(response.status).toBe(400);
+    expect((await problemOf(response)).detail).toBe('missing required parameter "name"');
   });
 
   it('refuses an environment other than live or preview', async () => {

@@ -36,7 +36,7 @@ afterAll(async () => {
 
 function run(endpointName: string, parameters: Record<string, string>, uploads: Upload[] = []) {
   const observer = new RecordingObserver();
-  const services = new TaskEngine(TASK_KINDS, { application: app, smtpUrl: smtp.url, env, allowedHosts: null, warn: () => {} }, observer);
+  const services = new TaskEngine(TASK_KINDS, { application: app, smtpUrl: smtp.url, env, allowedHosts: null, idempotencyKeys: true, warn: () => {} }, observer);
   open.push(services);
   const endpoint = app.endpointsByName.get(endpointName)!;
   const base = scope(parameters);

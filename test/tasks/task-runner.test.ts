@@ -25,7 +25,7 @@ afterAll(async () => {
 
 function run(ep: Endpoint, parameters: Record<string, string> = {}, smtpUrl: string = smtp.url) {
   observer = new RecordingObserver();
-  const services = new TaskEngine(TASK_KINDS, { application: application([ep]), smtpUrl, env: {}, allowedHosts: null, warn: () => {} }, observer);
+  const services = new TaskEngine(TASK_KINDS, { application: application([ep]), smtpUrl, env: {}, allowedHosts: null, idempotencyKeys: true, warn: () => {} }, observer);
   open.push(services);
   return services.start({ endpoint: ep, scope: scope(parameters), uploads: [], requestId: 'req-1' });
 }
@@ -235,7 +235,7 @@ describe('email', () => {
   it('reuses one pooled SMTP connection across requests', async () => {
     observer = new RecordingObserver();
     const ep = endpoint([emailTask('mail')]);
-    const services = new TaskEngine(TASK_KINDS, { application: application([ep]), smtpUrl: smtp.url, env: {}, allowedHosts: null, warn: () => {} }, observer);
+    const services = new TaskEngine(TASK_KINDS, { application: application([ep]), smtpUrl: smtp.url, env: {}, allowedHosts: null, idempotencyKeys: true, warn: () => {} }, observer);
     open.push(services);
     const before = smtp.messages.length;
     for (const id of ['r1', 'r2']) {

@@ -4,7 +4,8 @@
 
 import type { Application, Endpoint, ErrorAction, SuccessAction, SuccessResponse, Task } from '../../compiler/ast.js';
 import { closest } from '../../compiler/suggest.js';
-import { actionStatus, decideRequest, decideResponse, type Decision, type DecisionInput, type Proceed, type ResponseDecision } from '../../runtime/decision.js';
+import { prepareBeforeSideEffects } from '../../runtime/preparation.js';
+import { actionStatus, decideRequest, decideResponse, type ActionFailure, type Decision, type DecisionInput, type Proceed, type ResponseDecision } from '../../runtime/decision.js';
 import { ignoredParameters, parseEnvironment, type RawParameters, type RequestFacts } from '../../runtime/parameters.js';
 import { describeError } from '../../errors.js';
 import type { TaskKinds } from '../../tasks/registry.js';
@@ -93,7 +94,13 @@ class EndpointPlanner {
     }
     const ignored = ignoredParameters(endpoint, this.input.raw).map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
     const decision = decideRequest(this.input);
-    const outcome = this.outcome(decision);
+    // The same check serve makes before its first side effect: a value no task can use fails
+    // the request, and nothing is sent (so nothing is printed as sent).
+    const preparation = decision.kind === 'proceed' ? prepareBeforeSideEffects({ kinds: this.options.kinds, application: this.application, uploads: [], idempotencyKeys: true }, decision) : null;
+    const outcome =
+      preparation !== null && !preparation.ok
+        ? this.refusedOutcome(preparation.endpoint, preparation.failure)
+        : this.outcome(decision);
     const runs = outcome.failure === null || outcome.deferred;
     return {
       ...base,
@@ -109,10 +116,8 @@ class EndpointPlanner {
   /** What the request gets, as serve decides it: the chosen response, or the failure and its <error> answer. */
   private outcome(decision: Decision): Outcome {
     switch (decision.kind) {
-      case 'refused': {
-        const failure = { detail: decision.failure.detail, status: decision.failure.status, endpoint: decision.endpoint.name };
-        return { response: errorResponse(decision.endpoint, failure.status), chosen: false, note: null, failure, deferred: false };
-      }
+      case 'refused':
+        return this.refusedOutcome(decision.endpoint, decision.failure);
       case 'undecided': {
         // serve would fail the same way; say so rather than guess.
         const fallback = listResponses(this.application, decision.endpoint).find((r) => r.condition === null)!;
@@ -126,6 +131,11 @@ class EndpointPlanner {
         return this.responseOutcome(decision, success, response);
       }
     }
+  }
+
+  private refusedOutcome(endpoint: Endpoint, refusal: ActionFailure): Outcome {
+    const failure = { detail: refusal.detail, status: refusal.status, endpoint: endpoint.name };
+    return { response: errorResponse(endpoint, failure.status), chosen: false, note: null, failure, deferred: false };
   }
 
   private responseOutcome(decision: Proceed, success: SuccessResponse, response: ResponseDecision): Outcome {
@@ -188,7 +198,7 @@ class EndpointPlanner {
       const detail = kind.describe(task, {
         real,
         shown: this.shown(real),
-        request: { separator: endpoint.separator, uploads: [], application: this.application },
+        request: { separator: endpoint.separator, uploads: [], application: this.application, idempotencyKeys: true },
         decide: (condition) => this.decide(condition, real).value,
         note: (text) => {
           const note = `${endpoint.name}/${text}`;

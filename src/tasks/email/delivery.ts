@@ -2,9 +2,9 @@
 // not open a connection per message.
 
 import type { Transporter } from 'nodemailer';
-import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { EmailSettings } from '../../compiler/ast.js';
+import { parseOneAddress } from '../../email-address.js';
 import { TaskError } from '../errors.js';
 import { withRetries } from '../retry.js';
 import { resolveSmtpConnection, type SmtpConnection, type SmtpResolution } from './smtp-settings.js';
@@ -107,7 +107,8 @@ export class EmailDelivery {
 
   /**
    * nodemailer is loaded with the first message, not at start-up: it is a large part of what
-   * `serve` would load before its ready line (bench P5), and many applications send no mail.
+   * `serve` would load before its ready line (docs/performance.md, "Libraries loaded on first
+   * use"), and many applications send no mail.
    */
   private async createTransport(c: SmtpConnection): Promise<Transporter> {
     const [{ default: nodemailer }, { default: SMTPPool }] = await Promise.all([import('nodemailer'), import('nodemailer/lib/smtp-pool/index.js')]);
@@ -177,12 +178,9 @@ export function toMailOptions(message: PreparedEmail): Mail.Options {
  */
 function singleAddress(field: string, value: string): Mail.Address {
   refuseLineBreak(field, value);
-  const parsed = addressparser(value);
-  const only = parsed.length === 1 ? parsed[0]! : null;
-  if (only === null || !('address' in only) || only.address === '' || !only.address.includes('@')) {
-    throw new Error(`the ${field} value ${JSON.stringify(value)} is not exactly one email address`);
-  }
-  return { name: only.name, address: only.address };
+  const mailbox = parseOneAddress(value);
+  if (mailbox === null) throw new Error(`the ${field} value ${JSON.stringify(value)} is not exactly one email address`);
+  return { name: mailbox.name, address: mailbox.address };
 }
 
 function refuseLineBreak(field: string, value: string): void {

@@ -5,11 +5,12 @@
 // cannot add recipients. Any error thrown here is a failure of the task.
 import { extname, posix } from 'node:path';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
+import { parseOneAddress } from '../../email-address.js';
 import type { EmailSettings } from '../../compiler/ast.js';
 import type { Condition, Template } from '../../template/types.js';
 import { contentTypeFor } from '../../content-types.js';
 import { evaluateCondition } from '../../template/condition.js';
-import { UnsafeValueError } from '../../template/escape.js';
+import { placeholdersOf, UnsafeValueError } from '../../template/escape.js';
 import { expandTemplate, type ExpansionScope } from '../../template/expand.js';
 import type { Upload } from '../../upload.js';
 import type { EmailTask, PreparedAttachment, PreparedEmail, PreparedEmailBody } from './types.js';
@@ -89,15 +90,25 @@ function holds(condition: Condition | null, scope: ExpansionScope, separator: st
   return condition === null || evaluateCondition(condition, scope, separator);
 }
 
-/** One address per field: `a@x, b@y` from a parameter would otherwise add a recipient. */
+/**
+ * One address per field: `a@x, b@y` from a parameter would otherwise add a recipient, and a
+ * value that is no address would fail only at delivery, after the other tasks have run.
+ * A display expansion (dry-run's masked scope) is not checked: its values are stand-ins, and
+ * the real values were checked with the real scope.
+ */
 function expandAddress(template: Template, scope: ExpansionScope, field: string, optional = false): string {
   const value = expandTemplate(template, scope).trim();
+  const culprits = placeholdersOf(template);
   if (value === '') {
     if (optional) return '';
-    throw new UnsafeValueError(`the <${field}> address is empty`);
+    throw new UnsafeValueError(`the <${field}> address is empty`, { reason: `is empty, and <${field}> needs an address`, culprits });
   }
+  if (scope.verbatim !== undefined) return value;
   if (addressparser(value, { flatten: true }).length > 1) {
-    throw new UnsafeValueError(`the <${field}> value holds several addresses; write one address per <${field}>`);
+    throw new UnsafeValueError(`the <${field}> value holds several addresses; write one address per <${field}>`, { reason: 'holds several email addresses', culprits });
+  }
+  if (parseOneAddress(value) === null) {
+    throw new UnsafeValueError(`the <${field}> value is not exactly one email address`, { reason: 'is not one email address', culprits });
   }
   return value;
 }

@@ -26,7 +26,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
   sendsMail: false,
   deliversLast: false,
   compile: compileHttpRequest,
-  prepare: (task, scope) => prepareHttpRequest(task, scope),
+  prepare: (task, scope, request) => prepareHttpRequest(task, scope, request),
 
   createServices(options) {
     // Own agents so close() can drop idle keep-alive sockets; the settings are those of Node's
@@ -52,7 +52,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
   },
 
   describe(task, input) {
-    const prepared = prepareHttpRequest(task, input.shown);
+    const prepared = prepareHttpRequest(task, input.shown, input.request);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(prepared.headers)) headers[name] = prepared.secretHeaders.includes(name) ? SECRET_MASK : value;
     const request = { method: prepared.method, url: prepared.url, headers, body: prepared.body };

@@ -3,8 +3,9 @@
 // Literal template parts were escaped for their context at compile time and placeholder values
 // are escaped by expandTemplate, so this module only assembles the pieces. Errors thrown here
 // (UnsafeValueError for a CR/LF in a header, MissingValueError) are failures of the task.
+import { createHash } from 'node:crypto';
 import type { NamedTemplate } from '../../template/types.js';
-import { escapeForm, UnsafeValueError } from '../../template/escape.js';
+import { escapeForm, placeholdersOf, UnsafeValueError } from '../../template/escape.js';
 import { expandTemplate, usesEnv, type ExpansionScope } from '../../template/expand.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
 
@@ -14,7 +15,12 @@ import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
  */
 const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization']);
 
-export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope): PreparedHttpRequest {
+export interface HttpPrepareOptions {
+  /** Send an Idempotency-Key on POST and PATCH (serve --no-idempotency-key turns it off). */
+  readonly idempotencyKeys: boolean;
+}
+
+export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope, options: HttpPrepareOptions = { idempotencyKeys: true }): PreparedHttpRequest {
   const url = appendQuery(expandTemplate(task.url, scope), formEncode(task.getParameters, scope));
 
   const headers: Record<string, string> = {};
@@ -31,7 +37,12 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope)
     const username = expandTemplate(task.basicAuth.username, scope);
     const password = expandTemplate(task.basicAuth.password, scope);
     // RFC 7617: the user-id ends at the first colon, so a colon would log in as someone else.
-    if (username.includes(':')) throw new UnsafeValueError('the basic authentication username contains a colon (":"), which is not allowed');
+    if (username.includes(':')) {
+      throw new UnsafeValueError('the basic authentication username contains a colon (":"), which is not allowed', {
+        reason: 'contains a colon, which a basic authentication username cannot hold',
+        culprits: placeholdersOf(task.basicAuth.username),
+      });
+    }
     headers['authorization'] = 'Basic ' + Buffer.from(`${username}:${password}`, 'utf8').toString('base64');
     secret.add('authorization');
   }
@@ -55,8 +66,18 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope)
     }
   }
   if (defaultContentType !== null && !('content-type' in headers)) headers['content-type'] = defaultContentType;
+  // The header an author writes wins; otherwise one key per task and request, the same for
+  // every retry, so the receiving API can recognise a repeat (IETF draft Idempotency-Key).
+  if (options.idempotencyKeys && (task.method === 'POST' || task.method === 'PATCH') && !('idempotency-key' in headers)) {
+    headers['idempotency-key'] = idempotencyKey(scope.system['request-id'], scope.system.endpoint, task.id);
+  }
 
   return { method: task.method, url, headers, body, secretHeaders: [...secret] };
+}
+
+/** 32 hex characters derived from the request, the endpoint and the task: stable, and unguessable without the request id. */
+export function idempotencyKey(requestId: string, endpoint: string, taskId: string): string {
+  return createHash('sha256').update(`${requestId}\n${endpoint}\n${taskId}`).digest('hex').slice(0, 32);
 }
 
 /** `name=value&...`: names are literal and encoded here, values are form-escaped templates. */
