@@ -363,7 +363,17 @@ function writeResponse(response: ServerResponse, answer: RuntimeResponse, reques
       response.setHeader('content-type', answer.contentType);
       response.setHeader('content-length', answer.size);
       if (answer.downloadFilename !== null) response.setHeader('content-disposition', `attachment; filename="${answer.downloadFilename}"`);
-      return stream(answer.file.createReadStream(), response);
+      if (answer.size === 0) {
+        answer.file.close().catch(() => {});
+        response.end();
+        return;
+      }
+      // Read exactly the announced bytes: the stream then ends in the same tick as its last
+      // chunk, so the response is ended along with its last byte. Without `end`, the end of
+      // the file is found by one more read, and a client that already has every byte of the
+      // Content-Length may close before it: the response was then closed unended, and logged
+      // aborted although it was delivered.
+      return stream(answer.file.createReadStream({ start: 0, end: answer.size - 1 }), response);
     }
     case 'stream':
       response.statusCode = answer.status;
