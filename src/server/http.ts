@@ -26,6 +26,8 @@ export interface HttpServerState {
 }
 
 const ENDPOINT_ALLOW = 'GET, POST';
+/** /_health and /_metrics. Endpoints have no HEAD: it would run their tasks. */
+const PROBE_ALLOW = 'GET, HEAD';
 /** How long, and how much, of a refused body is discarded before the connection is cut. */
 const LINGER_MS = 5000;
 const LINGER_MIN_BYTES = 16 * 1024 * 1024;
@@ -166,14 +168,16 @@ export class HttpService {
     response.method = method;
     response.path = path;
 
+    // Probes and scrapers may ask with HEAD: the same answer without its body (node leaves
+    // the body out of a HEAD response). Nothing runs for them but what GET does.
     if (path === '/_health') {
-      if (method !== 'GET') return methodNotAllowed(response, 'GET');
+      if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
       if (this.state.shuttingDown) writeProblem(response, 503, 'the service is shutting down', requestId);
       else writeBody(response, 200, 'application/json', HEALTHY);
       return;
     }
     if (path === '/_metrics') {
-      if (method !== 'GET') return methodNotAllowed(response, 'GET');
+      if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
       return this.answerMetrics(response);
     }
 
