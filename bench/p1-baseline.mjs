@@ -2,6 +2,15 @@
 // x-request-id. Prints its URL on stdout once listening.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
+import { commandLine } from './lib/cli.mjs';
+
+commandLine(`Usage: node bench/p1-baseline.mjs
+
+The baseline server of P1 (started by p1-query.mjs): GET /p1?a=…&b=… answers an empty 200 with
+x-request-id. Prints its URL once listening; SIGTERM stops it.
+
+  -h, --help  this text
+`);
 
 const server = createServer((req, res) => {
   const url = req.url ?? '/';

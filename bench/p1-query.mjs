@@ -7,8 +7,19 @@
 import path from 'node:path';
 import { benchDir, check, emitResult, measureServer, median, options, requireBuild, spread, startScript, startService, warmup } from './lib/common.mjs';
 
+const USAGE = `Usage: node bench/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+
+P1: an endpoint with two query parameters served by endpoint-service (--workers 1) against a
+bare node:http server, measured alternately. Targets: req/s >= 0.90x, p99 <= 1.2x the baseline's.
+
+  --quick          shorter run (3 rounds x 4 s instead of 5 x 10 s)
+  --rounds N       rounds per variant
+  --duration S     seconds of load per round
+  --connections C  autocannon connections (default 10)
+  -h, --help       this text
+`;
+const o = options(USAGE, { rounds: [5, 3], duration: [10, 4], connections: [10, 10] });
 requireBuild();
-const o = options({ rounds: [5, 3], duration: [10, 4], connections: [10, 10] });
 const app = path.join(benchDir, 'p1-query/endpoints.xml');
 const PATH = '/p1?a=hello&b=w%C3%B6rld';
 

@@ -8,10 +8,20 @@
 // Usage: node bench/p2-baseline.mjs --client got|fetch --upstream URL
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { parseArgs } from 'node:util';
 import got from 'got';
+import { commandLine, usageError } from './lib/cli.mjs';
 
-const { values } = parseArgs({ options: { client: { type: 'string', default: 'got' }, upstream: { type: 'string' } } });
+const USAGE = `Usage: node bench/p2-baseline.mjs [--client got|fetch] --upstream URL
+
+The baseline servers of P2 (started by p2-http-task.mjs): GET /p2?a=…&b=… makes one GET to the
+upstream with got or fetch and answers an empty 200. Prints its URL once listening.
+
+  --client got|fetch  the HTTP client (default got)
+  --upstream URL      the upstream to call (required)
+  -h, --help          this text
+`;
+const { values } = commandLine(USAGE, { client: { type: 'string', default: 'got' }, upstream: { type: 'string' } }, { required: ['upstream'] });
+if (values.client !== 'got' && values.client !== 'fetch') usageError(USAGE, `--client must be got or fetch (got "${values.client}")`);
 const upstream = values.upstream;
 const client = got.extend({ retry: { limit: 0 }, throwHttpErrors: false, followRedirect: true, maxRedirects: 5, decompress: true });
 

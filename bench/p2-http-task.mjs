@@ -8,8 +8,19 @@
 import path from 'node:path';
 import { benchDir, check, emitResult, LOAD_CPU, measureServer, median, options, requireBuild, spread, startScript, startService, warmup } from './lib/common.mjs';
 
+const USAGE = `Usage: node bench/p2-http-task.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+
+P2: an endpoint with one HttpRequest task to a local upstream, against node:http handlers making
+the same call with got and with fetch. Target: req/s >= 0.90x the got handler's.
+
+  --quick          shorter run (2 rounds x 4 s instead of 4 x 8 s)
+  --rounds N       rounds per variant
+  --duration S     seconds of load per round
+  --connections C  autocannon connections (default 10)
+  -h, --help       this text
+`;
+const o = options(USAGE, { rounds: [4, 2], duration: [8, 4], connections: [10, 10] });
 requireBuild();
-const o = options({ rounds: [4, 2], duration: [8, 4], connections: [10, 10] });
 const app = path.join(benchDir, 'p2-http-task/endpoints.xml');
 const PATH = '/p2?a=hello&b=w%C3%B6rld';
 

@@ -11,8 +11,19 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { benchDir, check, emitResult, LOAD_CPU, loadTest, median, options, pinned, requireBuild, SERVER_CPU, spread, startScript, startService } from './lib/common.mjs';
 
+const USAGE = `Usage: node bench/p3-email.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+
+P3: an endpoint with one Email task to a local SMTP server, against a pooled nodemailer loop
+sending the same mail. Target: messages/s >= 0.90x the loop's.
+
+  --quick          shorter run (2 rounds x 4 s instead of 4 x 8 s)
+  --rounds N       rounds per variant
+  --duration S     seconds per round
+  --connections C  autocannon connections, and sends in flight for the loop (default 10)
+  -h, --help       this text
+`;
+const o = options(USAGE, { rounds: [4, 2], duration: [8, 4], connections: [10, 10] });
 requireBuild();
-const o = options({ rounds: [4, 2], duration: [8, 4], connections: [10, 10] });
 const app = path.join(benchDir, 'p3-email/endpoints.xml');
 const PATH = '/p3?a=hello&b=w%C3%B6rld';
 

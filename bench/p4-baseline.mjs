@@ -4,10 +4,21 @@
 // Usage: node bench/p4-baseline.mjs --upstream URL
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { parseArgs } from 'node:util';
 import got from 'got';
+import { commandLine } from './lib/cli.mjs';
 
-const { values } = parseArgs({ options: { upstream: { type: 'string' } } });
+const { values } = commandLine(
+  `Usage: node bench/p4-baseline.mjs --upstream URL
+
+The reference server of P4 (started by p4-chain.mjs): GET /p4 makes P4's six upstream calls with
+got, three in a chain and three concurrently, and answers an empty 200. Prints its URL once listening.
+
+  --upstream URL  the upstream to call (required)
+  -h, --help      this text
+`,
+  { upstream: { type: 'string' } },
+  { required: ['upstream'] },
+);
 const up = values.upstream;
 const client = got.extend({ retry: { limit: 0 }, throwHttpErrors: true, timeout: { request: 30_000 } });
 

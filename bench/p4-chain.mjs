@@ -8,8 +8,19 @@
 import path from 'node:path';
 import { benchDir, check, emitResult, LOAD_CPU, loadTest, median, options, requireBuild, spread, startScript, startService } from './lib/common.mjs';
 
+const USAGE = `Usage: node bench/p4-chain.mjs [--quick] [--rounds N] [--duration S] [--delay MS]
+
+P4: latency of an endpoint with a chain of 3 dependent tasks and 3 independent ones, one request
+at a time, against the ideal 3 x delay. Target: median latency <= ideal + 10 ms.
+
+  --quick          shorter run (2 rounds x 3 s instead of 3 x 6 s)
+  --rounds N       rounds per variant
+  --duration S     seconds of load per round
+  --delay MS       the upstream's delay per call (default 50)
+  -h, --help       this text
+`;
+const o = options(USAGE, { rounds: [3, 2], duration: [6, 3], delay: [50, 50] });
 requireBuild();
-const o = options({ rounds: [3, 2], duration: [6, 3], delay: [50, 50] });
 const app = path.join(benchDir, 'p4-chain/endpoints.xml');
 const IDEAL = 3 * o.delay;
 

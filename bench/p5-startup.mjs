@@ -13,8 +13,18 @@ import path from 'node:path';
 import { check, emitResult, median, options, pinned, repoRoot, requireBuild, SERVER_CPU, spread, startService } from './lib/common.mjs';
 import { generate, generateLight } from './lib/generate-app.mjs';
 
+const USAGE = `Usage: node bench/p5-startup.mjs [--quick] [--runs N] [--endpoints N]
+
+P5: start-up time of serve, spawn to ready line, for the example application and a generated
+large one, against node -e "". Targets: example <= baseline + 0.3 s, large <= baseline + 2 s.
+
+  --quick          fewer runs (3 instead of 5)
+  --runs N         starts per application
+  --endpoints N    endpoints of the generated application (default 10000)
+  -h, --help       this text
+`;
+const o = options(USAGE, { runs: [5, 3], endpoints: [10_000, 10_000] });
 requireBuild();
-const o = options({ runs: [5, 3], endpoints: [10_000, 10_000] });
 const example = path.join(repoRoot, 'fixtures/contact-form/endpoints.xml');
 const root = mkdtempSync(path.join(tmpdir(), 'es-bench-startup-'));
 const large = generate(path.join(root, 'full'), o.endpoints);

@@ -7,8 +7,18 @@
 import path from 'node:path';
 import { benchDir, check, emitResult, loadTest, options, requireBuild, rssMiB, startService } from './lib/common.mjs';
 
+const USAGE = `Usage: node bench/p6-rss.mjs [--quick] [--duration S] [--connections C]
+
+P6: RSS of serve (--workers 1) under P1 load, sampled every second. Target: RSS at the end
+within 10% of RSS at 10 s.
+
+  --quick          25 s of load instead of 60 s (a weaker check)
+  --duration S     seconds of load
+  --connections C  autocannon connections (default 10)
+  -h, --help       this text
+`;
+const o = options(USAGE, { duration: [60, 25], connections: [10, 10] });
 requireBuild();
-const o = options({ duration: [60, 25], connections: [10, 10] });
 const app = path.join(benchDir, 'p1-query/endpoints.xml');
 const PATH = '/p1?a=hello&b=w%C3%B6rld';
 

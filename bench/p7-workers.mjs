@@ -8,8 +8,18 @@
 import path from 'node:path';
 import { benchDir, emitResult, check, loadTest, median, options, requireBuild, spread, startService, warmup } from './lib/common.mjs';
 
+const USAGE = `Usage: node bench/p7-workers.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+
+P7: --workers 2 against --workers 1 on the P1 endpoint, nothing pinned. Reported, no target.
+
+  --quick          shorter run (2 rounds x 4 s instead of 4 x 8 s)
+  --rounds N       rounds per variant
+  --duration S     seconds of load per round
+  --connections C  autocannon connections (default 10)
+  -h, --help       this text
+`;
+const o = options(USAGE, { rounds: [4, 2], duration: [8, 4], connections: [10, 10] });
 requireBuild();
-const o = options({ rounds: [4, 2], duration: [8, 4], connections: [10, 10] });
 const app = path.join(benchDir, 'p1-query/endpoints.xml');
 const PATH = '/p1?a=hello&b=w%C3%B6rld';
 

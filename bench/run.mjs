@@ -10,6 +10,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
+import { commandLine, usageError } from './lib/cli.mjs';
 import { benchDir, requireBuild } from './lib/common.mjs';
 
 const SCENARIOS = [
@@ -22,24 +23,23 @@ const SCENARIOS = [
   ['p7', 'p7-workers.mjs', '--workers 2 vs --workers 1'],
 ];
 
-const args = process.argv.slice(2);
-if (args.includes('--help') || args.includes('-h')) {
-  console.log('usage: npm run bench -- [--quick] [p1 ... p7]\n');
-  for (const [name, script, what] of SCENARIOS) console.log(`  ${name}  ${script.padEnd(18)} ${what}`);
-  process.exit(0);
-}
-const quick = args.includes('--quick');
-const filters = args.filter((a) => !a.startsWith('-')).map((a) => a.toLowerCase());
-const unknown = args.filter((a) => a.startsWith('-') && a !== '--quick');
-if (unknown.length > 0) {
-  console.error(`unknown option ${unknown.join(', ')}; usage: npm run bench -- [--quick] [p1 ... p7]`);
-  process.exit(2);
-}
+const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p7]
+       node bench/run.mjs [--quick] [p1 ... p7]
+
+Runs the scenarios (all, or those named) one after the other and ends with a summary of every
+target. Each scenario also runs alone: node bench/SCRIPT --help.
+
+  --quick     shorter durations and fewer rounds (a few minutes instead of about 10)
+  -h, --help  this text
+
+Scenarios:
+${SCENARIOS.map(([name, script, what]) => `  ${name}  ${script.padEnd(18)} ${what}`).join('\n')}
+`;
+const { values, positionals } = commandLine(USAGE, { quick: { type: 'boolean', default: false } }, { positionals: true });
+const quick = values.quick;
+const filters = positionals.map((a) => a.toLowerCase());
 const selected = SCENARIOS.filter(([name]) => filters.length === 0 || filters.some((f) => name.startsWith(f) || f.startsWith(name)));
-if (selected.length === 0) {
-  console.error(`no scenario matches ${filters.join(', ')}; known: ${SCENARIOS.map(([n]) => n).join(', ')}`);
-  process.exit(2);
-}
+if (selected.length === 0) usageError(USAGE, `no scenario matches ${filters.join(', ')}; known: ${SCENARIOS.map(([n]) => n).join(', ')}`);
 requireBuild();
 
 const sh = (cmd, argv) => spawnSync(cmd, argv, { encoding: 'utf8' }).stdout?.trim() ?? '';

@@ -1,10 +1,18 @@
 // The local upstream of P2 and P4: a node:http server answering every request with a small
 // JSON body, optionally after a delay (--delay MS). Prints its URL once listening.
 import { createServer } from 'node:http';
-import { parseArgs } from 'node:util';
+import { commandLine, numberOption } from './lib/cli.mjs';
 
-const { values } = parseArgs({ options: { delay: { type: 'string', default: '0' } } });
-const delay = Number(values.delay);
+const USAGE = `Usage: node bench/upstream.mjs [--delay MS]
+
+The upstream of P2 and P4: answers every request with a small JSON body. Prints its URL once
+listening; SIGTERM stops it.
+
+  --delay MS  wait this long before each answer (default 0)
+  -h, --help  this text
+`;
+const { values } = commandLine(USAGE, { delay: { type: 'string' } });
+const delay = numberOption(USAGE, values, 'delay', 0);
 const BODY = '{"id":"42","ok":true}';
 
 const server = createServer((req, res) => {

@@ -19,20 +19,28 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commandLine, numberOption, usageError } from './lib/cli.mjs';
 import { generate } from './lib/generate-app.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(repoRoot, 'bin/endpoint-service.js');
 const compilerEntry = path.join(repoRoot, 'dist/compiler/index.js');
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-};
-const RUNS = Number(option('--runs', '5'));
-const SIZES = option('--sizes', '1000,10000').split(',').map(Number);
-const KEEP = args.includes('--keep');
+const USAGE = `Usage: node bench/validate-scale.mjs [--runs N] [--sizes N,N,...] [--keep]
+
+How validate scales with the size of the configuration: generates applications of each size
+in a temp dir and times the CLI, the compiler in-process and node -e "" as a baseline.
+
+  --runs N         runs of each measurement (default 5)
+  --sizes N,N,...  endpoints of each generated application (default 1000,10000)
+  --keep           keep the generated applications (their folder is printed)
+  -h, --help       this text
+`;
+const { values } = commandLine(USAGE, { runs: { type: 'string' }, sizes: { type: 'string' }, keep: { type: 'boolean', default: false } });
+const RUNS = numberOption(USAGE, values, 'runs', 5);
+const SIZES = (values.sizes ?? '1000,10000').split(',').map(Number);
+if (SIZES.some((n) => !Number.isInteger(n) || n < 1)) usageError(USAGE, `--sizes must be whole numbers of endpoints separated by commas (got "${values.sizes}")`);
+const KEEP = values.keep;
 
 if (!existsSync(compilerEntry)) {
   console.error('dist/ is missing: build first with `npx tsc -p tsconfig.json`.');

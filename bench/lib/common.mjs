@@ -11,7 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { commandLine, numberOption } from './cli.mjs';
 
 export const benchDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = path.resolve(benchDir, '..');
@@ -29,13 +29,16 @@ export function requireBuild() {
   }
 }
 
-/** --quick and the scenario's own numeric options (each with a full and a quick default). */
-export function options(defaults) {
+/**
+ * --quick and the scenario's own numeric options (each with a full and a quick default);
+ * --help prints `usage` and exits, an unknown option or a bad number is a usage error (lib/cli.mjs).
+ */
+export function options(usage, defaults) {
   const spec = { quick: { type: 'boolean', default: false } };
   for (const name of Object.keys(defaults)) spec[name] = { type: 'string' };
-  const { values } = parseArgs({ options: spec, allowPositionals: true });
+  const { values } = commandLine(usage, spec);
   const out = { quick: values.quick };
-  for (const [name, [full, quick]] of Object.entries(defaults)) out[name] = Number(values[name] ?? (values.quick ? quick : full));
+  for (const [name, [full, quick]] of Object.entries(defaults)) out[name] = numberOption(usage, values, name, values.quick ? quick : full);
   return out;
 }
 

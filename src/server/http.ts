@@ -30,6 +30,8 @@ export interface HttpServerState {
 }
 
 const ENDPOINT_ALLOW = 'GET, POST';
+/** /_health and /_metrics. Endpoints have no HEAD: it would run their tasks. */
+const PROBE_ALLOW = 'GET, HEAD';
 /** How long, and how much, of a refused body is discarded before the connection is cut. */
 const LINGER_MS = 5000;
 const LINGER_MIN_BYTES = 16 * 1024 * 1024;
@@ -170,14 +172,16 @@ export class HttpService {
     response.method = method;
     response.path = path;
 
+    // Probes and scrapers may ask with HEAD: the same answer without its body (node leaves
+    // the body out of a HEAD response). Nothing runs for them but what GET does.
     if (path === '/_health') {
-      if (method !== 'GET') return methodNotAllowed(response, 'GET');
+      if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
       if (this.state.shuttingDown) writeProblem(response, 503, 'the service is shutting down', requestId);
       else writeBody(response, 200, 'application/json', HEALTHY);
       return;
     }
     if (path === '/_metrics') {
-      if (method !== 'GET') return methodNotAllowed(response, 'GET');
+      if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
       return this.answerMetrics(response);
     }
 
@@ -390,7 +394,17 @@ function writeResponse(response: ServerResponse, answer: RuntimeResponse, reques
       response.setHeader('content-type', answer.contentType);
       response.setHeader('content-length', answer.size);
       if (answer.downloadFilename !== null) response.setHeader('content-disposition', `attachment; filename="${answer.downloadFilename}"`);
-      return stream(answer.file.createReadStream(), response);
+      if (answer.size === 0) {
+        answer.file.close().catch(() => {});
+        response.end();
+        return;
+      }
+      // Read exactly the announced bytes: the stream then ends in the same tick as its last
+      // chunk, so the response is ended along with its last byte. Without `end`, the end of
+      // the file is found by one more read, and a client that already has every byte of the
+      // Content-Length may close before it: the response was then closed unended, and logged
+      // aborted although it was delivered.
+      return stream(answer.file.createReadStream({ start: 0, end: answer.size - 1 }), response);
     }
     case 'stream':
       response.statusCode = answer.status;
