@@ -15,6 +15,7 @@ import { durationExpectation, formatSize, parseDuration, parseSize } from '../un
 import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
+import { compileProgress } from './progress.js';
 
 interface ServeFlags {
   port?: number;
@@ -127,11 +128,22 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
   const logger = createLogger(settings.logFormat, settings.color);
 
   let serving = false;
+  // The start-up compile of the process that prints (not a worker's, not a reload's) shows progress.
+  const startProgress = await compileProgress(process.stderr, !cluster.isWorker);
   const compile = (printDiagnostics: boolean): Application | null | 'unreadable' => {
     let result;
     try {
-      result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: settings.smtpUrl !== undefined });
+      const progress = serving ? undefined : startProgress;
+      result = compileApplication(file, {
+        mode: 'serve',
+        kinds: TASK_KINDS.list,
+        env: process.env,
+        smtpUrlGiven: settings.smtpUrl !== undefined,
+        ...(progress !== undefined ? { onProgress: progress.update } : {}),
+      });
+      progress?.stop();
     } catch (error) {
+      startProgress.stop();
       // A compiler bug must not take down a running service on a --watch reload.
       if (!serving) throw error;
       logger.log('error', `compiling ${file} failed unexpectedly: ${(error as Error).message}`);
