@@ -117,7 +117,7 @@ export function registerServe(program: Command, returning: Returning): void {
         .argParser((value: string, previous: string[]) => [...previous, value])
         .default([] as string[], 'any host'),
     )
-    .option('--no-idempotency-key', 'do not send an Idempotency-Key header with POST and PATCH HttpRequest tasks')
+    .option('--no-idempotency-key', 'do not add an Idempotency-Key header to POST and PATCH HttpRequest tasks (one written in the task is still sent)')
     .action(returning(runServe));
 }
 
@@ -210,10 +210,17 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     if (origins.length === 0) usage('--cors needs at least one origin (such as https://app.example) or *');
     if (origins.includes('*')) cors = '*';
     else {
-      for (const origin of origins) {
+      // Stored as a browser serialises its Origin (lower-case host, no default port): an origin
+      // written https://App.example:443 must still match, now that a mismatch is refused.
+      const normalised = origins.map((origin) => {
         if (!/^https?:\/\/[^/\s]+$/.test(origin)) usage(`--cors origin "${origin}" must look like https://app.example (scheme and host, no path)`);
-      }
-      cors = new Set(origins);
+        try {
+          return new URL(origin).origin;
+        } catch {
+          return usage(`--cors origin "${origin}" is not a valid origin (such as https://app.example)`);
+        }
+      });
+      cors = new Set(normalised);
     }
   }
   let allowedTaskHosts: ServeSettings['allowedTaskHosts'] = null;
