@@ -245,9 +245,10 @@ export const DIAGNOSTICS = {
     message: () => `This Email task has no <body>: its messages will have an empty text body.`,
   },
 
-  // What a value of the request may decide
+  // What a value of the request may decide: lints for the author, so validate (and CI) only;
+  // serve and dry-run run or show the application as written.
   'destination-from-request': {
-    severity: 'warning',
+    severity: { validate: 'warning', serve: 'off', 'dry-run': 'off' },
     message: (kind: 'task' | 'response-from-url' | 'redirect', parameters: readonly string[]) =>
       `The scheme, host or port of this ${kind === 'task' ? 'task URL' : kind === 'redirect' ? 'redirect' : '<response-from-url>'} comes from ${names(parameters)}: any client can choose where this request goes. ` +
       (kind === 'redirect'
@@ -255,7 +256,7 @@ export const DIAGNOSTICS = {
         : `Write the host yourself (or take it from \${env:...} or an intermediate value), or limit it with serve --allow-task-host and --deny-private-addresses.`),
   },
   'recipient-from-request': {
-    severity: 'warning',
+    severity: { validate: 'warning', serve: 'off', 'dry-run': 'off' },
     message: (parameters: readonly string[]) =>
       `This recipient comes from ${names(parameters)} and the endpoint has no hash authentication: any client can make this service send mail to any address. Write the address yourself, or protect the endpoint with security.xml and <include-in-hash>.`,
   },
