@@ -30,6 +30,7 @@ interface ServeFlags {
   logFormat?: LogFormat;
   watch?: boolean;
   allowTaskHost: string[];
+  denyPrivateAddresses?: boolean;
   /** commander's negated flag: false with --no-idempotency-key. */
   idempotencyKey: boolean;
 }
@@ -112,10 +113,14 @@ export function registerServe(program: Command, returning: Returning): void {
     .addOption(
       new Option(
         '--allow-task-host <hosts>',
-        'only let HttpRequest tasks call these hosts (comma-separated, repeatable; *.example.com for subdomains); a task to any other host fails before connecting, redirects included',
+        'only let HttpRequest tasks and response-from-url call these hosts (comma-separated, repeatable; *.example.com for subdomains; addresses and CIDR ranges such as 10.1.0.0/16); a request to any other host fails before connecting, redirects included',
       )
         .argParser((value: string, previous: string[]) => [...previous, value])
         .default([] as string[], 'any host'),
+    )
+    .option(
+      '--deny-private-addresses',
+      'tasks and response-from-url connect to no loopback, private, link-local (169.254.169.254) or unspecified address, checked after DNS resolution and on every redirect; an --allow-task-host address or range lets one through',
     )
     .option('--no-idempotency-key', 'do not add an Idempotency-Key header to POST and PATCH HttpRequest tasks (one written in the task is still sent)')
     .action(returning(runServe));
@@ -254,6 +259,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     color: useColor(process.stderr),
     watch: flags.watch === true,
     allowedTaskHosts,
+    denyPrivateAddresses: flags.denyPrivateAddresses === true,
     idempotencyKeys: flags.idempotencyKey,
   };
 }

@@ -5,6 +5,7 @@ import { open } from 'node:fs/promises';
 import type { StaticAction, UrlAction } from '../compiler/ast.js';
 import { describeError } from '../errors.js';
 import { loadGot } from '../tasks/http-request/send.js';
+import { gotGuards, OPEN_POLICY, urlRefusal, type OutboundPolicy } from '../tasks/outbound.js';
 import type { ActionFailure } from './decision.js';
 import type { RuntimeResponse } from './response.js';
 
@@ -13,6 +14,8 @@ export type OpenedAction = { readonly ok: true; readonly response: RuntimeRespon
 export interface ActionContext {
   /** Upper bound for an upstream of response-from-url (connect to last byte). */
   readonly upstreamTimeoutMs: number;
+  /** --allow-task-host and --deny-private-addresses apply to upstreams as to tasks; absent: any. */
+  readonly outbound?: OutboundPolicy;
 }
 
 /** Opens a decided static response; the server adapter streams it from the handle. */
@@ -45,6 +48,16 @@ export async function requestUpstream(
     ok: false,
     failure: { status: 502, detail: 'the upstream server of this endpoint did not answer successfully', internal },
   });
+  const policy = context.outbound ?? OPEN_POLICY;
+  // Before any connection, as for tasks: a host outside --allow-task-host, an address that
+  // --deny-private-addresses refuses. Names are checked when resolved, redirects in a hook.
+  let refusal: string | null = null;
+  try {
+    refusal = urlRefusal(policy, new URL(url));
+  } catch {
+    // Not a URL: got says so below.
+  }
+  if (refusal !== null) return failure(`GET ${shown}: ${refusal}`);
   // Loaded on first use (see loadGot): most applications never answer from a URL.
   const { default: got } = await loadGot();
   let stream;
@@ -53,6 +66,7 @@ export async function requestUpstream(
       throwHttpErrors: false,
       retry: { limit: 0 },
       timeout: { request: context.upstreamTimeoutMs },
+      ...gotGuards(policy),
     });
   } catch (error) {
     return failure(`GET ${shown}: ${describeError(error)}`);

@@ -163,6 +163,9 @@ export class HttpService {
     const requestId = randomUUID();
     response.requestId = requestId;
     response.setHeader('x-request-id', requestId);
+    // Every answer, whatever its kind: a browser must not read a text/plain body that echoes a
+    // value as HTML or script.
+    response.setHeader('x-content-type-options', 'nosniff');
     if (this.state.shuttingDown) response.setHeader('connection', 'close');
 
     const url = request.url ?? '/';
@@ -319,7 +322,7 @@ export class HttpService {
     const requestId = randomUUID();
     const body = problemBody(status, status === 431 ? 'the request headers are too large' : 'the request is not valid HTTP', requestId);
     socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/problem+json\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/problem+json\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   }
 }

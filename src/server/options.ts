@@ -23,6 +23,8 @@ export interface ServeSettings {
   readonly watch: boolean;
   /** --allow-task-host: the hosts HttpRequest tasks may call; null: any host. */
   readonly allowedTaskHosts: HostAllowlist | null;
+  /** --deny-private-addresses: tasks and response-from-url connect to no loopback, private, link-local or unspecified address. */
+  readonly denyPrivateAddresses: boolean;
   /** HttpRequest tasks send an Idempotency-Key on POST and PATCH (--no-idempotency-key: false). */
   readonly idempotencyKeys: boolean;
 }

@@ -59,6 +59,7 @@ export function serve(options: ServingOptions): void {
       kinds: TASK_KINDS,
       ...(settings.smtpUrl !== undefined ? { smtpUrl: settings.smtpUrl } : {}),
       allowedTaskHosts: settings.allowedTaskHosts,
+      denyPrivateAddresses: settings.denyPrivateAddresses,
       idempotencyKeys: settings.idempotencyKeys,
     });
 

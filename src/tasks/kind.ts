@@ -28,6 +28,8 @@ export interface TaskOptions {
   readonly smtpUrl?: string;
   /** serve --allow-task-host; null: HttpRequest tasks may call any host. */
   readonly allowedHosts: HostAllowlist | null;
+  /** serve --deny-private-addresses: no connection to loopback, private, link-local or unspecified addresses. */
+  readonly denyPrivateAddresses?: boolean;
   /** serve --no-idempotency-key: false. */
   readonly idempotencyKeys: boolean;
   /** For problems outside any task (an idle SMTP connection dropped). */

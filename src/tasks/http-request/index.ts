@@ -34,7 +34,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
     const agentOptions = { keepAlive: true, timeout: 5_000 };
     const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
     return {
-      client: createHttpClient({ agent: agents, allowedHosts: options.allowedHosts }),
+      client: createHttpClient({ agent: agents, allowedHosts: options.allowedHosts, denyPrivateAddresses: options.denyPrivateAddresses ?? false }),
       async close() {
         agents.http.destroy();
         agents.https.destroy();
