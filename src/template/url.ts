@@ -8,8 +8,8 @@
 // - at compile time (destinationPlaceholders): which request parameters decide the scheme, host
 //   or port, so validate can point out that any client chooses where the request goes.
 
-import { escapeValue, UnsafeValueError } from './escape.js';
-import { placeholderValue, type ExpansionScope, type PlaceholderPart } from './expand.js';
+import { UnsafeValueError } from './escape.js';
+import { expandTemplate, type ExpansionScope, type FilledRange, type PlaceholderPart } from './expand.js';
 import type { Template, TemplatePart } from './types.js';
 
 /** Schemes whose URLs the WHATWG parser reads with an authority even without `//`, and with `\` as `/`. */
@@ -19,47 +19,19 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
 /** A single or double dot segment, in any case and percent-encoded form ("%2e", ".%2E", …). */
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 
-interface Filled {
-  readonly start: number;
-  readonly end: number;
-  readonly part: PlaceholderPart;
-}
-
 /**
  * expandTemplate for a URL that will be requested (a task's `<url>`, `<response-from-url>`):
  * throws UnsafeValueError, blaming the placeholders, when a value makes a path segment "." or
  * "..". Dot segments written by the author are the configuration's and stay as written.
  */
 export function expandUrl(template: Template, scope: ExpansionScope): string {
-  const parts = template.parts;
-  if (parts.length === 1 && parts[0]!.kind === 'literal') return parts[0]!.text;
-  let out = '';
-  let filled: Filled[] | null = null;
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    if (part.kind === 'literal') {
-      out += part.text;
-      continue;
-    }
-    const shown = scope.verbatim?.(part);
-    if (shown !== undefined) {
-      out += shown;
-      continue;
-    }
-    let value: string;
-    try {
-      value = escapeValue(template.escaping, placeholderValue(part, scope), i === 0);
-    } catch (error) {
-      throw error instanceof UnsafeValueError && error.culprits.length === 0 ? error.blaming([part]) : error;
-    }
-    (filled ??= []).push({ start: out.length, end: out.length + value.length, part });
-    out += value;
-  }
-  if (filled !== null) checkDotSegments(out, filled);
+  const filled: FilledRange[] = [];
+  const out = expandTemplate(template, scope, filled);
+  if (filled.length > 0) checkDotSegments(out, filled);
   return out;
 }
 
-function checkDotSegments(url: string, filled: readonly Filled[]): void {
+function checkDotSegments(url: string, filled: readonly FilledRange[]): void {
   const { pathStart, special } = locatePath(url);
   let pathEnd = url.length;
   for (let i = pathStart; i < url.length; i++) {
