@@ -38,10 +38,12 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
     },
     api.DiagLogLevel.WARN,
   );
-  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector) win over the defaults.
+  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector) win over the defaults. The pid
+  // tells the workers of --workers N apart; the SDK's process detector is not used, since it
+  // would export the command line, which may hold an --smtp-url with its password.
   const resource = resources
     .defaultResource()
-    .merge(resources.resourceFromAttributes({ 'service.name': 'endpoint-service', 'service.version': options.serviceVersion }))
+    .merge(resources.resourceFromAttributes({ 'service.name': 'endpoint-service', 'service.version': options.serviceVersion, 'process.pid': process.pid }))
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const provider = new sdk.BasicTracerProvider({
     resource,

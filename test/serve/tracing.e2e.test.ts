@@ -2,6 +2,7 @@
 // loopback (test/helpers/otlp-receiver.ts), W3C traceparent honoured from the client and sent on
 // to the task's upstream and a response-from-url upstream, no secret in any exported byte, and
 // nothing exported or propagated when tracing is off.
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
@@ -175,6 +176,28 @@ describe('serve --otel', () => {
     const exported = receiver.bodies.join('\n');
     expect(exported).toContain(server.spanId);
     for (const secret of [TOKEN, CARD, 'token=', 'key=', '/crm', '/upstream']) expect(exported).not.toContain(secret);
+  });
+
+  it('exports the spans of each worker from that worker with --workers 2', async () => {
+    const service = await services.start(fixture('tracing'), ['--otel', '--workers', '2'], env({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }));
+    // A new connection per request: the primary hands connections to the workers in turn.
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push(
+        await new Promise<string>((resolve, reject) => {
+          const req = request(`${service.url}/plain?a=${i}`, { agent: false }, (response) => {
+            response.resume();
+            response.on('end', () => resolve(String(response.headers['x-request-id'])));
+          });
+          req.on('error', reject);
+          req.end();
+        }),
+      );
+    }
+    const servers = await Promise.all(ids.map((id) => requestTrace(id, 1).then((t) => t.server)));
+    const pids = new Set(servers.map((s) => s.resource['process.pid']));
+    expect(pids.size).toBe(2);
+    expect(pids.has(service.child.pid)).toBe(false);
   });
 
   it('is on without the option when OTEL_EXPORTER_OTLP_ENDPOINT is set', async () => {
