@@ -2,7 +2,7 @@
 // any error) and starts the serving process, or the primary of --workers processes.
 
 import cluster from 'node:cluster';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
@@ -33,6 +33,7 @@ interface ServeFlags {
   denyPrivateAddresses?: boolean;
   /** commander's negated flag: false with --no-idempotency-key. */
   idempotencyKey: boolean;
+  otel?: boolean;
 }
 
 // Defaults as the help shows them, in the unit the option takes, and read with the option's own
@@ -123,6 +124,10 @@ export function registerServe(program: Command, returning: Returning): void {
       'tasks and response-from-url connect to no loopback, private, link-local (169.254.169.254) or unspecified address, checked after DNS resolution and on every redirect; an --allow-task-host address or range lets one through',
     )
     .option('--no-idempotency-key', 'do not add an Idempotency-Key header to POST and PATCH HttpRequest tasks (one written in the task is still sent)')
+    .option(
+      '--otel',
+      'export OpenTelemetry traces over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318 (on by itself when that variable is set)',
+    )
     .action(returning(runServe));
 }
 
@@ -188,8 +193,10 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
     runPrimary(settings, logger, reload);
   } else {
     const { serve } = await import('../server/serving.js');
+    // Each process that answers requests exports its own spans; the SDK is loaded only now.
+    const tracing = settings.otel ? await (await import('../server/otel.js')).startTracing({ serviceVersion: packageVersion(), warn: (message) => logger.log('warn', message) }) : undefined;
     serving = true;
-    serve({ settings, logger, application: first, env: process.env, compile: reload });
+    serve({ settings, logger, application: first, env: process.env, compile: reload, ...(tracing !== undefined ? { tracing } : {}) });
   }
   return 0;
 }
@@ -261,7 +268,24 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     allowedTaskHosts,
     denyPrivateAddresses: flags.denyPrivateAddresses === true,
     idempotencyKeys: flags.idempotencyKey,
+    otel: tracingWanted(flags.otel === true, process.env),
   };
+}
+
+/**
+ * --otel; without it, an OTLP endpoint in the environment (as an operator's platform sets it),
+ * unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none, the standard ways to say no. The
+ * command line wins over the environment, as for --port and --smtp-url.
+ */
+function tracingWanted(flag: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
+  if (flag) return true;
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return false;
+  const set = (name: string) => (env[name] ?? '').trim() !== '';
+  return set('OTEL_EXPORTER_OTLP_ENDPOINT') || set('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+}
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 /** validate's text format: the diagnostics, then the summary line. */

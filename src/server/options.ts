@@ -27,6 +27,8 @@ export interface ServeSettings {
   readonly denyPrivateAddresses: boolean;
   /** HttpRequest tasks send an Idempotency-Key on POST and PATCH (--no-idempotency-key: false). */
   readonly idempotencyKeys: boolean;
+  /** Export OpenTelemetry traces (--otel, or an OTLP endpoint in the environment). */
+  readonly otel: boolean;
 }
 
 /** `http://HOST:PORT`, with an IPv6 host in brackets. */

@@ -14,6 +14,7 @@ import { ServiceMetrics } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
+import { NO_TRACING, type Tracing } from '../tracing.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
@@ -26,6 +27,8 @@ export interface ServingOptions {
   readonly application: Application;
   readonly compile: Compiler;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** On with --otel (server/otel.ts); off by default. */
+  readonly tracing?: Tracing;
 }
 
 export function serve(options: ServingOptions): void {
@@ -66,7 +69,8 @@ export function serve(options: ServingOptions): void {
   const state: HttpServerState = { current: load(options.application), shuttingDown: false };
   /** Applications replaced by a reload whose task runs may still be going. */
   const retired = new Set<LoadedApplication>();
-  const service = new HttpService(state, settings, logger, metrics);
+  const tracing = options.tracing ?? NO_TRACING;
+  const service = new HttpService(state, settings, logger, metrics, tracing);
   const server = service.server;
   // Open connections, for the shutdown (see there).
   const sockets = new Set<Socket>();
@@ -120,6 +124,8 @@ export function serve(options: ServingOptions): void {
       await service.idle();
       await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled())]);
       await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close())]);
+      // Every request and task has ended, so has its span: the last batch is exported now.
+      await tracing.shutdown();
     })();
     const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs).unref());
     void Promise.race([everything.then(() => 'done' as const), deadline]).then((outcome) => {

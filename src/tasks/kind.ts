@@ -7,6 +7,7 @@ import type { Application, Task } from '../compiler/ast.js';
 import type { TaskKindSyntax } from '../compiler/task-kind.js';
 import type { ExpansionScope } from '../template/expand.js';
 import type { Condition } from '../template/types.js';
+import type { Span } from '../tracing.js';
 import type { Upload } from '../upload.js';
 import type { HostAllowlist } from './host-allowlist.js';
 
@@ -44,6 +45,8 @@ export interface TaskServices {
 export interface ExecuteControl {
   /** False once another task of the request failed: a kind doing several things stops between them. */
   mayContinue(): boolean;
+  /** The task's span, only when tracing is on: handed to withRetries, which gives each attempt a child. */
+  readonly span?: Span;
 }
 
 export interface ExecuteResult {

@@ -7,6 +7,7 @@ import type { EmailSettings } from '../../compiler/ast.js';
 import { parseOneAddress } from '../../email-address.js';
 import { TaskError } from '../errors.js';
 import { withRetries } from '../retry.js';
+import type { Span } from '../../tracing.js';
 import { resolveSmtpConnection, type SmtpConnection, type SmtpResolution } from './smtp-settings.js';
 import type { PreparedEmail } from './types.js';
 
@@ -24,6 +25,8 @@ export interface DeliverOptions {
   readonly retries: number;
   /** Asked before each message: false stops delivery (another task of the request failed). */
   readonly mayContinue: () => boolean;
+  /** The task's span when tracing is on (each attempt of each message gets a child). */
+  readonly span?: Span;
 }
 
 export interface DeliveryReport {
@@ -93,7 +96,7 @@ export class EmailDelivery {
           throw smtpFailure(error, options.timeoutMs, this.description, label);
         }
       },
-      { retries: options.retries, mayContinue: options.mayContinue },
+      { retries: options.retries, mayContinue: options.mayContinue, span: options.span },
     );
     return attempts;
   }

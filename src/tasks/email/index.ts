@@ -37,7 +37,7 @@ export const emailKind: TaskKind<EmailTask, readonly PreparedEmail[], EmailServi
   },
 
   async execute(task, messages, services, control) {
-    const report = await services.delivery.deliver(messages, { timeoutMs: task.timeoutMs, retries: task.retries, mayContinue: () => control.mayContinue() });
+    const report = await services.delivery.deliver(messages, { timeoutMs: task.timeoutMs, retries: task.retries, mayContinue: () => control.mayContinue(), span: control.span });
     if (!report.stopped) return { attempts: report.attempts };
     return { attempts: report.attempts, stopped: { done: report.sent === 0 ? null : `delivery stopped after ${report.sent} of ${messages.length} messages` } };
   },

@@ -42,8 +42,8 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
     };
   },
 
-  async execute(task, prepared, services) {
-    const answer = await sendHttpRequest(services.client, prepared, { timeoutMs: task.timeoutMs, retries: task.retries });
+  async execute(task, prepared, services, control) {
+    const answer = await sendHttpRequest(services.client, prepared, { timeoutMs: task.timeoutMs, retries: task.retries, span: control.span });
     try {
       return { attempts: answer.attempts, outputs: extractOutputs(task.outputs, answer) };
     } catch (error) {

@@ -8,6 +8,7 @@ import { TaskError } from '../errors.js';
 import { parseRetryAfter, withRetries } from '../retry.js';
 import { gotGuards, isPolicyRefusal, OPEN_POLICY, urlRefusal, type OutboundPolicy } from '../outbound.js';
 import type { PreparedHttpRequest } from './types.js';
+import { ATTR, setTargetAttributes, type Span } from '../../tracing.js';
 
 /** A successful (2xx) answer, body read in full. */
 export interface HttpAnswer {
@@ -23,6 +24,8 @@ export interface SendOptions {
   readonly timeoutMs: number;
   /** Extra attempts after the first. */
   readonly retries: number;
+  /** The task's span when tracing is on: each attempt is a child, whose traceparent the request carries. */
+  readonly span?: Span;
 }
 
 /** Bounds memory per answer: a misbehaving upstream cannot exhaust the process. */
@@ -98,8 +101,9 @@ type AttemptResult =
 export async function sendHttpRequest(client: HttpClient, request: PreparedHttpRequest, options: SendOptions): Promise<HttpAnswer> {
   const target = describeTarget(request);
   const [got, errors] = await Promise.all([client.got(), loadGot()]);
-  const { value, attempts } = await withRetries(async () => {
-    const result = await attemptOnce(got, errors, request, options.timeoutMs, client.policy);
+  const { value, attempts } = await withRetries(async (_n, span) => {
+    const result = await attemptOnce(got, errors, request, options.timeoutMs, client.policy, span);
+    if (result.kind === 'answer') span.setAttribute(ATTR.status, result.status);
     if (result.kind === 'error') throw new TaskError(`${target} failed: ${result.error.message}`, { code: result.error.code, transient: result.error.transient, cause: result.error });
     if (result.status < 200 || result.status > 299) {
       const transient = result.status === 429 || result.status >= 500;
@@ -110,7 +114,7 @@ export async function sendHttpRequest(client: HttpClient, request: PreparedHttpR
       });
     }
     return result;
-  }, { retries: options.retries });
+  }, { retries: options.retries, span: options.span });
   return { status: value.status, headers: value.headers, body: value.body, attempts };
 }
 
@@ -124,7 +128,7 @@ export function describeTarget(request: Pick<PreparedHttpRequest, 'method' | 'ur
   }
 }
 
-function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpRequest, timeoutMs: number, policy: OutboundPolicy): Promise<AttemptResult> {
+function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpRequest, timeoutMs: number, policy: OutboundPolicy, span: Span): Promise<AttemptResult> {
   return new Promise<AttemptResult>((resolve) => {
     let url: URL;
     try {
@@ -150,9 +154,16 @@ function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpReques
       settled = true;
       resolve(result);
     };
+    const sent: Record<string, string | string[] | undefined> = { ...request.headers };
+    if (span.recording) {
+      span.setAttribute(ATTR.method, request.method);
+      setTargetAttributes(span, url);
+      // The upstream's own spans then join this trace, under this attempt.
+      span.inject(sent);
+    }
     const stream = client.stream(url, {
       method: request.method as 'GET',
-      headers: { ...request.headers },
+      headers: sent,
       ...(request.body !== null ? { body: request.body } : {}),
       timeout: { request: timeoutMs },
     });
