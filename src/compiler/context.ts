@@ -30,6 +30,8 @@ export interface CompileContext {
   readonly endpointNames: { readonly name: string; readonly position: Position }[];
   /** Every <forward-to-endpoint>, for targets and cycles across endpoints. */
   readonly forwards: { readonly from: string; readonly target: string; readonly position: Position }[];
+  /** CompileOptions.onElementRead. */
+  readonly onElementRead: ((element: XmlElement, shape: ElementShape) => void) | undefined;
 }
 
 /** OpenEndpoints elements recognised and refused by name (no follow-on diagnostics inside). */
@@ -99,6 +101,7 @@ class ReadElementImpl implements ReadElement {
  * features and stray text, and gives typed access to the rest.
  */
 export function readElement(ctx: CompileContext, element: XmlElement, shape: ElementShape): ReadElement {
+  if (ctx.onElementRead !== undefined) ctx.onElementRead(element, shape);
   const attributes = element.attributes;
   for (const a of attributes) {
     if (shape.attributes.includes(a.name) || isNamespaceAttribute(a.name)) continue;

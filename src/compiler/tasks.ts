@@ -13,7 +13,8 @@ import type { TaskKindSyntax } from './task-kind.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
 
-const UNSUPPORTED_CLASSES = new Set(['CreateShortLinkToEndpointTask', 'RequestLogExpressionCaptureTask']);
+/** OpenEndpoints task classes recognised and refused by name (with or without the endpoints.task. prefix). */
+export const UNSUPPORTED_CLASSES: ReadonlySet<string> = new Set(['CreateShortLinkToEndpointTask', 'RequestLogExpressionCaptureTask']);
 const TASK_ATTRIBUTES = ['class', 'id', ...CONDITION_ATTRIBUTES, 'ignore-if-error', 'timeout', 'retries'];
 const COMMON_CHILDREN = ['after', 'input-intermediate-value', 'output-intermediate-value'];
 const AFTER_SHAPE: ElementShape = { attributes: ['task-id'], children: [] };
