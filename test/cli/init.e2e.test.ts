@@ -70,6 +70,12 @@ describe('init into a new folder', () => {
     expect(readFileSync(path.join(cwd, 'demo/email-sending-configuration.xml'), 'utf8')).toContain('${env:SMTP_HOST}');
   });
 
+  it('prints what the README shows', () => {
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    const shown = /\$ npx endpoint-service init demo\n([\s\S]*?)```/.exec(readme)![1]!;
+    expect(stdout).toBe(shown);
+  });
+
   it('prints the next three commands: validate, dry-run, serve', () => {
     expect(nextCommands(stdout).map((c) => c.args[0])).toEqual(['validate', 'dry-run', 'serve']);
     for (const c of nextCommands(stdout)) expect(c.args.at(-1)).toBe('demo/endpoints.xml');
