@@ -1,6 +1,10 @@
 // How `validate` scales with the size of the configuration.
 //
-//   node bench/validate-scale.mjs [--runs 5] [--sizes 1000,10000] [--keep]
+//   node bench/validate-scale.mjs [--runs 5] [--sizes 1000,10000] [--keep] [--compare DIR]
+//
+// --compare DIR: also time another built checkout (a `git worktree add --detach DIR <commit>`
+// with `npm ci` run in it), alternating with this one run by run (this, other, this, other, …)
+// so both see the same machine, and print the ratios of the medians (this / other).
 //
 // (Build first: npx tsc -p tsconfig.json. There is no npm script for it on purpose.)
 //
@@ -24,9 +28,8 @@ import { generate } from './lib/generate-app.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(repoRoot, 'bin/endpoint-service.js');
-const compilerEntry = path.join(repoRoot, 'dist/compiler/index.js');
 
-const USAGE = `Usage: node bench/validate-scale.mjs [--runs N] [--sizes N,N,...] [--keep]
+const USAGE = `Usage: node bench/validate-scale.mjs [--runs N] [--sizes N,N,...] [--keep] [--compare DIR]
 
 How validate scales with the size of the configuration: generates applications of each size
 in a temp dir and times the CLI, the compiler in-process and node -e "" as a baseline.
@@ -34,17 +37,26 @@ in a temp dir and times the CLI, the compiler in-process and node -e "" as a bas
   --runs N         runs of each measurement (default 5)
   --sizes N,N,...  endpoints of each generated application (default 1000,10000)
   --keep           keep the generated applications (their folder is printed)
+  --compare DIR    also time the built checkout in DIR, run by run beside this one
   -h, --help       this text
 `;
-const { values } = commandLine(USAGE, { runs: { type: 'string' }, sizes: { type: 'string' }, keep: { type: 'boolean', default: false } });
+const { values } = commandLine(USAGE, { runs: { type: 'string' }, sizes: { type: 'string' }, keep: { type: 'boolean', default: false }, compare: { type: 'string' } });
 const RUNS = numberOption(USAGE, values, 'runs', 5);
 const SIZES = (values.sizes ?? '1000,10000').split(',').map(Number);
 if (SIZES.some((n) => !Number.isInteger(n) || n < 1)) usageError(USAGE, `--sizes must be whole numbers of endpoints separated by commas (got "${values.sizes}")`);
 const KEEP = values.keep;
+const COMPARE = values.compare ?? null;
 
-if (!existsSync(compilerEntry)) {
-  console.error('dist/ is missing: build first with `npx tsc -p tsconfig.json`.');
-  process.exit(2);
+/** A built checkout: its CLI and its compiler with the task kinds it registers. */
+async function checkout(root, label) {
+  const entry = path.join(root, 'dist/compiler/index.js');
+  if (!existsSync(entry)) {
+    console.error(`${path.relative(process.cwd(), entry) || entry} is missing: build first with \`npx tsc -p tsconfig.json\`${root === repoRoot ? '' : ' in that checkout'}.`);
+    process.exit(2);
+  }
+  const { compileApplication } = await import(entry);
+  const { TASK_KINDS } = await import(path.join(root, 'dist/tasks/registry.js'));
+  return { label, bin: path.join(root, 'bin/endpoint-service.js'), compile: (file, options) => compileApplication(file, { ...options, kinds: TASK_KINDS.list }) };
 }
 
 // ${env:CRM_TOKEN} is set for every run, so validate has nothing to warn about and prints one line.
@@ -83,8 +95,9 @@ const fmt = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(
 const summary = (xs) => `median ${fmt(median(xs))} (min ${fmt(Math.min(...xs))}, max ${fmt(Math.max(...xs))})`;
 const cpuSummary = (xs) => (xs.length > 0 && xs.every((x) => x !== null) ? `; CPU (user+sys) ${summary(xs)}` : '');
 
+const builds = [await checkout(repoRoot, 'this')];
+if (COMPARE !== null) builds.push(await checkout(path.resolve(COMPARE), `other (${COMPARE})`));
 const root = mkdtempSync(path.join(tmpdir(), 'es-bench-validate-'));
-const { compileApplication } = await import(compilerEntry);
 const results = {};
 try {
   const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
@@ -104,43 +117,54 @@ try {
     const file = generate(dir, count);
     const size = statSync(file).size;
 
-    const cli = [];
-    const cliCpu = [];
-    for (let i = 0; i < RUNS; i++) {
-      const { ms, cpu, r } = timeProcess([bin, 'validate', file]);
-      if (r.status !== 0) {
-        console.error(`validate exited ${r.status} for ${count} endpoints:\n${r.stdout.slice(0, 4000)}${r.stderr.slice(0, 4000)}`);
-        process.exitCode = 1;
-        break;
-      }
-      cli.push(ms);
-      cliCpu.push(cpu);
+    const each = builds.map(() => ({ cli: [], cliCpu: [], compile: [], compileCpu: [], keep: [], keepCpu: [] }));
+    let failed = false;
+    for (let i = 0; i < RUNS && !failed; i++) {
+      builds.forEach((build, b) => {
+        if (failed) return;
+        const { ms, cpu, r } = timeProcess([build.bin, 'validate', file]);
+        if (r.status !== 0) {
+          console.error(`${build.label}: validate exited ${r.status} for ${count} endpoints:\n${r.stdout.slice(0, 4000)}${r.stderr.slice(0, 4000)}`);
+          process.exitCode = 1;
+          failed = true;
+          return;
+        }
+        each[b].cli.push(ms);
+        each[b].cliCpu.push(cpu);
+      });
     }
     // As validate compiles (diagnostics only, each endpoint let go), and as serve and dry-run do
-    // (the whole application kept), alternating so both see the same machine.
-    const compile = [];
-    const compileCpu = [];
-    const keep = [];
-    const keepCpu = [];
+    // (the whole application kept), alternating so all see the same machine.
     let diagnostics = 0;
     for (let i = 0; i < RUNS; i++) {
-      for (const diagnosticsOnly of [true, false]) {
-        const cpuStart = process.cpuUsage();
-        const start = process.hrtime.bigint();
-        const result = compileApplication(file, { mode: 'validate', env, diagnosticsOnly });
-        (diagnosticsOnly ? compile : keep).push(Number(process.hrtime.bigint() - start) / 1e6);
-        const cpu = process.cpuUsage(cpuStart);
-        (diagnosticsOnly ? compileCpu : keepCpu).push((cpu.user + cpu.system) / 1000);
-        diagnostics = result.diagnostics.length;
-      }
+      builds.forEach((build, b) => {
+        for (const diagnosticsOnly of [true, false]) {
+          const cpuStart = process.cpuUsage();
+          const start = process.hrtime.bigint();
+          const result = build.compile(file, { mode: 'validate', env, diagnosticsOnly });
+          (diagnosticsOnly ? each[b].compile : each[b].keep).push(Number(process.hrtime.bigint() - start) / 1e6);
+          const cpu = process.cpuUsage(cpuStart);
+          (diagnosticsOnly ? each[b].compileCpu : each[b].keepCpu).push((cpu.user + cpu.system) / 1000);
+          diagnostics = result.diagnostics.length;
+        }
+      });
     }
-    results[count] = { cli, cliCpu, compile, compileCpu };
-    console.log(
-      `${String(count).padStart(6)} endpoints (${(size / 1024 / 1024).toFixed(1)} MB, ${count * 3} tasks, ${diagnostics} diagnostics), load average ${load()}:\n` +
-        `  CLI validate, process start to exit: wall ${cli.length ? summary(cli) : 'failed'}${cpuSummary(cliCpu)}\n` +
-        `  compileApplication in-process, diagnostics only (as validate): wall ${summary(compile)}${cpuSummary(compileCpu)}\n` +
-        `  compileApplication in-process, AST kept (as serve, dry-run):   wall ${summary(keep)}${cpuSummary(keepCpu)}`,
-    );
+    results[count] = each[0];
+    console.log(`${String(count).padStart(6)} endpoints (${(size / 1024 / 1024).toFixed(1)} MB, ${count * 3} tasks, ${diagnostics} diagnostics), load average ${load()}:`);
+    builds.forEach((build, b) => {
+      const { cli, cliCpu, compile, compileCpu, keep, keepCpu } = each[b];
+      console.log(
+        (builds.length > 1 ? `  ${build.label}:\n` : '') +
+          `  CLI validate, process start to exit: wall ${cli.length ? summary(cli) : 'failed'}${cpuSummary(cliCpu)}\n` +
+          `  compileApplication in-process, diagnostics only (as validate): wall ${summary(compile)}${cpuSummary(compileCpu)}\n` +
+          `  compileApplication in-process, AST kept (as serve, dry-run):   wall ${summary(keep)}${cpuSummary(keepCpu)}`,
+      );
+    });
+    if (builds.length > 1 && !failed) {
+      const r = (k) => (median(each[0][k]) / median(each[1][k])).toFixed(3);
+      const cpu = CLOCK_TICKS === null ? '' : `, CPU ${r('cliCpu')}`;
+      console.log(`  ratio this/other of medians: CLI wall ${r('cli')}${cpu}; in-process diagnostics only: wall ${r('compile')}, CPU ${r('compileCpu')}; AST kept: wall ${r('keep')}, CPU ${r('keepCpu')}`);
+    }
   }
   const [small, large] = SIZES;
   if (results[small]?.cli.length && results[large]?.cli.length) {

@@ -40,6 +40,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     suggestions: new Suggestions(),
     endpointNames: [],
     forwards: [],
+    onElementRead: options.onElementRead,
   };
 
   const securityRoot = readSettingsFile(ctx, 'security.xml', 'security');

@@ -30,6 +30,8 @@ export interface CompileContext {
   readonly endpointNames: { readonly name: string; readonly position: Position }[];
   /** Every <forward-to-endpoint>, for targets and cycles across endpoints. */
   readonly forwards: { readonly from: string; readonly target: string; readonly position: Position }[];
+  /** CompileOptions.onElementRead. */
+  readonly onElementRead: ((element: XmlElement, shape: ElementShape) => void) | undefined;
 }
 
 /** OpenEndpoints elements recognised and refused by name (no follow-on diagnostics inside). */
@@ -41,6 +43,26 @@ export const UNSUPPORTED_ELEMENTS: ReadonlySet<string> = new Set([
   'attachment-transformation',
   'attachment-ooxml-parameter-expansion',
 ]);
+
+/**
+ * What to write instead of each OpenEndpoints feature this service does not implement, by element,
+ * attribute or task class name; null where nothing here does the same job. The unsupported-feature
+ * diagnostic says it, and docs/migrating-from-openendpoints.md explains each.
+ */
+export const UNSUPPORTED_INSTEAD: Readonly<Record<string, string | null>> = {
+  'response-transformation':
+    'write the response with <response-body> (a template answered as JSON, XML, HTML or text by its content-type), or answer with <response-from-url> what another service renders',
+  'ooxml-parameter-expansion': 'answer with <response-from-url> a document that another service fills in',
+  'parameter-transformation':
+    'use the parameters as they are sent: default-value on <parameter>, conditions (if="..." equals="...") on <success> and <task>, and values fetched from another API by an HttpRequest task with <output-intermediate-value>',
+  'body-transformation': 'write the mail text in a <body> (inline, or from a file with src="...", as content-type="text/plain" or "text/html")',
+  'attachment-transformation': 'attach a prepared file from static/ with <attachment-static>; mail attachments are not generated here',
+  'attachment-ooxml-parameter-expansion': 'attach a prepared file from static/ with <attachment-static>; mail attachments are not generated here',
+  'xslt-file': 'write the body inline in <json-body> or <xml-body>, whose placeholders are escaped for JSON or XML',
+  CreateShortLinkToEndpointTask: 'call a link-shortening service with an HttpRequest task and read the link with <output-intermediate-value>',
+  RequestLogExpressionCaptureTask: 'remove the task: each request is logged with its request id, endpoint, status and duration, but no value of your own',
+  'mx-address': 'name an SMTP server (a relay) in <server>, or pass --smtp-url',
+};
 
 export interface ElementShape {
   readonly attributes: readonly string[];
@@ -99,11 +121,16 @@ class ReadElementImpl implements ReadElement {
  * features and stray text, and gives typed access to the rest.
  */
 export function readElement(ctx: CompileContext, element: XmlElement, shape: ElementShape): ReadElement {
+  if (ctx.onElementRead !== undefined) ctx.onElementRead(element, shape);
   const attributes = element.attributes;
   for (const a of attributes) {
     if (shape.attributes.includes(a.name) || isNamespaceAttribute(a.name)) continue;
-    if (a.name === 'xslt-file') ctx.diagnostics.report('unsupported-feature', a.position, `The attribute xslt-file on <${element.name}>`);
-    else ctx.diagnostics.report('unknown-attribute', a.position, a.name, element.name, ctx.suggestions.closest(a.name, shape.attributes));
+    if (a.name === 'xslt-file') {
+      // On a body it was an XSLT making that body; elsewhere a transformation of a response.
+      const body = element.name === 'json-body' || element.name === 'xml-body';
+      const instead = body ? UNSUPPORTED_INSTEAD['xslt-file']! : 'remove the attribute: an answer is passed on as it comes (to write a response of your own, use <response-body>)';
+      ctx.diagnostics.report('unsupported-feature', a.position, `The attribute xslt-file on <${element.name}>`, instead);
+    } else ctx.diagnostics.report('unknown-attribute', a.position, a.name, element.name, ctx.suggestions.closest(a.name, shape.attributes));
   }
   let known: XmlElement[] | null = null;
   let unsupported: XmlElement[] | null = null;
@@ -114,7 +141,7 @@ export function readElement(ctx: CompileContext, element: XmlElement, shape: Ele
     } else if (UNSUPPORTED_ELEMENTS.has(child.name)) {
       if (unsupported === null) unsupported = [child];
       else unsupported.push(child);
-      ctx.diagnostics.report('unsupported-feature', child.position, `<${child.name}>`);
+      ctx.diagnostics.report('unsupported-feature', child.position, `<${child.name}>`, UNSUPPORTED_INSTEAD[child.name] ?? null);
     } else ctx.diagnostics.report('unknown-element', child.position, child.name, element.name, ctx.suggestions.closest(child.name, shape.children));
   }
   if (!shape.text && element.hasText()) ctx.diagnostics.report('unexpected-text', element.position, element.name);

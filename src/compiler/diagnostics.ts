@@ -43,6 +43,9 @@ const envNotSetHere = (name: string) => `Environment variable ${name} is not set
 const smtpMissingHere = () =>
   `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / ENDPOINT_SERVICE_SMTP_URL where it runs.`;
 
+/** Where an OpenEndpoints user reads what carries over and what to write instead (shipped in the npm package). */
+const MIGRATION_GUIDE = 'docs/migrating-from-openendpoints.md';
+
 export const DIAGNOSTICS = {
   // The file and its XML
   'file-unreadable': { severity: 'error', message: (path: string, reason: string) => `Cannot read ${path}: ${reason}.` },
@@ -67,7 +70,8 @@ export const DIAGNOSTICS = {
   },
   'unsupported-feature': {
     severity: 'error',
-    message: (what: string) => `${what} is an OpenEndpoints feature that endpoint-service does not implement: remove it (and whatever only makes sense with it).`,
+    message: (what: string, instead: string | null) =>
+      `${what} is an OpenEndpoints feature that endpoint-service does not implement: ${instead ?? 'nothing here does the same, so remove it (and whatever only makes sense with it)'}. See ${MIGRATION_GUIDE}.`,
   },
   'missing-attribute': {
     severity: 'error',

@@ -1,7 +1,9 @@
 // What a compile is asked to do and what it gives back.
 import type { Application } from './ast.js';
 import type { Diagnostic } from './diagnostics.js';
+import type { ElementShape } from './context.js';
 import type { TaskKindSyntax } from './task-kind.js';
+import type { XmlElement } from './xml-tree.js';
 
 export type { CompileMode } from './mode.js';
 
@@ -22,6 +24,13 @@ export interface CompileOptions {
   readonly diagnosticsOnly?: boolean;
   /** Told what the compile is doing, for a spinner on a terminal; called synchronously, every few hundred endpoints. */
   readonly onProgress?: (progress: CompileProgress) => void;
+  /**
+   * Called with each element as it is read and the shape it is read with: the attributes and
+   * children the compiler knows there, and whether it takes text. The shapes are the language's
+   * element table; tests learn it from the compiler itself this way (test/language/) and hold
+   * docs/language.md and schema/*.xsd to it.
+   */
+  readonly onElementRead?: (element: XmlElement, shape: ElementShape) => void;
 }
 
 export type CompileProgress =

@@ -2,7 +2,7 @@
 
 import type { EmailSettings, SecuritySettings } from './ast.js';
 import type { NamedTemplate, Template } from '../template/types.js';
-import { readElement, requireAttribute, single, type CompileContext } from './context.js';
+import { readElement, requireAttribute, single, UNSUPPORTED_INSTEAD, type CompileContext } from './context.js';
 import { compileTemplate, ENV_ONLY_SCOPE } from './templates.js';
 import { textOf, type XmlElement } from './xml.js';
 
@@ -17,7 +17,7 @@ export function compileEmailSettings(ctx: CompileContext, root: XmlElement): Ema
     const r = readElement(ctx, el, { attributes: [], children: [], text: true });
     return compileTemplate(ctx, textOf(r.element).trim(), 'header', ENV_ONLY_SCOPE, el.position);
   };
-  for (const mx of read.children('mx-address')) ctx.diagnostics.report('unsupported-feature', mx.position, '<mx-address> (delivery straight to MX hosts)');
+  for (const mx of read.children('mx-address')) ctx.diagnostics.report('unsupported-feature', mx.position, '<mx-address> (delivery straight to MX hosts)', UNSUPPORTED_INSTEAD['mx-address']!);
   let ok = true;
   const server = value('server');
   if (server === undefined) {

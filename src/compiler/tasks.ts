@@ -8,12 +8,13 @@ import type { Position } from '../position.js';
 import { DEFAULT_TASK_TIMEOUT_MS, durationExpectation, parseDuration } from '../units.js';
 import type { OutputIntermediateValue, Task } from './ast.js';
 import { CONDITION_ATTRIBUTES, compileCondition } from './conditions.js';
-import { parseBooleanAttribute, readElement, requireAttribute, type CompileContext, type ElementShape, type ReadElement } from './context.js';
+import { parseBooleanAttribute, readElement, requireAttribute, UNSUPPORTED_INSTEAD, type CompileContext, type ElementShape, type ReadElement } from './context.js';
 import type { TaskKindSyntax } from './task-kind.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
 
-const UNSUPPORTED_CLASSES = new Set(['CreateShortLinkToEndpointTask', 'RequestLogExpressionCaptureTask']);
+/** OpenEndpoints task classes recognised and refused by name (with or without the endpoints.task. prefix). */
+export const UNSUPPORTED_CLASSES: ReadonlySet<string> = new Set(['CreateShortLinkToEndpointTask', 'RequestLogExpressionCaptureTask']);
 const TASK_ATTRIBUTES = ['class', 'id', ...CONDITION_ATTRIBUTES, 'ignore-if-error', 'timeout', 'retries'];
 const COMMON_CHILDREN = ['after', 'input-intermediate-value', 'output-intermediate-value'];
 const AFTER_SHAPE: ElementShape = { attributes: ['task-id'], children: [] };
@@ -70,7 +71,7 @@ export function readTaskHeader(ctx: CompileContext, kinds: TaskKindIndex, elemen
   const entry = kinds.get(classAttr.value);
   if (!entry) {
     const bare = classAttr.value.replace(/^endpoints\.task\./, '');
-    if (UNSUPPORTED_CLASSES.has(bare)) ctx.diagnostics.report('unsupported-feature', classAttr.position, `The task class ${classAttr.value}`);
+    if (UNSUPPORTED_CLASSES.has(bare)) ctx.diagnostics.report('unsupported-feature', classAttr.position, `The task class ${classAttr.value}`, UNSUPPORTED_INSTEAD[bare] ?? null);
     else ctx.diagnostics.report('unknown-task-class', classAttr.position, classAttr.value, kinds.names, ctx.suggestions.closest(classAttr.value, kinds.classNames));
     return null;
   }

@@ -19,11 +19,14 @@ export type XmlProblemCode = 'xml-malformed' | 'xml-doctype' | 'xml-too-deep' | 
 /** Deeper than any real configuration; keeps hostile input from exhausting the stack. */
 export const MAX_DEPTH = 200;
 
-/** Maps offsets in the original text (CRLF kept) to 1-based line and column. */
+/**
+ * Maps offsets in the original text (line ends kept) to 1-based line and column. As XML 1.0
+ * (section 2.11) reads line ends: LF, CRLF and a lone CR each end a line.
+ */
 export class LineIndex {
   private readonly starts: number[] = [0];
   constructor(text: string) {
-    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) this.starts.push(i + 1);
+    for (const m of text.matchAll(/\r\n?|\n/g)) this.starts.push(m.index + m[0].length);
   }
   at(offset: number): { line: number; column: number } {
     let lo = 0;
@@ -114,6 +117,35 @@ function isNameCode(c: number): boolean {
   return isNameStartCode(c) || c === 0xb7 || (c >= 0x300 && c <= 0x36f) || (c >= 0x203f && c <= 0x2040);
 }
 
+/**
+ * The length in code units (1 or 2) of the name character at `i`, or 0 when there is none;
+ * `start` asks for a character that may start a name. Characters U+10000 to U+EFFFF, written as
+ * a surrogate pair, are name characters (XML 1.0 fifth edition, production [4]).
+ */
+function nameCharAt(s: string, i: number, start: boolean): number {
+  const c = s.charCodeAt(i);
+  if (c < 0xd800 || c > 0xdbff) return (start ? isNameStartCode(c) : isNameCode(c)) ? 1 : 0;
+  const low = s.charCodeAt(i + 1);
+  if (!(low >= 0xdc00 && low <= 0xdfff)) return 0;
+  return c <= 0xdb7f ? 2 : 0; // up to U+EFFFF: high surrogates D800 to DB7F
+}
+
+/** The end of the name characters from `i` on. */
+function nameEnd(s: string, i: number, n: number): number {
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    if (c < 128) {
+      if (ASCII_NAME[c] === 0) break;
+      i++;
+    } else {
+      const k = nameCharAt(s, i, false);
+      if (k === 0) break;
+      i += k;
+    }
+  }
+  return i;
+}
+
 /** Characters XML 1.0 (section 2.2) forbids even as references: C0 controls but tab, CR and LF; U+FFFE and U+FFFF. */
 function isForbiddenCode(c: number): boolean {
   return (c < SPACE && c !== TAB && c !== LF && c !== CR) || c === 0xfffe || c === 0xffff;
@@ -139,6 +171,8 @@ for (const table of [STOPS_TEXT, STOPS_VALUE]) {
 }
 STOPS_VALUE[DQUOTE] = 1;
 STOPS_VALUE[SQUOTE] = 1;
+// ">" in text may end a "]]>", which text must not hold.
+STOPS_TEXT[GT] = 1;
 
 const PREDEFINED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
@@ -147,19 +181,23 @@ const INTERNED = 4096;
 
 /**
  * The document is read once, left to right; `i` never moves back. The current line and the
- * offset where it starts are kept up to date as newlines go by, so a position costs nothing.
- * Only LF starts a line (a CRLF file counts like the LF one; a lone CR is a column).
+ * offset where it starts are kept up to date as line ends go by, so a position costs nothing.
+ * LF, CRLF and a lone CR each end a line, as XML 1.0 (section 2.11) reads them.
  *
- * What is checked: one root element, and nothing but whitespace, comments and processing
- * instructions around it; the XML declaration only at the very start; start tags (names,
- * whitespace between attributes, quoted values without "<", no attribute twice), matching end
- * tags; references (the five predefined entities and character references to legal characters,
- * nothing else: no DOCTYPE can declare more); comments, CDATA sections and processing
- * instructions closed; no forbidden control character anywhere. A <!DOCTYPE> is refused where it
- * stands (entity declarations could expand exponentially), and so is nesting deeper than
- * MAX_DEPTH. What is built: elements and attributes with positions, text with line ends
- * normalised (CRLF and CR to LF) and references decoded, CDATA kept apart (text split by
- * comments and processing instructions stays split: fast-xml-parser built the same tree before).
+ * What is checked is XML 1.0 (fifth edition) well-formedness for documents without a DOCTYPE:
+ * one root element, and nothing but whitespace, comments and processing instructions around it;
+ * the XML declaration only at the very start and in its grammar (version 1.x, then an optional
+ * encoding name, then an optional standalone yes|no, in that order); no other processing
+ * instruction named xml in any case; names by the Name production, characters beyond U+FFFF
+ * included; start tags (whitespace between attributes, quoted values without "<", no attribute
+ * twice), matching end tags; references (the five predefined entities and character references
+ * to legal characters, nothing else: no DOCTYPE can declare more); comments without "--", text
+ * without "]]>"; comments, CDATA sections and processing instructions closed; no forbidden
+ * character anywhere. A <!DOCTYPE> is refused where it stands (entity declarations could expand
+ * exponentially), and so is nesting deeper than MAX_DEPTH. What is built: elements and
+ * attributes with positions, text with line ends normalised (CRLF and CR to LF), attribute
+ * values normalised (tab and line ends to a space), references decoded, CDATA kept apart (text
+ * split by comments and processing instructions stays split).
  */
 class Parser {
   private i = 0;
@@ -261,7 +299,7 @@ class Parser {
     let i = this.i;
     for (; i < n; i++) {
       const c = s.charCodeAt(i);
-      if (c === LF) {
+      if (c === LF || (c === CR && s.charCodeAt(i + 1) !== LF)) {
         this.line++;
         this.lineStart = i + 1;
       } else if (c !== SPACE && c !== TAB && c !== CR) break;
@@ -351,7 +389,7 @@ class Parser {
       const before = i;
       for (; i < n; i++) {
         const c = s.charCodeAt(i);
-        if (c === LF) {
+        if (c === LF || (c === CR && s.charCodeAt(i + 1) !== LF)) {
           this.line++;
           this.lineStart = i + 1;
         } else if (c !== SPACE && c !== TAB && c !== CR) break;
@@ -381,7 +419,7 @@ class Parser {
         return element;
       }
       if (i === before) {
-        if (isNameCode(c)) throw this.malformed(`attributes of <${printable(name)}> must be separated by whitespace`, i);
+        if (nameCharAt(s, i, false) > 0) throw this.malformed(`attributes of <${printable(name)}> must be separated by whitespace`, i);
         throw this.malformed(`unexpected character in the start tag <${printable(name)}>`, i);
       }
       this.attribute(i, element, name);
@@ -399,7 +437,7 @@ class Parser {
     let i = start + name.length;
     for (; i < n; i++) {
       const c = s.charCodeAt(i);
-      if (c === LF) {
+      if (c === LF || (c === CR && s.charCodeAt(i + 1) !== LF)) {
         this.line++;
         this.lineStart = i + 1;
       } else if (c !== SPACE && c !== TAB && c !== CR) break;
@@ -411,7 +449,7 @@ class Parser {
     if (s.charCodeAt(i) !== EQUALS) throw this.malformed(`the attribute "${printable(name)}" on <${printable(element)}> has no value (write ${printable(name)}="...")`, start);
     for (i++; i < n; i++) {
       const c = s.charCodeAt(i);
-      if (c === LF) {
+      if (c === LF || (c === CR && s.charCodeAt(i + 1) !== LF)) {
         this.line++;
         this.lineStart = i + 1;
       } else if (c !== SPACE && c !== TAB && c !== CR) break;
@@ -445,14 +483,12 @@ class Parser {
       throw this.truncated(what);
     }
     const first = s.charCodeAt(start);
-    if (!isNameStartCode(first)) {
+    if (nameCharAt(s, start, true) === 0) {
       if (isForbiddenCode(first)) throw this.forbidden(start);
       if (s.charCodeAt(start - 1) === LT) throw this.malformed('"<" must start a tag (write &lt; for a literal "<")', start - 1);
       throw this.malformed(`${what}${element === undefined ? '' : ` in <${printable(element)}>`} is expected here`, start);
     }
-    let i = start + 1;
-    while (i < n && isNameCode(s.charCodeAt(i))) i++;
-    return this.intern(start, i);
+    return this.intern(start, nameEnd(s, start + (first >= 0xd800 && first <= 0xdbff ? 2 : 1), n));
   }
 
   /**
@@ -484,14 +520,14 @@ class Parser {
     const at = this.i;
     const name = this.doc.name(open);
     let i = at + 2;
-    if (!s.startsWith(name, i) || (i + name.length < n && isNameCode(s.charCodeAt(i + name.length)))) {
+    if (!s.startsWith(name, i) || (i + name.length < n && nameCharAt(s, i + name.length, false) > 0)) {
       // A file cut inside the end tag is truncated, not mismatched.
       if (n - i <= name.length && name.startsWith(s.slice(i))) {
         this.i = n;
         throw this.truncated(`the end tag of <${printable(name)}>`);
       }
       let end = i;
-      while (end < n && isNameCode(s.charCodeAt(end)) && end - i < 200) end++;
+      while (end < n && nameCharAt(s, end, false) > 0 && end - i < 200) end += nameCharAt(s, end, false);
       if (end < n && isForbiddenCode(s.charCodeAt(end))) throw this.forbidden(end);
       const found = s.slice(i, end);
       throw this.malformed(
@@ -503,7 +539,7 @@ class Parser {
     }
     for (i += name.length; i < n; i++) {
       const c = s.charCodeAt(i);
-      if (c === LF) {
+      if (c === LF || (c === CR && s.charCodeAt(i + 1) !== LF)) {
         this.line++;
         this.lineStart = i + 1;
       } else if (c !== SPACE && c !== TAB && c !== CR) break;
@@ -539,13 +575,17 @@ class Parser {
    * Character data from `i` up to `stop`: the next "<" for text, the closing quote for the value
    * of `attribute` (where a "<" is refused). Leaves `i` on the stop (or at the end of the file).
    * null when it is the source as is, else the text with references decoded and line ends
-   * normalised.
+   * normalised (XML 1.0 section 2.11: CRLF and a lone CR become LF); in an attribute value each
+   * literal tab, line feed and line end becomes one space (section 3.3.3: attributes are CDATA
+   * without a DTD), while a character reference such as &#10; keeps its character.
    */
   private characterData(stop: number, attribute: string | null): string | null {
     const s = this.s;
     const n = this.n;
-    const stops = stop === LT ? STOPS_TEXT : STOPS_VALUE;
-    let i = this.i;
+    const inText = stop === LT;
+    const stops = inText ? STOPS_TEXT : STOPS_VALUE;
+    const start = this.i;
+    let i = start;
     let segment = i;
     let out = '';
     let line = this.line;
@@ -556,7 +596,12 @@ class Parser {
       if (c === stop) break;
       if (c === LT) throw this.malformed(`"<" is not allowed in the value of the attribute "${printable(attribute!)}": write &lt; (or is a quote missing?)`, i);
       if (c === DQUOTE || c === SQUOTE) continue;
-      if (c === AMP) {
+      if (c === GT) {
+        // Only text stops here: "]]>" ends a CDATA section and may not stand in text (section 2.4).
+        if (i - 2 >= start && s.charCodeAt(i - 1) === RBRACKET && s.charCodeAt(i - 2) === RBRACKET) {
+          throw this.malformed('"]]>" is not allowed in text, as it ends a CDATA section: write ]]&gt;', i - 2);
+        }
+      } else if (c === AMP) {
         out += s.slice(segment, i) + this.reference(i);
         segment = this.refEnd;
         i = segment - 1;
@@ -564,15 +609,22 @@ class Parser {
       else if (c === LF) {
         line++;
         lineStart = i + 1;
-      } else if (c === CR) {
-        out += s.slice(segment, i) + '\n';
-        if (s.charCodeAt(i + 1) === LF) {
-          i++;
-          line++;
-          lineStart = i + 1;
+        if (!inText) {
+          out += s.slice(segment, i) + ' ';
+          segment = i + 1;
         }
+      } else if (c === CR) {
+        out += s.slice(segment, i) + (inText ? '\n' : ' ');
+        if (s.charCodeAt(i + 1) === LF) i++;
+        line++;
+        lineStart = i + 1;
         segment = i + 1;
-      } else if (c !== TAB) throw this.forbidden(i);
+      } else if (c === TAB) {
+        if (!inText) {
+          out += s.slice(segment, i) + ' ';
+          segment = i + 1;
+        }
+      } else throw this.forbidden(i);
     }
     this.line = line;
     this.lineStart = lineStart;
@@ -591,14 +643,16 @@ class Parser {
       if (hex) i++;
       const digits = i;
       let cp = 0;
-      for (; i < n && i - digits < 12; i++) {
+      for (; i < n; i++) {
         const c = s.charCodeAt(i);
         let d: number;
         if (c >= 0x30 && c <= 0x39) d = c - 0x30;
         else if (hex && c >= 0x61 && c <= 0x66) d = c - 0x57;
         else if (hex && c >= 0x41 && c <= 0x46) d = c - 0x37;
         else break;
-        cp = cp * (hex ? 16 : 10) + d;
+        // Leading zeros are allowed, so the digits are not counted; past the last code point
+        // the value only has to stay out of range.
+        if (cp <= 0x10ffff) cp = cp * (hex ? 16 : 10) + d;
       }
       if (i === digits || s.charCodeAt(i) !== SEMICOLON) {
         throw this.malformed(`a character reference must be &#DIGITS; or &#xHEX; (write &amp; for a literal "&")`, amp);
@@ -657,18 +711,30 @@ class Parser {
     const n = this.n;
     let line = this.line;
     let lineStart = this.lineStart;
-    // "--" inside a comment is not XML, but fast-xml-parser let it pass and configurations have it ("--option").
     for (let i = this.i + 4; i < n; i++) {
       const c = s.charCodeAt(i);
       if (c === HYPHEN) {
-        if (s.charCodeAt(i + 1) === HYPHEN && s.charCodeAt(i + 2) === GT) {
-          this.line = line;
-          this.lineStart = lineStart;
-          this.i = i + 3;
-          return;
+        if (s.charCodeAt(i + 1) === HYPHEN) {
+          if (s.charCodeAt(i + 2) === GT) {
+            this.line = line;
+            this.lineStart = lineStart;
+            this.i = i + 3;
+            return;
+          }
+          if (i + 2 < n) {
+            // XML 1.0 section 2.5: a comment may not hold "--", nor end with "--->".
+            this.line = line;
+            this.lineStart = lineStart;
+            throw this.malformed(
+              s.charCodeAt(i + 2) === HYPHEN && s.charCodeAt(i + 3) === GT
+                ? 'a comment may not end with "--->": remove the third "-"'
+                : '"--" is not allowed inside a comment <!-- -->: write it another way (such as "- -"), or end the comment with -->',
+              i,
+            );
+          }
         }
       } else if (c < SPACE) {
-        if (c === LF) {
+        if (c === LF || (c === CR && s.charCodeAt(i + 1) !== LF)) {
           line++;
           lineStart = i + 1;
         } else if (c !== TAB && c !== CR) throw this.forbidden(i);
@@ -704,11 +770,9 @@ class Parser {
           lineStart = i + 1;
         } else if (c === CR) {
           out += s.slice(segment, i) + '\n';
-          if (s.charCodeAt(i + 1) === LF) {
-            i++;
-            line++;
-            lineStart = i + 1;
-          }
+          if (s.charCodeAt(i + 1) === LF) i++;
+          line++;
+          lineStart = i + 1;
           segment = i + 1;
         } else if (c !== TAB) throw this.forbidden(i);
       } else if (c >= 0xfffe) throw this.forbidden(i);
@@ -732,10 +796,14 @@ class Parser {
     if (i < n && c !== SPACE && c !== TAB && c !== LF && c !== CR && !(c === QUESTION && s.charCodeAt(i + 1) === GT)) {
       throw this.malformed(`the processing instruction <?${printable(target)} must be followed by a space or "?>"`, i);
     }
-    if (target.toLowerCase() === 'xml') {
+    if (target === 'xml') {
       if (!atStart) throw this.malformed('the XML declaration <?xml ...?> is allowed only at the very start of the file', open);
       this.declaration(i);
       return;
+    }
+    if (target.length === 3 && target.toLowerCase() === 'xml') {
+      // Production [17]: "xml" in any case is reserved, and the declaration is written in lower case.
+      throw this.malformed(`<?${printable(target)} is not allowed: the XML declaration is written <?xml in lower case, and no other processing instruction may be named xml`, open);
     }
     let line = this.line;
     let lineStart = this.lineStart;
@@ -749,7 +817,7 @@ class Parser {
           return;
         }
       } else if (ch < SPACE) {
-        if (ch === LF) {
+        if (ch === LF || (ch === CR && s.charCodeAt(i + 1) !== LF)) {
           line++;
           lineStart = i + 1;
         } else if (ch !== TAB && ch !== CR) throw this.forbidden(i);
@@ -759,50 +827,97 @@ class Parser {
     throw this.truncated(`the processing instruction <?${printable(target)} (it needs ?>)`);
   }
 
-  /** The XML declaration's pseudo-attributes from `i` (after "<?xml") to "?>": name="value", each after whitespace. */
+  /**
+   * The XML declaration from `i` (after "<?xml") to "?>", as production [23] has it:
+   * version="1.x", then optionally encoding="NAME", then optionally standalone="yes|no", in this
+   * order, each after whitespace (line ends included), with "=" between optional whitespace.
+   */
   private declaration(i: number): void {
     const s = this.s;
     const n = this.n;
-    const shape = 'the XML declaration must look like <?xml version="1.0" encoding="UTF-8"?>';
+    const example = '<?xml version="1.0" encoding="UTF-8"?>';
+    let next = 0;
     for (;;) {
       const before = i;
-      for (; i < n; i++) {
-        const c = s.charCodeAt(i);
-        if (c === LF) {
-          this.line++;
-          this.lineStart = i + 1;
-        } else if (c !== SPACE && c !== TAB && c !== CR) break;
-      }
+      i = this.declarationSpace(i);
       if (i >= n) {
         this.i = n;
         throw this.truncated('the XML declaration <?xml (it needs ?>)');
       }
       if (s.charCodeAt(i) === QUESTION && s.charCodeAt(i + 1) === GT) {
+        if (next === 0) throw this.malformed(`the XML declaration needs a version: write ${example}`, i);
         this.i = i + 2;
         return;
       }
-      if (i === before || !isNameStartCode(s.charCodeAt(i))) throw this.malformed(shape, i);
-      while (i < n && isNameCode(s.charCodeAt(i))) i++;
-      while (i < n && (s.charCodeAt(i) === SPACE || s.charCodeAt(i) === TAB)) i++;
-      if (s.charCodeAt(i) !== EQUALS) throw this.malformed(shape, i);
-      i++;
-      while (i < n && (s.charCodeAt(i) === SPACE || s.charCodeAt(i) === TAB)) i++;
-      const quote = s.charCodeAt(i);
-      if (quote !== DQUOTE && quote !== SQUOTE) throw this.malformed(shape, i);
-      for (i++; i < n; i++) {
-        const c = s.charCodeAt(i);
-        if (c === quote) break;
-        if (isForbiddenCode(c)) throw this.forbidden(i);
-        if (c === LF || c === LT || c === GT) throw this.malformed(shape, i);
+      const end = nameEnd(s, i, n);
+      if (end === i) throw this.malformed(`the XML declaration must look like ${example}`, i);
+      if (i === before) throw this.malformed('the parts of the XML declaration must be separated by whitespace', i);
+      const name = s.slice(i, end);
+      const k = DECLARATION_NAMES.indexOf(name);
+      if (k < 0) {
+        const lower = DECLARATION_NAMES.indexOf(name.toLowerCase());
+        throw this.malformed(
+          lower >= 0
+            ? `write "${DECLARATION_NAMES[lower]}" in lower case in the XML declaration`
+            : `the XML declaration takes only version, encoding and standalone, not "${printable(name)}"`,
+          i,
+        );
       }
-      if (i >= n) {
+      if (k < next) {
+        throw this.malformed(
+          k === next - 1
+            ? `"${name}" appears twice in the XML declaration`
+            : `in the XML declaration ${name} comes before ${DECLARATION_NAMES[next - 1]}: the order is version, encoding, standalone`,
+          i,
+        );
+      }
+      if (next === 0 && k !== 0) throw this.malformed(`the XML declaration must start with the version: write ${example}`, i);
+      i = this.declarationSpace(end);
+      if (s.charCodeAt(i) !== EQUALS) throw this.malformed(`"${name}" in the XML declaration needs a value: ${name}="..."`, i);
+      i = this.declarationSpace(i + 1);
+      const quote = s.charCodeAt(i);
+      if (quote !== DQUOTE && quote !== SQUOTE) throw this.malformed(`the value of "${name}" in the XML declaration must be in quotes`, i);
+      const valueStart = i + 1;
+      let valueEnd = valueStart;
+      while (valueEnd < n && s.charCodeAt(valueEnd) !== quote && s.charCodeAt(valueEnd) !== GT) valueEnd++;
+      if (valueEnd >= n) {
         this.i = n;
         throw this.truncated('the XML declaration <?xml (it needs ?>)');
       }
-      i++;
+      const value = s.slice(valueStart, valueEnd);
+      if (s.charCodeAt(valueEnd) !== quote || !DECLARATION_VALUES[k]!.test(value)) {
+        throw this.malformed(
+          k === 0
+            ? `the version "${printable(value)}" is not XML 1.0: write version="1.0"`
+            : k === 1
+              ? `"${printable(value)}" is not an encoding name: write encoding="UTF-8" (a letter, then letters, digits, ".", "_" or "-")`
+              : `standalone must be "yes" or "no", not "${printable(value)}"`,
+          valueStart,
+        );
+      }
+      next = k + 1;
+      i = valueEnd + 1;
     }
   }
+
+  /** Whitespace of the XML declaration from `i` on, line ends counted: the offset after it. */
+  private declarationSpace(i: number): number {
+    const s = this.s;
+    const n = this.n;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === LF || (c === CR && s.charCodeAt(i + 1) !== LF)) {
+        this.line++;
+        this.lineStart = i + 1;
+      } else if (c !== SPACE && c !== TAB && c !== CR) break;
+    }
+    return i;
+  }
 }
+
+/** The XML declaration's pseudo-attributes, in their order, and their values (productions [26], [81], [32]). */
+const DECLARATION_NAMES = ['version', 'encoding', 'standalone'];
+const DECLARATION_VALUES = [/^1\.[0-9]+$/, /^[A-Za-z][A-Za-z0-9._-]*$/, /^(?:yes|no)$/];
 
 /** Whether `s` holds `text` at `start` (a loop: startsWith with a position is a slow call for a name of a few characters). */
 function sameText(text: string, s: string, start: number): boolean {
@@ -828,22 +943,42 @@ export type XmlDecodeResult =
 /**
  * The text of an XML file's bytes, as XML 1.0 reads them: UTF-16 by its byte order mark, the
  * encoding named by the `<?xml ... encoding="..."?>` declaration, else UTF-8, strictly. Decoding
- * invalid UTF-8 leniently would turn a Latin-1 file's "é" into U+FFFD and serve it silently.
+ * invalid UTF-8 leniently would turn a Latin-1 file's "é" into U+FFFD and serve it silently; the
+ * same holds for UTF-16 with a lone surrogate. A declaration that contradicts the byte order mark
+ * (UTF-16 bytes declared UTF-8, a UTF-8 mark on a file declared Latin-1) is refused, as is UTF-16
+ * declared without its mark (section 4.3.3).
  */
 export function decodeXml(bytes: Uint8Array): XmlDecodeResult {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return { ok: true, text: new TextDecoder('utf-16le').decode(bytes) };
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return { ok: true, text: new TextDecoder('utf-16be').decode(bytes) };
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
+    const form = bytes[0] === 0xff ? 'utf-16le' : 'utf-16be';
+    let text: string;
+    try {
+      text = new TextDecoder(form, { fatal: true }).decode(bytes);
+    } catch {
+      return { ok: false, code: 'xml-encoding', message: `the file is not valid UTF-16 (it has a byte order mark, then an unpaired surrogate or an odd number of bytes): save it again as UTF-8 or UTF-16`, ...firstInvalidUtf16(bytes, form) };
+    }
+    const declared = declaredEncoding(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    if (declared !== null && declared.label !== 'utf-16' && declared.label !== form) {
+      return { ok: false, code: 'xml-encoding', message: `the file is UTF-16 (by its byte order mark) but its XML declaration names "${declared.name}": write encoding="UTF-16", or save the file as ${declared.name}`, line: 1, column: declared.column };
+    }
+    return { ok: true, text };
+  }
+  const utf8Mark = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
   // The declaration is ASCII in every encoding that TextDecoder knows apart from UTF-16.
-  const head = new TextDecoder('latin1').decode(bytes.subarray(0, 256));
-  const declared = /^(?:\u00ef\u00bb\u00bf)?<\?xml\s[^>]*?\bencoding\s*=\s*["']([^"']*)["']/.exec(head);
-  const label = declared?.[1]?.trim().toLowerCase();
-  if (label !== undefined && label !== 'utf-8' && label !== 'utf8') {
+  const head = new TextDecoder('latin1').decode(bytes.subarray(utf8Mark ? 3 : 0, 256));
+  const declared = declaredEncoding(head);
+  if (declared !== null && declared.label !== 'utf-8' && declared.label !== 'utf8') {
+    if (utf8Mark) {
+      return { ok: false, code: 'xml-encoding', message: `the file starts with a UTF-8 byte order mark but its XML declaration names "${declared.name}": write encoding="UTF-8", or save the file as ${declared.name} without the mark`, line: 1, column: declared.column };
+    }
+    if (declared.label === 'utf-16' || declared.label === 'utf-16le' || declared.label === 'utf-16be') {
+      return { ok: false, code: 'xml-encoding', message: `the XML declaration names "${declared.name}", but the file has no UTF-16 byte order mark and reads as ASCII: write encoding="UTF-8", or save the file as UTF-16 with its mark`, line: 1, column: declared.column };
+    }
     let decoder: TextDecoder;
     try {
-      decoder = new TextDecoder(label);
+      decoder = new TextDecoder(declared.label);
     } catch {
-      const column = declared!.index + declared![0].lastIndexOf(declared![1]!) + 1;
-      return { ok: false, code: 'xml-encoding', message: `the encoding "${declared![1]}" named in the XML declaration is not supported: save the file as UTF-8`, line: 1, column };
+      return { ok: false, code: 'xml-encoding', message: `the encoding "${declared.name}" named in the XML declaration is not supported: save the file as UTF-8`, line: 1, column: declared.column };
     }
     return { ok: true, text: decoder.decode(bytes) };
   }
@@ -852,17 +987,43 @@ export function decodeXml(bytes: Uint8Array): XmlDecodeResult {
   } catch {
     const offset = firstInvalidUtf8(bytes);
     const before = new TextDecoder('utf-8').decode(bytes.subarray(0, offset));
-    const lineStart = before.lastIndexOf('\n') + 1;
-    const line = (before.match(/\n/g)?.length ?? 0) + 1;
+    const at = new LineIndex(before).at(before.length);
     const byte = (bytes[offset] ?? 0).toString(16).toUpperCase().padStart(2, '0');
     return {
       ok: false,
       code: 'xml-encoding',
       message: `the file is not valid UTF-8 (byte 0x${byte}): save it as UTF-8, or name its encoding in <?xml version="1.0" encoding="..."?>`,
-      line,
-      column: before.length - lineStart + 1,
+      line: at.line,
+      column: at.column,
     };
   }
+}
+
+/** The encoding an XML declaration at the start of `text` names: as written, lower-cased for TextDecoder, and its 1-based column. */
+function declaredEncoding(text: string): { name: string; label: string; column: number } | null {
+  const m = /^<\?xml[ \t\r\n][^>]*?\bencoding[ \t\r\n]*=[ \t\r\n]*["']([^"']*)["']/.exec(text);
+  if (m === null) return null;
+  const name = m[1]!;
+  // On line 1 for every declaration written on one line; a declaration over several lines is rare.
+  return { name, label: name.trim().toLowerCase(), column: m[0].length - name.length };
+}
+
+/** Where UTF-16 decoding fails: the first unpaired surrogate, or the odd last byte. */
+function firstInvalidUtf16(bytes: Uint8Array, form: 'utf-16le' | 'utf-16be'): { line: number; column: number } {
+  const units = Math.floor(bytes.length / 2);
+  let text = '';
+  let k = 1;
+  for (; k < units; k++) {
+    const unit = form === 'utf-16le' ? bytes[2 * k]! | (bytes[2 * k + 1]! << 8) : (bytes[2 * k]! << 8) | bytes[2 * k + 1]!;
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = k + 1 < units ? (form === 'utf-16le' ? bytes[2 * k + 2]! | (bytes[2 * k + 3]! << 8) : (bytes[2 * k + 2]! << 8) | bytes[2 * k + 3]!) : -1;
+      if (next < 0xdc00 || next > 0xdfff) break;
+      text += String.fromCharCode(unit, next);
+      k++;
+    } else if (unit >= 0xdc00 && unit <= 0xdfff) break;
+    else text += String.fromCharCode(unit);
+  }
+  return new LineIndex(text).at(text.length);
 }
 
 /** Offset of the first byte that does not start or continue a well-formed UTF-8 sequence. */

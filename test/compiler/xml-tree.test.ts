@@ -33,10 +33,21 @@ describe('XmlDocument views', () => {
     expect(textOf(r.elements[1]!)).toBe('in c');
   });
 
-  it('normalises line ends in text and attribute values', () => {
-    const r = root('<a v="1\r\n2\r3">x\r\ny\rz</a>');
-    expect(r.attributes[0]!.value).toBe('1\n2\n3');
-    expect(textOf(r)).toBe('x\ny\nz');
+  it('normalises line ends in text, and tabs and line ends in attribute values to spaces (XML 1.0 3.3.3)', () => {
+    const r = root('<a v="1\r\n2\r3\n4\t5" w="&#10;&#9;&#13;" x="a\r\n\r\nb">x\r\ny\rz\tw</a>');
+    expect(r.attributes.map((a) => a.value)).toEqual(['1 2 3 4 5', '\n\t\r', 'a  b']);
+    expect(textOf(r)).toBe('x\ny\nz\tw');
+  });
+
+  it('counts LF, CRLF and a lone CR each as one line end in positions', () => {
+    for (const eol of ['\n', '\r\n', '\r']) {
+      const r = root(`<a>${eol}<b${eol}  c="1"/>${eol}<![CDATA[x${eol}y]]><d/>${eol}</a>`);
+      expect(r.elements.map((e) => [e.name, e.line, e.column])).toEqual([
+        ['b', 2, 1],
+        ['d', 5, 5],
+      ]);
+      expect(r.elements[0]!.attributes[0]!.position).toMatchObject({ line: 3, column: 3 });
+    }
   });
 
   it('makes new views on each read, equal in content', () => {

@@ -22,34 +22,21 @@ export function formatDiagnosticsText(diagnostics: readonly Diagnostic[], option
   const chalk = new Chalk({ level: options.color ? 1 : 0 });
   // Diagnostics come sorted by file and line, so each file's text is walked forward from line to
   // line instead of being split into an array of all its lines, which costs a large file dearly
-  // (docs/performance.md, "Printing diagnostics"). Lines end at LF, a CR before it is not part of
-  // the line (as split(/\r?\n/) had it).
-  const sources = new Map<string, { text: string; line: number; start: number } | null>();
+  // (docs/performance.md, "Printing diagnostics"). Lines end as the parser counts them: at LF,
+  // CRLF or a lone CR (XML 1.0 section 2.11); the line end is not part of the line.
+  const sources = new Map<string, Source | null>();
   const lineOf = (file: string, line: number): string | undefined => {
     let source = sources.get(file);
     if (source === undefined) {
       try {
-        source = { text: readFileSync(file, 'utf8'), line: 1, start: 0 };
+        source = new Source(readFileSync(file, 'utf8'));
       } catch {
         source = null;
       }
       sources.set(file, source);
     }
     if (source === null || line < 1) return undefined;
-    const text = source.text;
-    if (line < source.line) {
-      source.line = 1;
-      source.start = 0;
-    }
-    while (source.line < line) {
-      const lf = text.indexOf('\n', source.start);
-      if (lf < 0) return undefined;
-      source.line++;
-      source.start = lf + 1;
-    }
-    const lf = text.indexOf('\n', source.start);
-    if (lf < 0) return text.slice(source.start);
-    return text.slice(source.start, lf > source.start && text.charCodeAt(lf - 1) === 13 ? lf - 1 : lf);
+    return source.line(line);
   };
   let out = '';
   for (const d of diagnostics) {
@@ -64,6 +51,43 @@ export function formatDiagnosticsText(diagnostics: readonly Diagnostic[], option
     }
   }
   return out;
+}
+
+/** A file's text, read line by line forward (back to the start only when asked for an earlier line). */
+class Source {
+  private current = 1;
+  private start = 0;
+  /** The next CR at or after `start`, or -1 when there is none left: most files have none, and are not searched again. */
+  private nextCr: number;
+
+  constructor(private readonly text: string) {
+    this.nextCr = text.indexOf('\r');
+  }
+
+  /** The end of the line starting at `from` (its line end excluded), and where the next line starts. */
+  private endOf(from: number): { end: number; next: number } {
+    const text = this.text;
+    if (this.nextCr !== -1 && this.nextCr < from) this.nextCr = text.indexOf('\r', from);
+    const lf = text.indexOf('\n', from);
+    const cr = this.nextCr;
+    if (cr !== -1 && (lf === -1 || cr < lf)) return { end: cr, next: text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1 };
+    return lf === -1 ? { end: text.length, next: -1 } : { end: lf, next: lf + 1 };
+  }
+
+  line(line: number): string | undefined {
+    if (line < this.current) {
+      this.current = 1;
+      this.start = 0;
+      this.nextCr = this.text.indexOf('\r');
+    }
+    while (this.current < line) {
+      const { next } = this.endOf(this.start);
+      if (next === -1) return undefined;
+      this.current++;
+      this.start = next;
+    }
+    return this.text.slice(this.start, this.endOf(this.start).end);
+  }
 }
 
 /** The diagnostics, a blank line when there are any, and the summary. */
