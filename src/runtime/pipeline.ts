@@ -4,7 +4,7 @@
 
 import type { Application, Endpoint } from '../compiler/ast.js';
 import type { ExpansionScope } from '../template/expand.js';
-import type { Upload } from '../upload.js';
+import type { RequestUploads } from '../upload.js';
 import { openStatic, requestUpstream, type ActionContext } from './actions.js';
 import {
   decideAction,
@@ -42,7 +42,8 @@ export interface PipelineContext extends ActionContext {
 export interface EndpointRequest {
   readonly endpoint: Endpoint;
   readonly raw: RawParameters;
-  readonly uploads: readonly Upload[];
+  /** Held by the task engine while the request's tasks run. */
+  readonly uploads: RequestUploads;
   readonly info: RequestInfo;
 }
 

@@ -6,7 +6,7 @@ import type { Endpoint } from '../compiler/ast.js';
 import type { TaskOptions, TaskRequest, TaskServices } from '../tasks/kind.js';
 import type { TaskKinds } from '../tasks/registry.js';
 import type { ExpansionScope } from '../template/expand.js';
-import type { Upload } from '../upload.js';
+import type { RequestUploads } from '../upload.js';
 import type { RuntimeObserver } from './observer.js';
 import { scheduleTasks, type TaskReport, type TaskRun, type TaskStep } from './scheduler.js';
 
@@ -16,7 +16,8 @@ export interface TaskRunRequest {
   readonly endpoint: Endpoint;
   /** Parameters, system values and env of the request. */
   readonly scope: ExpansionScope;
-  readonly uploads: readonly Upload[];
+  /** Held from the start of the run until every started task has finished. */
+  readonly uploads: RequestUploads;
   readonly requestId: string;
 }
 
@@ -35,8 +36,23 @@ export class TaskEngine {
 
   start(request: TaskRunRequest): TaskRun {
     const { endpoint } = request;
-    const taskRequest: TaskRequest = { separator: endpoint.separator, uploads: request.uploads, application: this.options.application };
+    const taskRequest: TaskRequest = { separator: endpoint.separator, uploads: request.uploads.files, application: this.options.application };
     const steps = new Map<string, TaskStep>();
+    const release = request.uploads.hold();
+    let run: TaskRun;
+    try {
+      run = this.schedule(request, taskRequest, steps);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    // Background runs and runs that outlive a failed request included: the files go when nothing can read them any more.
+    void run.settled.then(release);
+    return run;
+  }
+
+  private schedule(request: TaskRunRequest, taskRequest: TaskRequest, steps: Map<string, TaskStep>): TaskRun {
+    const { endpoint } = request;
     return scheduleTasks({
       tasks: endpoint.tasks,
       graph: endpoint.taskGraph,

@@ -4,23 +4,25 @@
 
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import type { Upload } from '../upload.js';
+import { RequestUploads, type Upload } from '../upload.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 
 export const MAX_UPLOADS = 20;
 
-export type BodyResult = { readonly ok: true; readonly uploads: readonly Upload[] } | { readonly ok: false; readonly status: number; readonly detail: string };
+export type BodyResult = { readonly ok: true; readonly uploads: RequestUploads } | { readonly ok: false; readonly status: number; readonly detail: string };
 
-const NO_UPLOADS: readonly Upload[] = [];
-const OK: BodyResult = { ok: true, uploads: NO_UPLOADS };
+const OK: BodyResult = { ok: true, uploads: RequestUploads.NONE };
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function tooLarge(max: number): BodyResult {
   return { ok: false, status: 413, detail: `the request body is larger than the limit of ${max} bytes` };
 }
 
-/** Adds the body's parameters to `into`. */
-export function readBody(request: IncomingMessage, into: ValueMap, maxBytes: number): Promise<BodyResult> | BodyResult {
+/**
+ * Adds the body's parameters to `into`; `keepUploads`: whether a task of the endpoint may use
+ * uploaded files, else they are dropped as they arrive.
+ */
+export function readBody(request: IncomingMessage, into: ValueMap, maxBytes: number, keepUploads: boolean): Promise<BodyResult> | BodyResult {
   const headers = request.headers;
   const length = headers['content-length'];
   const chunked = headers['transfer-encoding'] !== undefined;
@@ -42,7 +44,7 @@ export function readBody(request: IncomingMessage, into: ValueMap, maxBytes: num
     case 'application/json':
       return collect(request, maxBytes).then((body) => (body.ok ? readJson(body.bytes, into) : body));
     case 'multipart/form-data':
-      return readMultipart(request, into, maxBytes);
+      return readMultipart(request, into, maxBytes, keepUploads);
     default:
       return {
         ok: false,
@@ -142,7 +144,7 @@ function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : typeof value;
 }
 
-function readMultipart(request: IncomingMessage, into: ValueMap, maxBytes: number): Promise<BodyResult> {
+function readMultipart(request: IncomingMessage, into: ValueMap, maxBytes: number, keepUploads: boolean): Promise<BodyResult> {
   return new Promise((resolve) => {
     let parser: busboy.Busboy;
     try {
@@ -177,6 +179,11 @@ function readMultipart(request: IncomingMessage, into: ValueMap, maxBytes: numbe
       else list.push(value);
     });
     parser.on('file', (fieldName, stream, info) => {
+      if (!keepUploads) {
+        // No task of the endpoint reads uploads: nothing is kept of the file.
+        stream.resume();
+        return;
+      }
       const chunks: Buffer[] = [];
       let fileSize = 0;
       stream.on('data', (chunk: Buffer) => {
@@ -186,17 +193,13 @@ function readMultipart(request: IncomingMessage, into: ValueMap, maxBytes: numbe
       stream.on('end', () => {
         // A browser sends an empty file input as a nameless, empty part: nothing was uploaded.
         if (info.filename === undefined && fileSize === 0) return;
-        uploads.push({
-          fieldName,
-          filename: info.filename ?? fieldName,
-          contentType: info.mimeType,
-          content: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, fileSize),
-        });
+        const content = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, fileSize);
+        uploads.push({ fieldName, filename: info.filename ?? fieldName, contentType: info.mimeType, size: fileSize, source: { kind: 'buffer', content } });
       });
     });
     parser.on('filesLimit', () => finish({ ok: false, status: 413, detail: `more than ${MAX_UPLOADS} files were uploaded in one request` }));
     parser.on('error', (error: Error) => finish({ ok: false, status: 400, detail: `malformed multipart body: ${error.message}` }));
-    parser.on('close', () => finish({ ok: true, uploads }));
+    parser.on('close', () => finish({ ok: true, uploads: uploads.length === 0 ? RequestUploads.NONE : new RequestUploads(uploads, () => {}) }));
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {

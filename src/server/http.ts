@@ -10,7 +10,7 @@ import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pi
 import { discardResponse, type RuntimeResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 import { describeError } from '../errors.js';
-import type { Upload } from '../upload.js';
+import { RequestUploads } from '../upload.js';
 import { readBody } from './body.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
@@ -31,7 +31,7 @@ const ENDPOINT_ALLOW = 'GET, POST';
 /** How long, and how much, of a refused body is discarded before the connection is cut. */
 const LINGER_MS = 5000;
 const LINGER_MIN_BYTES = 16 * 1024 * 1024;
-const NO_UPLOADS: readonly Upload[] = [];
+const NO_UPLOADS = RequestUploads.NONE;
 const HEALTHY = '{"status":"ok"}';
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
 const SAFE_HOST = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
@@ -249,9 +249,16 @@ export class HttpService {
     raw: ValueMap,
     requestId: string,
   ): Promise<void> {
-    const body = await readBody(request, raw, this.settings.maxBodyBytes);
+    const body = await readBody(request, raw, this.settings.maxBodyBytes, application.keepsUploads(endpoint));
     if (!body.ok) return this.refuse(request, response, body.status, body.detail, requestId);
-    const result = await runRequest(application, { endpoint, raw, uploads: body.uploads, info: this.requestInfo(request, requestId) });
+    // Until the request is decided; its tasks hold the uploads for as long as they run.
+    const release = body.uploads.hold();
+    let result: PipelineResult;
+    try {
+      result = await runRequest(application, { endpoint, raw, uploads: body.uploads, info: this.requestInfo(request, requestId) });
+    } finally {
+      release();
+    }
     return this.answer(response, result, requestId);
   }
 
