@@ -1,7 +1,9 @@
 // Files uploaded with a multipart request, as the tasks see them. Only endpoints with a task that
-// reads uploads keep them at all (runtime/loaded.ts); the others drop them as they arrive.
+// reads uploads keep them at all (runtime/loaded.ts); a small file stays in memory, a larger one
+// is streamed to a temporary file while it arrives (server/spool.ts) and read from there when it
+// is used, so a request's uploads cost little memory however long its tasks take.
 
-/** Where an upload's bytes are. */
+/** Where an upload's bytes are: in memory (a small file) or in a temporary file. */
 export type UploadSource = { readonly kind: 'buffer'; readonly content: Buffer } | { readonly kind: 'file'; readonly path: string };
 
 /** A file uploaded with a multipart request. */
@@ -18,11 +20,12 @@ const NO_FILES: readonly Upload[] = [];
 const NOTHING_TO_RELEASE = (): void => {};
 
 /**
- * The uploads one request kept for its tasks, and what keeps them. Whoever still needs them
- * after the request's handler is done takes a hold (the task engine, for as long as the
- * request's tasks run; background runs included); when the last hold is released, `onReleased`
- * lets go of what keeps them. A future queue that seals uploads into its job takes a hold, makes
- * its own copy, and releases the hold: the request's uploads never outlive the request's own holds.
+ * The uploads one request kept for its tasks, and what keeps them: temporary files. Whoever
+ * still needs them after the request's handler is done takes a hold (the task engine, for as
+ * long as the request's tasks run; background runs included); when the last hold is released,
+ * `onReleased` removes the files. A future queue that seals uploads into its job takes a hold,
+ * makes its own copy, and releases the hold: the request's files never outlive the request's
+ * own holds.
  */
 export class RequestUploads {
   /** A request without a body, or whose body left nothing to keep. */

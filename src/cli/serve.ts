@@ -2,7 +2,7 @@
 // any error) and starts the serving process, or the primary of --workers processes.
 
 import cluster from 'node:cluster';
-import { existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
@@ -24,6 +24,7 @@ interface ServeFlags {
   workers?: number;
   smtpUrl?: string;
   maxBodySize: number;
+  uploadDir?: string;
   requestTimeout: number;
   shutdownTimeout: number;
   logFormat?: LogFormat;
@@ -94,6 +95,7 @@ export function registerServe(program: Command, returning: Returning): void {
         .argParser(size)
         .default(size(DEFAULT_MAX_BODY_SIZE), DEFAULT_MAX_BODY_SIZE),
     )
+    .option('--upload-dir <folder>', 'an existing folder for temporary upload files; each process makes its own private folder in it (default: the system temporary folder)')
     .addOption(
       new Option('--request-timeout <duration>', 'longest time to answer a request, with a unit such as 500ms, 10s or 2m')
         .argParser(duration)
@@ -209,6 +211,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
   }
   // Checked now, with the parser Email tasks use: a malformed URL would otherwise only show as a
   // 502 on every request that sends mail. The value is not echoed: it may hold a password.
+  if (flags.uploadDir !== undefined) checkUploadDir(flags.uploadDir, usage);
   const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
   const smtpUrl = flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined);
   if (smtpUrl !== undefined) {
@@ -226,6 +229,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     workers: flags.workers ?? availableParallelism(),
     smtpUrl,
     maxBodyBytes: flags.maxBodySize,
+    uploadDir: flags.uploadDir ?? null,
     requestTimeoutMs: flags.requestTimeout,
     shutdownTimeoutMs: flags.shutdownTimeout,
     logFormat: flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'),
@@ -233,6 +237,22 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     watch: flags.watch === true,
     allowedTaskHosts,
   };
+}
+
+/** --upload-dir must be a folder this process can write in; it is not created, so a typo does not make one. */
+function checkUploadDir(folder: string, usage: (message: string) => never): void {
+  let stat;
+  try {
+    stat = statSync(folder);
+  } catch {
+    return usage(`--upload-dir "${folder}" does not exist; create it first`);
+  }
+  if (!stat.isDirectory()) usage(`--upload-dir "${folder}" is a file, not a folder`);
+  try {
+    accessSync(folder, constants.W_OK | constants.X_OK);
+  } catch {
+    usage(`--upload-dir "${folder}" is not writable by this user`);
+  }
 }
 
 /** validate's text format: the diagnostics, then the summary line. */

@@ -11,7 +11,7 @@ import { discardResponse, type RuntimeResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 import { describeError } from '../errors.js';
 import { RequestUploads } from '../upload.js';
-import { readBody } from './body.js';
+import { readBody, type BodyIntake } from './body.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -70,6 +70,7 @@ export class HttpService {
     private readonly settings: ServeSettings,
     private readonly logger: Logger,
     private readonly metrics: ServiceMetrics,
+    private readonly bodies: BodyIntake,
   ) {
     this.prefix = settings.basePath + '/';
     this.server = createServer<typeof IncomingMessage, typeof TrackedResponse>(
@@ -249,7 +250,7 @@ export class HttpService {
     raw: ValueMap,
     requestId: string,
   ): Promise<void> {
-    const body = await readBody(request, raw, this.settings.maxBodyBytes, application.keepsUploads(endpoint));
+    const body = await readBody(request, raw, this.bodies, application.keepsUploads(endpoint));
     if (!body.ok) return this.refuse(request, response, body.status, body.detail, requestId);
     // Until the request is decided; its tasks hold the uploads for as long as they run.
     const release = body.uploads.hold();

@@ -16,6 +16,8 @@ export interface ServeSettings {
   readonly workers: number;
   readonly smtpUrl: string | undefined;
   readonly maxBodyBytes: number;
+  /** --upload-dir: where each process makes its folder of temporary upload files; null: the system's temporary folder. */
+  readonly uploadDir: string | null;
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly logFormat: LogFormat;

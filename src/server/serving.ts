@@ -12,6 +12,7 @@ import { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
+import { UploadSpool } from './spool.js';
 import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 
@@ -64,7 +65,8 @@ export function serve(options: ServingOptions): void {
   const state: HttpServerState = { current: load(options.application), shuttingDown: false };
   /** Applications replaced by a reload whose task runs may still be going. */
   const retired = new Set<LoadedApplication>();
-  const service = new HttpService(state, settings, logger, metrics);
+  const bodies = openBodyIntake(settings, logger, metrics);
+  const service = new HttpService(state, settings, logger, metrics, bodies);
   const server = service.server;
   // Open connections, for the shutdown (see there).
   const sockets = new Set<Socket>();
@@ -162,6 +164,25 @@ export function serve(options: ServingOptions): void {
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   });
+}
+
+/**
+ * This process's folder of temporary uploads, whose leftovers of ended processes are removed
+ * first. The folder goes when the process exits, however it exits short of SIGKILL (whose
+ * leftovers the next start removes).
+ */
+function openBodyIntake(settings: ServeSettings, logger: Logger, metrics: ServiceMetrics) {
+  let spool: UploadSpool;
+  try {
+    spool = UploadSpool.open(settings.uploadDir);
+  } catch (error) {
+    process.stderr.write(`endpoint-service: cannot make a folder for temporary uploads: ${describeError(error)}\n`);
+    process.exit(1);
+  }
+  process.once('exit', () => spool.close());
+  if (spool.sweptLeftovers > 0) logger.log('info', 'removed temporary uploads left by processes that ended', { folders: spool.sweptLeftovers });
+  metrics.watchUploads(spool);
+  return { maxBytes: settings.maxBodyBytes, spool };
 }
 
 /** A second Ctrl-C: the person at the terminal does not want to wait for the graceful end. */
