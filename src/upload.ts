@@ -20,12 +20,12 @@ const NO_FILES: readonly Upload[] = [];
 const NOTHING_TO_RELEASE = (): void => {};
 
 /**
- * The uploads one request kept for its tasks, and what keeps them: temporary files. Whoever
- * still needs them after the request's handler is done takes a hold (the task engine, for as
- * long as the request's tasks run; background runs included); when the last hold is released,
- * `onReleased` removes the files. A future queue that seals uploads into its job takes a hold,
- * makes its own copy, and releases the hold: the request's files never outlive the request's
- * own holds.
+ * The uploads one request kept for its tasks, and what keeps them: temporary files, memory
+ * counted against --max-inflight-body-size. Whoever still needs them after the request's
+ * handler is done takes a hold (the task engine, for as long as the request's tasks run;
+ * background runs included); when the last hold is released, `onReleased` removes the files and
+ * gives the memory back. A future queue that seals uploads into its job takes a hold, makes its
+ * own copy, and releases the hold: the request's files never outlive the request's own holds.
  */
 export class RequestUploads {
   /** A request without a body, or whose body left nothing to keep. */

@@ -24,6 +24,7 @@ interface ServeFlags {
   workers?: number;
   smtpUrl?: string;
   maxBodySize: number;
+  maxInflightBodySize?: number;
   uploadDir?: string;
   requestTimeout: number;
   shutdownTimeout: number;
@@ -35,6 +36,8 @@ interface ServeFlags {
 // Defaults as the help shows them, in the unit the option takes, and read with the option's own
 // parser: the help cannot show a value that the option would refuse (runtime.md, "Limits").
 const DEFAULT_MAX_BODY_SIZE = formatSize(10 * 1024 * 1024);
+/** A share of memory per process that a few dozen bodies of the largest size fit in; --max-body-size when that is larger. */
+const DEFAULT_MAX_INFLIGHT_BODY_SIZE = formatSize(256 * 1024 * 1024);
 const DEFAULT_REQUEST_TIMEOUT = '60s';
 const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
 
@@ -94,6 +97,14 @@ export function registerServe(program: Command, returning: Returning): void {
       new Option('--max-body-size <size>', 'largest request body accepted: bytes, or with a unit such as 512k or 10MiB')
         .argParser(size)
         .default(size(DEFAULT_MAX_BODY_SIZE), DEFAULT_MAX_BODY_SIZE),
+    )
+    .addOption(
+      new Option(
+        '--max-inflight-body-size <size>',
+        'most bytes of request bodies one process holds in memory at once; a body that does not fit waits briefly, then gets a 503 with Retry-After',
+      )
+        .argParser(size)
+        .default(undefined, `${DEFAULT_MAX_INFLIGHT_BODY_SIZE}, or --max-body-size if larger`),
     )
     .option('--upload-dir <folder>', 'an existing folder for temporary upload files; each process makes its own private folder in it (default: the system temporary folder)')
     .addOption(
@@ -211,6 +222,10 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
   }
   // Checked now, with the parser Email tasks use: a malformed URL would otherwise only show as a
   // 502 on every request that sends mail. The value is not echoed: it may hold a password.
+  const maxInflightBodyBytes = flags.maxInflightBodySize ?? Math.max(size(DEFAULT_MAX_INFLIGHT_BODY_SIZE), flags.maxBodySize);
+  if (maxInflightBodyBytes < flags.maxBodySize) {
+    usage(`--max-inflight-body-size (${formatSize(maxInflightBodyBytes)}) is smaller than --max-body-size (${formatSize(flags.maxBodySize)}): a body of the largest accepted size could never be read`);
+  }
   if (flags.uploadDir !== undefined) checkUploadDir(flags.uploadDir, usage);
   const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
   const smtpUrl = flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined);
@@ -229,6 +244,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     workers: flags.workers ?? availableParallelism(),
     smtpUrl,
     maxBodyBytes: flags.maxBodySize,
+    maxInflightBodyBytes,
     uploadDir: flags.uploadDir ?? null,
     requestTimeoutMs: flags.requestTimeout,
     shutdownTimeoutMs: flags.shutdownTimeout,

@@ -1,27 +1,34 @@
-// Request bodies (--max-body-size: README.md, "Serve the example"; refused bodies and uploads:
-// docs/behaviour.md, "`serve`"): read as a stream, counted as they arrive, and abandoned as soon
-// as a limit is crossed so a large body costs nothing more. Uploads no task of the endpoint reads
-// are dropped as they arrive, the others are kept in memory up to MEMORY_UPLOAD_BYTES and
-// streamed to a temporary file (spool.ts) beyond it.
+// Request bodies (--max-body-size: README.md, "Serve the example"; refused bodies, uploads and
+// --max-inflight-body-size: docs/behaviour.md, "`serve`"): read as a stream, counted as they
+// arrive, and abandoned as soon as a limit is crossed so a large body costs nothing more. Every
+// chunk is charged to the process's body budget (body-budget.ts) before it is parsed; uploads no
+// task of the endpoint reads are dropped as they arrive, the others are kept in memory up to
+// MEMORY_UPLOAD_BYTES and streamed to a temporary file (spool.ts) beyond it.
 
 import type { IncomingMessage } from 'node:http';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import busboy from 'busboy';
 import { RequestUploads, type Upload } from '../upload.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
+import { BODY_RETRY_AFTER_S, BodyCharge, type BodyBudget } from './body-budget.js';
 import type { UploadSpool } from './spool.js';
 
 export const MAX_UPLOADS = 20;
 /** An upload up to this size stays in memory; a larger one goes to a temporary file. */
 export const MEMORY_UPLOAD_BYTES = 64 * 1024;
+/** Room a multipart or chunked body takes from the budget before its first byte is read. */
+const ADVANCE_BYTES = 64 * 1024;
 
-/** What reading bodies needs of the process: its limit and its temporary folder. */
+/** What reading bodies needs of the process: its limits, its budget and its temporary folder. */
 export interface BodyIntake {
   readonly maxBytes: number;
+  readonly budget: BodyBudget;
   readonly spool: UploadSpool;
 }
 
-export type BodyResult = { readonly ok: true; readonly uploads: RequestUploads } | { readonly ok: false; readonly status: number; readonly detail: string };
+export type BodyResult =
+  | { readonly ok: true; readonly uploads: RequestUploads }
+  | { readonly ok: false; readonly status: number; readonly detail: string; readonly retryAfterSeconds?: number };
 
 type Refusal = Extract<BodyResult, { ok: false }>;
 
@@ -31,12 +38,17 @@ function tooLarge(max: number): Refusal {
   return { ok: false, status: 413, detail: `the request body is larger than the limit of ${max} bytes` };
 }
 
+function noRoom(budget: BodyBudget): Refusal {
+  budget.countRefusal();
+  return { ok: false, status: 503, detail: 'the service is receiving too many request bodies at the moment; try again shortly', retryAfterSeconds: BODY_RETRY_AFTER_S };
+}
+
 const INCOMPLETE: Refusal = { ok: false, status: 400, detail: 'the request body was not received completely' };
 
 /**
  * Adds the body's parameters to `into`; `keepUploads`: whether a task of the endpoint may use
  * uploaded files (else they are dropped as they arrive). On success the body's uploads hold its
- * temporary files until released (upload.ts); on a refusal nothing is left held.
+ * memory and temporary files until released (upload.ts); on a refusal nothing is left held.
  */
 export function readBody(request: IncomingMessage, into: ValueMap, intake: BodyIntake, keepUploads: boolean): Promise<BodyResult> | BodyResult {
   const headers = request.headers;
@@ -57,15 +69,37 @@ export function readBody(request: IncomingMessage, into: ValueMap, intake: BodyI
       detail: `${mediaType === '' ? 'a request body without a content type' : `content type "${mediaType}"`} is not supported: send application/x-www-form-urlencoded, multipart/form-data or application/json`,
     };
   }
-  return multipart ? readMultipart(request, into, intake, keepUploads) : readWhole(request, into, mediaType, intake);
+
+  // A form or JSON body is held whole, so it takes its declared length at once; a multipart body
+  // holds little beyond its parameters and small files, so it starts small and asks as it goes.
+  const declared = chunked || length === undefined ? null : Number(length);
+  const advance = multipart || declared === null ? Math.min(declared ?? ADVANCE_BYTES, ADVANCE_BYTES) : declared;
+  const charge = new BodyCharge(intake.budget);
+  const read = (): Promise<BodyResult> => {
+    const result = multipart ? readMultipart(request, into, intake, charge, keepUploads) : readWhole(request, into, mediaType, intake, charge);
+    return result.then((body) => {
+      if (body.ok) return body;
+      charge.release();
+      return body;
+    });
+  };
+  const admitted = charge.admit(advance);
+  if (admitted === true) return read();
+  return admitted.then((ok) => {
+    if (!ok) return noRoom(intake.budget);
+    // The client may have gone while the body waited: nothing would ever arrive.
+    if (request.destroyed) return (charge.release(), INCOMPLETE);
+    return read();
+  });
 }
 
-/** A form or JSON body, held whole. */
-async function readWhole(request: IncomingMessage, into: ValueMap, mediaType: string, intake: BodyIntake): Promise<BodyResult> {
-  const body = await collect(request, intake);
+/** A form or JSON body, held whole; its memory stays charged until the request's uploads are released. */
+async function readWhole(request: IncomingMessage, into: ValueMap, mediaType: string, intake: BodyIntake, charge: BodyCharge): Promise<BodyResult> {
+  const body = await collect(request, intake, charge);
   if (!body.ok) return body;
+  charge.settle();
   const problem = mediaType === 'application/json' ? readJson(body.bytes, into) : readForm(body.bytes, into);
-  return problem ?? { ok: true, uploads: RequestUploads.NONE };
+  return problem ?? { ok: true, uploads: new RequestUploads([], () => charge.release()) };
 }
 
 function decode(bytes: Buffer): string | null {
@@ -78,8 +112,8 @@ function decode(bytes: Buffer): string | null {
 
 type Collected = { readonly ok: true; readonly bytes: Buffer } | Refusal;
 
-function collect(request: IncomingMessage, intake: BodyIntake): Promise<Collected> {
-  const { maxBytes } = intake;
+function collect(request: IncomingMessage, intake: BodyIntake, charge: BodyCharge): Promise<Collected> {
+  const { maxBytes, budget } = intake;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -88,6 +122,14 @@ function collect(request: IncomingMessage, intake: BodyIntake): Promise<Collecte
       size += chunk.length;
       if (size > maxBytes) return stop(tooLarge(maxBytes));
       chunks.push(chunk);
+      const granted = charge.arrived(chunk.length);
+      if (granted === true) return;
+      request.pause();
+      void granted.then((ok) => {
+        if (done) return;
+        if (ok) request.resume();
+        else stop(noRoom(budget));
+      });
     };
     const onEnd = () => stop({ ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
     const onError = () => stop(INCOMPLETE);
@@ -160,12 +202,13 @@ function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : typeof value;
 }
 
-const STORAGE_FAILED: Refusal = { ok: false, status: 503, detail: 'an uploaded file could not be stored; try again later' };
+const STORAGE_FAILED: Refusal = { ok: false, status: 503, detail: 'an uploaded file could not be stored; try again later', retryAfterSeconds: BODY_RETRY_AFTER_S };
 
 /**
  * One uploaded file being received: its first MEMORY_UPLOAD_BYTES in memory, the rest streamed
- * to a temporary file opened once it grows beyond that. The file stream's back-pressure pauses
- * the part, and so the parser and the request.
+ * to a temporary file opened once it grows beyond that. Bytes written to the file leave the
+ * budget as soon as the write is done; the file stream's back-pressure pauses the part, and so
+ * the parser and the request.
  */
 class IncomingFile {
   private readonly chunks: Buffer[] = [];
@@ -178,6 +221,7 @@ class IncomingFile {
   constructor(
     private readonly stream: NodeJS.ReadableStream,
     private readonly intake: BodyIntake,
+    private readonly charge: BodyCharge,
     private readonly failed: () => void,
   ) {}
 
@@ -232,13 +276,15 @@ class IncomingFile {
   }
 
   private write(chunk: Buffer): void {
-    const more = this.file!.write(chunk);
+    const more = this.file!.write(chunk, (error) => {
+      if (!error) this.charge.left(chunk.length);
+    });
     if (!more) this.stream.pause();
   }
 }
 
-function readMultipart(request: IncomingMessage, into: ValueMap, intake: BodyIntake, keepUploads: boolean): Promise<BodyResult> {
-  const { maxBytes, spool } = intake;
+function readMultipart(request: IncomingMessage, into: ValueMap, intake: BodyIntake, charge: BodyCharge, keepUploads: boolean): Promise<BodyResult> {
+  const { maxBytes, budget, spool } = intake;
   return new Promise((resolve) => {
     let parser: busboy.Busboy;
     try {
@@ -256,6 +302,14 @@ function readMultipart(request: IncomingMessage, into: ValueMap, intake: BodyInt
     const files: IncomingFile[] = [];
     let size = 0;
     let done = false;
+    // Reasons the request is paused: the parser's back-pressure, a wait for budget.
+    let blocked = 0;
+    const block = () => {
+      if (blocked++ === 0) request.pause();
+    };
+    const unblock = () => {
+      if (--blocked === 0 && !done) request.resume();
+    };
     const stopReading = () => {
       request.off('data', onData);
       request.off('end', onEnd);
@@ -284,11 +338,11 @@ function readMultipart(request: IncomingMessage, into: ValueMap, intake: BodyInt
     });
     parser.on('file', (fieldName, stream, info) => {
       if (!keepUploads) {
-        // No task of the endpoint reads uploads: nothing is kept of the file.
-        stream.resume();
+        // No task of the endpoint reads uploads: the bytes leave memory as they arrive.
+        stream.on('data', (chunk: Buffer) => charge.left(chunk.length));
         return;
       }
-      const file = new IncomingFile(stream, intake, () => finish(STORAGE_FAILED));
+      const file = new IncomingFile(stream, intake, charge, () => finish(STORAGE_FAILED));
       files.push(file);
       stream.on('data', (chunk: Buffer) => file.data(chunk));
       stream.on('end', () => {
@@ -305,19 +359,35 @@ function readMultipart(request: IncomingMessage, into: ValueMap, intake: BodyInt
       stopReading();
       void Promise.all(files.map((f) => f.stored)).then((stored) => {
         if (!stored.every(Boolean)) return finish(STORAGE_FAILED);
+        charge.settle();
         const paths = temporaryPaths();
-        finish({ ok: true, uploads: uploads.length === 0 ? RequestUploads.NONE : new RequestUploads(uploads, () => spool.remove(paths)) });
+        finish({
+          ok: true,
+          uploads: new RequestUploads(uploads, () => {
+            spool.remove(paths);
+            charge.release();
+          }),
+        });
       });
     });
+    const feed = (chunk: Buffer) => {
+      if (!parser.write(chunk)) {
+        block();
+        parser.once('drain', unblock);
+      }
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) return finish(tooLarge(maxBytes));
-      if (!parser.write(chunk)) {
-        request.pause();
-        parser.once('drain', () => {
-          if (!done) request.resume();
-        });
-      }
+      const granted = charge.arrived(chunk.length);
+      if (granted === true) return feed(chunk);
+      block();
+      void granted.then((ok) => {
+        if (done) return;
+        if (!ok) return finish(noRoom(budget));
+        feed(chunk);
+        unblock();
+      });
     };
     const onEnd = () => parser.end();
     const onAborted = () => finish(INCOMPLETE);

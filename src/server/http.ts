@@ -251,7 +251,10 @@ export class HttpService {
     requestId: string,
   ): Promise<void> {
     const body = await readBody(request, raw, this.bodies, application.keepsUploads(endpoint));
-    if (!body.ok) return this.refuse(request, response, body.status, body.detail, requestId);
+    if (!body.ok) {
+      if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
+      return this.refuse(request, response, body.status, body.detail, requestId);
+    }
     // Until the request is decided; its tasks hold the uploads for as long as they run.
     const release = body.uploads.hold();
     let result: PipelineResult;

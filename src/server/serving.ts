@@ -7,6 +7,7 @@ import type { Application } from '../compiler/ast.js';
 import type { RuntimeObserver, TaskOutcomeEvent } from '../runtime/observer.js';
 import { describeError } from '../errors.js';
 import { TASK_KINDS } from '../tasks/registry.js';
+import { BodyBudget } from './body-budget.js';
 import { HttpService, type HttpServerState } from './http.js';
 import { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
@@ -167,8 +168,8 @@ export function serve(options: ServingOptions): void {
 }
 
 /**
- * This process's folder of temporary uploads, whose leftovers of ended processes are removed
- * first. The folder goes when the process exits, however it exits short of SIGKILL (whose
+ * The body budget and this process's folder of temporary uploads, whose leftovers of ended
+ * processes are removed first. The folder goes when the process exits, however it exits short of SIGKILL (whose
  * leftovers the next start removes).
  */
 function openBodyIntake(settings: ServeSettings, logger: Logger, metrics: ServiceMetrics) {
@@ -182,7 +183,9 @@ function openBodyIntake(settings: ServeSettings, logger: Logger, metrics: Servic
   process.once('exit', () => spool.close());
   if (spool.sweptLeftovers > 0) logger.log('info', 'removed temporary uploads left by processes that ended', { folders: spool.sweptLeftovers });
   metrics.watchUploads(spool);
-  return { maxBytes: settings.maxBodyBytes, spool };
+  const budget = new BodyBudget(settings.maxInflightBodyBytes);
+  metrics.watchBodyBudget(budget);
+  return { maxBytes: settings.maxBodyBytes, budget, spool };
 }
 
 /** A second Ctrl-C: the person at the terminal does not want to wait for the graceful end. */
