@@ -207,14 +207,17 @@ const STORAGE_FAILED: Refusal = { ok: false, status: 503, detail: 'an uploaded f
 /**
  * One uploaded file being received: its first MEMORY_UPLOAD_BYTES in memory, the rest streamed
  * to a temporary file opened once it grows beyond that. Bytes written to the file leave the
- * budget as soon as the write is done; the file stream's back-pressure pauses the part, and so
- * the parser and the request.
+ * budget as soon as the write is done. While a write is pending the request itself is paused
+ * (`block`), not only the part: the chunks the parser and the request would otherwise buffer
+ * meanwhile cost memory per upload in flight (docs/performance.md, "P8").
  */
 class IncomingFile {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   private file: WriteStream | null = null;
   private path: string | null = null;
+  /** Paused until the file drains. */
+  private waiting = false;
   /** Settles when the file is complete on disk (at once for a file kept in memory); false when it failed. */
   stored: Promise<boolean> = Promise.resolve(true);
 
@@ -223,6 +226,8 @@ class IncomingFile {
     private readonly intake: BodyIntake,
     private readonly charge: BodyCharge,
     private readonly failed: () => void,
+    private readonly block: () => void,
+    private readonly unblock: () => void,
   ) {}
 
   get tempPath(): string | null {
@@ -272,14 +277,22 @@ class IncomingFile {
         this.failed();
       });
     });
-    file.on('drain', () => this.stream.resume());
+    file.on('drain', () => {
+      if (!this.waiting) return;
+      this.waiting = false;
+      this.stream.resume();
+      this.unblock();
+    });
   }
 
   private write(chunk: Buffer): void {
     const more = this.file!.write(chunk, (error) => {
       if (!error) this.charge.left(chunk.length);
     });
-    if (!more) this.stream.pause();
+    if (more || this.waiting) return;
+    this.waiting = true;
+    this.stream.pause();
+    this.block();
   }
 }
 
@@ -342,7 +355,7 @@ function readMultipart(request: IncomingMessage, into: ValueMap, intake: BodyInt
         stream.on('data', (chunk: Buffer) => charge.left(chunk.length));
         return;
       }
-      const file = new IncomingFile(stream, intake, charge, () => finish(STORAGE_FAILED));
+      const file = new IncomingFile(stream, intake, charge, () => finish(STORAGE_FAILED), block, unblock);
       files.push(file);
       stream.on('data', (chunk: Buffer) => file.data(chunk));
       stream.on('end', () => {
