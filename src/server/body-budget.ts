@@ -1,9 +1,9 @@
 // --max-inflight-body-size: the bytes of request bodies one process holds in memory at once,
-// summed over its requests (docs/behaviour.md, "`serve`"). A body is charged as it arrives;
-// the bytes of an upload that go to a temporary file, or of a file no task reads, are given back
-// as soon as they are written or dropped; what stays (parameters, small uploads) is given back
-// when the request's uploads are released (upload.ts). A body that does not fit waits briefly
-// for others to finish, then is refused with a 503.
+// summed over its requests (docs/behaviour.md, "Request bodies and uploads"). A body is charged
+// as it arrives; the bytes of an upload that go to a temporary file, or of a file no task reads,
+// are given back as soon as they are written or dropped; what stays (parameters, small uploads)
+// is given back when the request's uploads are released (upload.ts). A body that does not fit
+// waits briefly for others to finish, then is refused with a 503.
 
 /** How long a body waits for room before it is refused. */
 export const BODY_WAIT_MS = 2000;

@@ -1,9 +1,10 @@
-// Request bodies (--max-body-size: README.md, "Serve the example"; refused bodies, uploads and
-// --max-inflight-body-size: docs/behaviour.md, "`serve`"): read as a stream, counted as they
-// arrive, and abandoned as soon as a limit is crossed so a large body costs nothing more. Every
-// chunk is charged to the process's body budget (body-budget.ts) before it is parsed; uploads no
-// task of the endpoint reads are dropped as they arrive, the others are kept in memory up to
-// MEMORY_UPLOAD_BYTES and streamed to a temporary file (spool.ts) beyond it.
+// Request bodies (--max-body-size: README.md, "Serve the example"; refused bodies:
+// docs/behaviour.md, "`serve`"; uploads and --max-inflight-body-size: docs/behaviour.md,
+// "Request bodies and uploads"): read as a stream, counted as they arrive, and abandoned as soon
+// as a limit is crossed so a large body costs nothing more. Every chunk is charged to the
+// process's body budget (body-budget.ts) before it is parsed; uploads no task of the endpoint
+// reads are dropped as they arrive, the others are kept in memory up to MEMORY_UPLOAD_BYTES and
+// streamed to a temporary file (spool.ts) beyond it.
 
 import type { IncomingMessage } from 'node:http';
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -315,7 +316,7 @@ function readMultipart(request: IncomingMessage, into: ValueMap, intake: BodyInt
     const files: IncomingFile[] = [];
     let size = 0;
     let done = false;
-    // Reasons the request is paused: the parser's back-pressure, a wait for budget.
+    // Reasons the request is paused: the parser's back-pressure, a file's pending write, a wait for budget.
     let blocked = 0;
     const block = () => {
       if (blocked++ === 0) request.pause();

@@ -1,9 +1,10 @@
-// Temporary files for uploads (docs/behaviour.md, "`serve`"): one private folder per process,
-// made with mkdtemp (mode 0700) in --upload-dir or the system's temporary folder, files inside
-// it created with mode 0600 under names the service picks, never the client's. A file is removed
-// when the last holder of its request's uploads lets go (upload.ts), the folder when the process
-// exits; folders that a process killed without a chance to clean up (SIGKILL, the OOM killer)
-// left behind are removed by the next process that starts with the same folder.
+// Temporary files for uploads (docs/behaviour.md, "Request bodies and uploads"): one private
+// folder per process, made with mkdtemp (mode 0700) in --upload-dir or the system's temporary
+// folder, files inside it created with mode 0600 under names the service picks, never the
+// client's. A file is removed when the last holder of its request's uploads lets go (upload.ts),
+// the folder when the process exits; folders that a process killed without a chance to clean up
+// (SIGKILL, the OOM killer) left behind are removed by the next process that starts with the
+// same folder.
 
 import { mkdtempSync, readdirSync, readFileSync, rmSync, lstatSync } from 'node:fs';
 import { rm } from 'node:fs/promises';

@@ -5,7 +5,7 @@
 // The real binary, a real SMTP server and a real HTTP peer whose /gate answers when the test
 // lets it, so a request's tasks can be held while the test looks at the folder.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -258,6 +258,35 @@ describe('the end of a process', () => {
       await Promise.all([first.stop(), second.stop()]);
     }
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('a file that cannot be written', () => {
+  it('answers 503 with Retry-After, runs no task, and the next upload is stored again', async () => {
+    const dir = uploadDir();
+    const service = await startServe(APP, ['--smtp-url', smtp.url, '--upload-dir', dir], { PEER: peer.origin });
+    try {
+      // The process names its files 0, 1, ...: a folder in the way of the first makes its creation fail.
+      const blocker = path.join(dir, folders(dir)[0]!, '0');
+      mkdirSync(blocker);
+      const gateCalls = peer.requestsTo('/gate').length;
+      const refused = await fetch(`${service.url}/mail`, { method: 'POST', body: form({}, { name: 'f.bin', content: randomBytes(300 * 1024) }) });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('2');
+      expect(((await refused.json()) as { detail: string }).detail).toContain('could not be stored');
+      expect(peer.requestsTo('/gate').length).toBe(gateCalls);
+      rmSync(blocker, { recursive: true });
+      await eventually(async () => (await metric(service, 'endpoint_service_upload_temporary_files')) === 0);
+
+      const content = randomBytes(300 * 1024);
+      const before = smtp.messages.length;
+      gate.open();
+      const stored = await fetch(`${service.url}/mail?tag=again`, { method: 'POST', body: form({}, { name: 'f.bin', content }) });
+      expect(stored.status).toBe(200);
+      expect(smtp.messages.slice(before).find((m) => m.parsed.subject === 'upload again')!.parsed.attachments[0]!.content.equals(content)).toBe(true);
+    } finally {
+      await service.stop();
+    }
   });
 });
 
