@@ -34,6 +34,11 @@ export class BodyBudget {
     return this.inflight;
   }
 
+  /** Bodies waiting for room now. */
+  get waiting(): number {
+    return this.growing.length + this.admitting.length;
+  }
+
   /** Bodies refused because they did not fit. */
   get refusals(): number {
     return this.refused;

@@ -119,20 +119,29 @@ function collect(request: IncomingMessage, intake: BodyIntake, charge: BodyCharg
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    // A chunk waiting for room; the end of the body, if it came meanwhile, waits for it.
+    let waiting = false;
+    let ended = false;
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) return stop(tooLarge(maxBytes));
       chunks.push(chunk);
       const granted = charge.arrived(chunk.length);
       if (granted === true) return;
+      waiting = true;
       request.pause();
       void granted.then((ok) => {
+        waiting = false;
         if (done) return;
-        if (ok) request.resume();
-        else stop(noRoom(budget));
+        if (!ok) return stop(noRoom(budget));
+        if (ended) return onEnd();
+        request.resume();
       });
     };
-    const onEnd = () => stop({ ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
+    const onEnd = () => {
+      ended = true;
+      if (!waiting) stop({ ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
+    };
     const onError = () => stop(INCOMPLETE);
     const stop = (result: Collected) => {
       if (done) return;
@@ -390,20 +399,29 @@ function readMultipart(request: IncomingMessage, into: ValueMap, intake: BodyInt
         parser.once('drain', unblock);
       }
     };
+    // A chunk waiting for room; the end of the body, if it came meanwhile, waits for it.
+    let waiting = false;
+    let ended = false;
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) return finish(tooLarge(maxBytes));
       const granted = charge.arrived(chunk.length);
       if (granted === true) return feed(chunk);
+      waiting = true;
       block();
       void granted.then((ok) => {
+        waiting = false;
         if (done) return;
         if (!ok) return finish(noRoom(budget));
         feed(chunk);
+        if (ended) parser.end();
         unblock();
       });
     };
-    const onEnd = () => parser.end();
+    const onEnd = () => {
+      ended = true;
+      if (!waiting) parser.end();
+    };
     const onAborted = () => finish(INCOMPLETE);
     request.on('data', onData);
     request.on('end', onEnd);

@@ -149,6 +149,7 @@ export class ServiceMetrics {
   watchBodyBudget(budget: BodyBudget): void {
     this.gauge('endpoint_service_request_body_bytes_in_flight', 'Bytes of request bodies held in memory now, counted against --max-inflight-body-size', () => budget.bytesInFlight);
     this.gauge('endpoint_service_request_body_bytes_limit', 'The --max-inflight-body-size of the process (summed over workers)', () => budget.limit);
+    this.gauge('endpoint_service_request_body_waiting', 'Request bodies waiting for room in --max-inflight-body-size now', () => budget.waiting);
     this.gauge('endpoint_service_request_body_refusals_total', 'Requests answered 503 because their body did not fit in --max-inflight-body-size', () => budget.refusals, 'counter');
   }
 

@@ -6,7 +6,7 @@
 // lets it, so a request's tasks can be held while the test looks at the folder.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -330,6 +330,67 @@ describe('--max-inflight-body-size', () => {
     const read = await fetch(`${service.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{'.repeat(10_000) });
     expect(read.status).toBe(400);
     expect(await metric(service, 'endpoint_service_request_body_refusals_total')).toBe(1);
+  });
+});
+
+describe('--max-inflight-body-size, a body already being read', () => {
+  it('waits for room in the middle of its body, also for its last bytes, and then is read whole', async () => {
+    const service = await startServe(APP, ['--smtp-url', smtp.url, '--max-body-size', '256k', '--max-inflight-body-size', '256k', '--upload-dir', uploadDir()], { PEER: peer.origin });
+    const LIMIT = 256 * 1024;
+    const inFlight = () => metric(service, 'endpoint_service_request_body_bytes_in_flight');
+    const waiting = () => metric(service, 'endpoint_service_request_body_waiting');
+    const sockets: Socket[] = [];
+    try {
+      const { port, hostname } = new URL(service.url);
+      const send = (head: string) => {
+        const socket = connect(Number(port), hostname);
+        sockets.push(socket);
+        socket.on('error', () => {});
+        let answer = '';
+        socket.setEncoding('utf8').on('data', (text: string) => (answer += text));
+        socket.write(head);
+        return { socket, answer: new Promise<string>((resolve) => socket.once('close', () => resolve(answer))) };
+      };
+      const jsonHead = (length: number) => `POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+      const jsonOf = (length: number) => `{"name":"${'j'.repeat(length - 11)}"}`;
+
+      // A: a multipart form with one 100 KB field, held in memory; all but its last 100 bytes arrive.
+      const boundary = 'midway-boundary';
+      const name = 'n'.repeat(100_000);
+      const body = `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\n${name}\r\n--${boundary}--\r\n`;
+      const first = body.length - 100;
+      const a = send(`POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, first)}`);
+      await eventually(async () => (await inFlight()) === first);
+      // B takes the rest of the room, and stalls.
+      const bJson = jsonOf(LIMIT - first);
+      const b = send(jsonHead(bJson.length) + bJson.slice(0, 10));
+      await eventually(async () => (await inFlight()) === LIMIT);
+      // 50 more bytes of A find no room: A waits. Its last 50, its end with them, arrive meanwhile.
+      a.socket.write(body.slice(first, first + 50));
+      await eventually(async () => (await waiting()) === 1);
+      a.socket.write(body.slice(first + 50));
+      // C asks for all the room B will leave but A's 50 bytes.
+      const cJson = jsonOf(LIMIT - first - 50);
+      const c = send(jsonHead(cJson.length));
+      await eventually(async () => (await waiting()) === 2);
+      // B finishes: A's 50 bytes get room first, then C the rest; A's last bytes wait again.
+      b.socket.write(bJson.slice(10));
+      expect(await b.answer).toMatch(/^HTTP\/1\.1 200 /);
+      const early = a.answer.then((text) => Promise.reject(new Error(`A was answered before its last bytes had room: ${text.split('\r\n')[0]}`)));
+      await Promise.race([eventually(async () => (await waiting()) === 1 && (await inFlight()) === LIMIT), early]);
+      early.catch(() => {});
+      // C finishes; its room goes to A's last bytes, and A is read to its end.
+      c.socket.write(cJson);
+      expect(await c.answer).toMatch(/^HTTP\/1\.1 200 /);
+      const answer = await a.answer;
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      expect(answer.endsWith(name)).toBe(true);
+      expect(await metric(service, 'endpoint_service_request_body_refusals_total')).toBe(0);
+    } finally {
+      // A request left waiting for its body would hold the shutdown for its whole timeout.
+      for (const socket of sockets) socket.destroy();
+      await service.stop();
+    }
   });
 });
 
