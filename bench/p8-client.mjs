@@ -2,7 +2,7 @@
 // moment, each on its own connection, and wait for the answer. Every file is different (its
 // last 32 bytes name the client) and its SHA-256 is known, so the mail can be checked byte for
 // byte; the rest of the bytes are shared, so the clients hold one copy. Prints one JSON line:
-// {results: [{client, status, ms, retryAfter}], sha256: {client: hex}, wallMs}.
+// {results: [{client, status, ms, retryAfter, detail}], sha256: {client: hex}, wallMs}.
 //
 //   node bench/p8-client.mjs --url URL/endpoint --clients N --size BYTES
 import { createHash, randomBytes } from 'node:crypto';
@@ -64,8 +64,20 @@ function client(n) {
         headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': length },
       },
       (response) => {
-        response.resume();
-        response.on('end', () => resolve({ client: name, sha256, status: response.statusCode, ms: performance.now() - started, retryAfter: response.headers['retry-after'] ?? null }));
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+        response.on('end', () => {
+          // What a refusal said: its problem detail.
+          let detail = null;
+          if (response.statusCode !== 200) {
+            try {
+              detail = JSON.parse(text).detail ?? null;
+            } catch {
+              detail = text.slice(0, 200);
+            }
+          }
+          resolve({ client: name, sha256, status: response.statusCode, ms: performance.now() - started, retryAfter: response.headers['retry-after'] ?? null, detail });
+        });
       },
     );
     // A refused body may be cut off before it is all sent: the answer, if it came, is what counts.

@@ -124,8 +124,9 @@ try {
     // Older builds know neither option: --bin measures them as they are.
     if (bin === ownBin) argv.push('--upload-dir', uploadDir);
     if (cli['max-inflight-body-size'] !== undefined) argv.push('--max-inflight-body-size', cli['max-inflight-body-size']);
-    const service = await startProcess(argv, { env: { ...process.env, UPSTREAM: upstream.url }, ready: /^endpoint-service listening on (\S+)$/m });
+    let service;
     try {
+      service = await startProcess(argv, { env: { ...process.env, UPSTREAM: upstream.url }, ready: /^endpoint-service listening on (\S+)$/m, stderr: 'pipe' });
       const before = rssMiB(service.pid) * 2 ** 20;
       const mailsBefore = (await sinkMessages()).length;
       const samples = [];
@@ -171,6 +172,9 @@ try {
       console.log(`P8 ${c.name}: ${c.clients} clients x ${mb(size)} MB to /${c.endpoint}, --workers 1 on core 0, clients on core 1${bin === ownBin ? '' : ` (build ${bin})`}`);
       console.log(`  RSS before ${mb(before)} MB, peak ${mb(peak)} MB (VmHWM; sampled peak ${mb(peakAt.rss)} MB at ${(peakAt.t / 1000).toFixed(1)} s), after ${mb(after)} MB`);
       console.log(`  answers ${statuses}; all answered after ${(load.wallMs / 1000).toFixed(1)} s; slowest 200 ${(Math.max(0, ...accepted.map((r) => r.ms)) / 1000).toFixed(1)} s`);
+      const details = new Map();
+      for (const r of load.results) if (r.status !== 200) details.set(`${r.status ?? r.error}: ${r.detail ?? ''}`, (details.get(`${r.status ?? r.error}: ${r.detail ?? ''}`) ?? 0) + 1);
+      for (const [what, n] of details) console.log(`    ${n} x ${what}`);
       if (c.endpoint === 'mail') console.log(`  mails: ${delivered} of ${accepted.length} accepted delivered, ${exact} byte-exact; ${mailsReceived} received in all`);
       if (bin === ownBin) console.log(`  temporary files left once every request was answered: ${leftFiles}`);
       console.log(`  load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
@@ -184,7 +188,7 @@ try {
       }
       if (bin === ownBin) checks.push(check(`P8 ${c.name} temporary files left`, String(leftFiles), '0', leftFiles === 0));
     } finally {
-      await service.stop();
+      await service?.stop();
       rmSync(uploadDir, { recursive: true, force: true });
     }
   }
