@@ -101,10 +101,9 @@ export function registerServe(program: Command, returning: Returning): void {
     .addOption(
       new Option(
         '--max-inflight-body-size <size>',
-        'most bytes of request bodies one process holds in memory at once; a body that does not fit waits briefly, then gets a 503 with Retry-After',
-      )
-        .argParser(size)
-        .default(undefined, `${DEFAULT_MAX_INFLIGHT_BODY_SIZE}, or --max-body-size if larger`),
+        // Shown by hand: the value is only known with --max-body-size, and commander shows no default it does not hold.
+        `most bytes of request bodies one process holds in memory at once; a body that does not fit waits briefly, then gets a 503 with Retry-After; at least --max-body-size, which is taken when larger (default: ${DEFAULT_MAX_INFLIGHT_BODY_SIZE})`,
+      ).argParser(size),
     )
     .option('--upload-dir <folder>', 'an existing folder for temporary upload files; each process makes its own private folder in it (default: the system temporary folder)')
     .addOption(

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
+import { run } from '../cli/helpers.js';
 import { fixture, runServeToExit, startServe, type RunningService } from '../helpers/serve.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
 
@@ -395,6 +396,27 @@ describe('--max-inflight-body-size, a body already being read', () => {
 });
 
 describe('command line', () => {
+  it('shows the default of --max-inflight-body-size in the unit it takes, and starts with it given back', async () => {
+    const help = (await run(['serve', '--help'])).stdout.replace(/\s+/g, ' ');
+    const shown = /--max-inflight-body-size <size> .*?\(default: ([^)]+)\)/.exec(help)?.[1];
+    expect(shown).toBe('256 MiB');
+    const service = await startServe(APP, ['--smtp-url', smtp.url, '--max-inflight-body-size', shown!], { PEER: peer.origin });
+    try {
+      expect(await metric(service, 'endpoint_service_request_body_bytes_limit')).toBe(256 * 1024 * 1024);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('takes --max-body-size as the default budget when that is larger', async () => {
+    const service = await startServe(APP, ['--smtp-url', smtp.url, '--max-body-size', '300MiB'], { PEER: peer.origin });
+    try {
+      expect(await metric(service, 'endpoint_service_request_body_bytes_limit')).toBe(300 * 1024 * 1024);
+    } finally {
+      await service.stop();
+    }
+  });
+
   it('refuses --max-inflight-body-size below --max-body-size', async () => {
     const result = await runServeToExit(APP, ['--max-inflight-body-size', '1MiB', '--max-body-size', '2MiB']);
     expect(result.code).toBe(2);
