@@ -21,6 +21,7 @@ const SCENARIOS = [
   ['p5', 'p5-startup.mjs', 'start-up vs node -e ""'],
   ['p6', 'p6-rss.mjs', 'RSS under 60 s of P1 load'],
   ['p7', 'p7-workers.mjs', '--workers 2 vs --workers 1'],
+  ['p8', 'p8-uploads.mjs', 'peak RSS under concurrent 9 MB uploads'],
 ];
 
 const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p7]

@@ -1,7 +1,56 @@
-/** A file uploaded with a multipart request; kept in memory (bounded by --max-body-size). */
+// Files uploaded with a multipart request, as the tasks see them. Only endpoints with a task that
+// reads uploads keep them at all (runtime/loaded.ts); a small file stays in memory, a larger one
+// is streamed to a temporary file while it arrives (server/spool.ts) and read from there when it
+// is used, so a request's uploads cost little memory however long its tasks take.
+
+/** Where an upload's bytes are: in memory (a small file) or in a temporary file. */
+export type UploadSource = { readonly kind: 'buffer'; readonly content: Buffer } | { readonly kind: 'file'; readonly path: string };
+
+/** A file uploaded with a multipart request. */
 export interface Upload {
   readonly fieldName: string;
   readonly filename: string;
   readonly contentType: string;
-  readonly content: Buffer;
+  /** Bytes. */
+  readonly size: number;
+  readonly source: UploadSource;
+}
+
+const NO_FILES: readonly Upload[] = [];
+const NOTHING_TO_RELEASE = (): void => {};
+
+/**
+ * The uploads one request kept for its tasks, and what keeps them: temporary files, memory
+ * counted against --max-inflight-body-size. Whoever still needs them after the request's
+ * handler is done takes a hold (the task engine, for as long as the request's tasks run;
+ * background runs included); when the last hold is released, `onReleased` removes the files and
+ * gives the memory back. A future queue that seals uploads into its job takes a hold, makes its
+ * own copy, and releases the hold: the request's files never outlive the request's own holds.
+ */
+export class RequestUploads {
+  /** A request without a body, or whose body left nothing to keep. */
+  static readonly NONE = new RequestUploads(NO_FILES, NOTHING_TO_RELEASE);
+
+  private holds = 0;
+  private released = false;
+
+  constructor(
+    readonly files: readonly Upload[],
+    private readonly onReleased: () => void,
+  ) {}
+
+  /** Keeps the files until the returned function is called (once; later calls do nothing). */
+  hold(): () => void {
+    if (this.released) throw new Error('the uploads of this request were released already');
+    this.holds++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      if (--this.holds === 0 && this !== RequestUploads.NONE) {
+        this.released = true;
+        this.onReleased();
+      }
+    };
+  }
 }

@@ -2,7 +2,7 @@
 // any error) and starts the serving process, or the primary of --workers processes.
 
 import cluster from 'node:cluster';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
@@ -25,6 +25,8 @@ interface ServeFlags {
   workers?: number;
   smtpUrl?: string;
   maxBodySize: number;
+  maxInflightBodySize?: number;
+  uploadDir?: string;
   requestTimeout: number;
   shutdownTimeout: number;
   logFormat?: LogFormat;
@@ -39,6 +41,8 @@ interface ServeFlags {
 // Defaults as the help shows them, in the unit the option takes, and read with the option's own
 // parser: the help cannot show a value that the option would refuse (README.md, "Serve the example").
 const DEFAULT_MAX_BODY_SIZE = formatSize(10 * 1024 * 1024);
+/** A share of memory per process that a few dozen bodies of the largest size fit in; --max-body-size when that is larger. */
+const DEFAULT_MAX_INFLIGHT_BODY_SIZE = formatSize(256 * 1024 * 1024);
 const DEFAULT_REQUEST_TIMEOUT = '60s';
 const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
 
@@ -99,6 +103,14 @@ export function registerServe(program: Command, returning: Returning): void {
         .argParser(size)
         .default(size(DEFAULT_MAX_BODY_SIZE), DEFAULT_MAX_BODY_SIZE),
     )
+    .addOption(
+      new Option(
+        '--max-inflight-body-size <size>',
+        // Shown by hand: the value is only known with --max-body-size, and commander shows no default it does not hold.
+        `most bytes of request bodies one process holds in memory at once; a body that does not fit waits briefly, then gets a 503 with Retry-After; at least --max-body-size, which is taken when larger (default: ${DEFAULT_MAX_INFLIGHT_BODY_SIZE})`,
+      ).argParser(size),
+    )
+    .option('--upload-dir <folder>', 'an existing folder for temporary upload files; each process makes its own private folder in it (default: the system temporary folder)')
     .addOption(
       new Option('--request-timeout <duration>', 'longest time to answer a request, with a unit such as 500ms, 10s or 2m')
         .argParser(duration)
@@ -243,6 +255,11 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
   }
   // Checked now, with the parser Email tasks use: a malformed URL would otherwise only show as a
   // 502 on every request that sends mail. The value is not echoed: it may hold a password.
+  const maxInflightBodyBytes = flags.maxInflightBodySize ?? Math.max(size(DEFAULT_MAX_INFLIGHT_BODY_SIZE), flags.maxBodySize);
+  if (maxInflightBodyBytes < flags.maxBodySize) {
+    usage(`--max-inflight-body-size (${formatSize(maxInflightBodyBytes)}) is smaller than --max-body-size (${formatSize(flags.maxBodySize)}): a body of the largest accepted size could never be read`);
+  }
+  if (flags.uploadDir !== undefined) checkUploadDir(flags.uploadDir, usage);
   const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
   const smtpUrl = flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined);
   if (smtpUrl !== undefined) {
@@ -260,6 +277,8 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     workers: flags.workers ?? availableParallelism(),
     smtpUrl,
     maxBodyBytes: flags.maxBodySize,
+    maxInflightBodyBytes,
+    uploadDir: flags.uploadDir ?? null,
     requestTimeoutMs: flags.requestTimeout,
     shutdownTimeoutMs: flags.shutdownTimeout,
     logFormat: flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'),
@@ -286,6 +305,22 @@ function tracingWanted(flag: boolean, env: Readonly<Record<string, string | unde
 
 function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+/** --upload-dir must be a folder this process can write in; it is not created, so a typo does not make one. */
+function checkUploadDir(folder: string, usage: (message: string) => never): void {
+  let stat;
+  try {
+    stat = statSync(folder);
+  } catch {
+    return usage(`--upload-dir "${folder}" does not exist; create it first`);
+  }
+  if (!stat.isDirectory()) usage(`--upload-dir "${folder}" is a file, not a folder`);
+  try {
+    accessSync(folder, constants.W_OK | constants.X_OK);
+  } catch {
+    usage(`--upload-dir "${folder}" is not writable by this user`);
+  }
 }
 
 /** validate's text format: the diagnostics, then the summary line. */

@@ -1,7 +1,7 @@
 // One compiled application made ready to serve: secret keys expanded, the task engine created
 // on first use, task runs tracked so that shutdown and reloads can wait for them.
 
-import type { Application } from '../compiler/ast.js';
+import type { Application, Endpoint } from '../compiler/ast.js';
 import type { HostAllowlist } from '../tasks/host-allowlist.js';
 import type { OutboundPolicy } from '../tasks/outbound.js';
 import type { TaskKinds } from '../tasks/registry.js';
@@ -35,6 +35,7 @@ export class LoadedApplication implements PipelineContext {
   readonly outbound: OutboundPolicy;
   private engine: TaskEngine | null = null;
   private readonly running = new Set<Promise<void>>();
+  private readonly uploadReaders: ReadonlySet<Endpoint>;
 
   constructor(
     readonly application: Application,
@@ -48,6 +49,16 @@ export class LoadedApplication implements PipelineContext {
     this.outbound = { allowedHosts: options.allowedTaskHosts ?? null, denyPrivateAddresses: options.denyPrivateAddresses ?? false };
     const system = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
     this.secretKeys = application.security === null ? null : resolveSecretKeys(application.security, { parameters: new Map(), system, env: this.env });
+    this.uploadReaders = endpointsReadingUploads(application, options.kinds);
+  }
+
+  /**
+   * Whether a request to `endpoint` should keep its uploaded files: a task of the endpoint, or
+   * of an endpoint it may forward to (the target's tasks get the request's uploads), may use
+   * them. Decided once per application; a request only looks it up.
+   */
+  keepsUploads(endpoint: Endpoint): boolean {
+    return this.uploadReaders.has(endpoint);
   }
 
   taskEngine(): TaskEngine {
@@ -98,4 +109,29 @@ export class LoadedApplication implements PipelineContext {
     this.engine = null;
     if (engine !== null) await engine.close();
   }
+}
+
+function endpointsReadingUploads(application: Application, kinds: TaskKinds): ReadonlySet<Endpoint> {
+  const own = (endpoint: Endpoint) => endpoint.tasks.some((task) => kinds.of(task).readsUploads(task));
+  const readers = new Set<Endpoint>();
+  for (const endpoint of application.endpoints) {
+    // Forward chains are short and acyclic (the compiler refuses cycles); `seen` bounds them anyway.
+    const seen = new Set<Endpoint>();
+    const pending = [endpoint];
+    while (pending.length > 0) {
+      const next = pending.pop()!;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      if (own(next)) {
+        readers.add(endpoint);
+        break;
+      }
+      for (const success of next.successes) {
+        if (success.action.kind !== 'forward') continue;
+        const target = application.endpointsByName.get(success.action.endpoint);
+        if (target !== undefined) pending.push(target);
+      }
+    }
+  }
+  return readers;
 }

@@ -4,7 +4,7 @@
 
 import type { Application, Endpoint } from '../compiler/ast.js';
 import type { ExpansionScope } from '../template/expand.js';
-import type { Upload } from '../upload.js';
+import type { RequestUploads } from '../upload.js';
 import { openStatic, requestUpstream, type ActionContext } from './actions.js';
 import {
   decideAction,
@@ -49,7 +49,8 @@ export interface PipelineContext extends ActionContext {
 export interface EndpointRequest {
   readonly endpoint: Endpoint;
   readonly raw: RawParameters;
-  readonly uploads: readonly Upload[];
+  /** Held by the task engine while the request's tasks run. */
+  readonly uploads: RequestUploads;
   readonly info: RequestInfo;
   /** The request's span when tracing is on: tasks and upstream calls are its children. */
   readonly span?: Span;
@@ -95,7 +96,7 @@ async function execute(context: PipelineContext, input: DecisionInput, request: 
       const preparation =
         prepared !== null
           ? ({ ok: true, prepared } as const)
-          : prepareBeforeSideEffects({ kinds: context.kinds, application: context.application, uploads: request.uploads, idempotencyKeys: context.idempotencyKeys }, decision);
+          : prepareBeforeSideEffects({ kinds: context.kinds, application: context.application, uploads: request.uploads.files, idempotencyKeys: context.idempotencyKeys }, decision);
       if (!preparation.ok) return renderError(context, preparation.endpoint, request, decision.environment, preparation.failure);
       return proceed(context, input, request, decision, preparation.prepared);
     }

@@ -7,7 +7,7 @@ import type { TaskOptions, TaskRequest, TaskServices } from '../tasks/kind.js';
 import type { TaskKinds } from '../tasks/registry.js';
 import type { ExpansionScope } from '../template/expand.js';
 import { ATTR, type Span } from '../tracing.js';
-import type { Upload } from '../upload.js';
+import type { RequestUploads } from '../upload.js';
 import type { RuntimeObserver } from './observer.js';
 import { scheduleTasks, type TaskReport, type TaskRun, type TaskStep } from './scheduler.js';
 
@@ -17,7 +17,8 @@ export interface TaskRunRequest {
   readonly endpoint: Endpoint;
   /** Parameters, system values and env of the request. */
   readonly scope: ExpansionScope;
-  readonly uploads: readonly Upload[];
+  /** Held from the start of the run until every started task has finished. */
+  readonly uploads: RequestUploads;
   readonly requestId: string;
   /** Tasks prepared before the first side effect, by id. */
   readonly prepared?: ReadonlyMap<string, unknown>;
@@ -40,7 +41,22 @@ export class TaskEngine {
 
   start(request: TaskRunRequest): TaskRun {
     const { endpoint } = request;
-    const taskRequest: TaskRequest = { separator: endpoint.separator, uploads: request.uploads, application: this.options.application, idempotencyKeys: this.options.idempotencyKeys };
+    const taskRequest: TaskRequest = { separator: endpoint.separator, uploads: request.uploads.files, application: this.options.application, idempotencyKeys: this.options.idempotencyKeys };
+    const release = request.uploads.hold();
+    let run: TaskRun;
+    try {
+      run = this.schedule(request, taskRequest);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    // Background runs and runs that outlive a failed request included: the files go when nothing can read them any more.
+    void run.settled.then(release);
+    return run;
+  }
+
+  private schedule(request: TaskRunRequest, taskRequest: TaskRequest): TaskRun {
+    const { endpoint } = request;
     const steps = new Map<string, TaskStep>();
     const parent = request.span !== undefined && request.span.recording ? request.span : null;
     // Tracing only: the span of each task, from the start of its execution to its report.

@@ -1,55 +1,106 @@
 // Request bodies (--max-body-size: README.md, "Serve the example"; refused bodies:
-// docs/behaviour.md, "`serve`"): read as a stream, counted as they arrive, and abandoned as
-// soon as a limit is crossed so a large body costs nothing more.
+// docs/behaviour.md, "`serve`"; uploads and --max-inflight-body-size: docs/behaviour.md,
+// "Request bodies and uploads"): read as a stream, counted as they arrive, and abandoned as soon
+// as a limit is crossed so a large body costs nothing more. Every chunk is charged to the
+// process's body budget (body-budget.ts) before it is parsed; uploads no task of the endpoint
+// reads are dropped as they arrive, the others are kept in memory up to MEMORY_UPLOAD_BYTES and
+// streamed to a temporary file (spool.ts) beyond it.
 
 import type { IncomingMessage } from 'node:http';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import busboy from 'busboy';
-import type { Upload } from '../upload.js';
+import { RequestUploads, type Upload } from '../upload.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
+import { BODY_RETRY_AFTER_S, BodyCharge, type BodyBudget } from './body-budget.js';
+import type { UploadSpool } from './spool.js';
 
 export const MAX_UPLOADS = 20;
+/** An upload up to this size stays in memory; a larger one goes to a temporary file. */
+export const MEMORY_UPLOAD_BYTES = 64 * 1024;
+/** Room a multipart or chunked body takes from the budget before its first byte is read. */
+const ADVANCE_BYTES = 64 * 1024;
 
-export type BodyResult = { readonly ok: true; readonly uploads: readonly Upload[] } | { readonly ok: false; readonly status: number; readonly detail: string };
+/** What reading bodies needs of the process: its limits, its budget and its temporary folder. */
+export interface BodyIntake {
+  readonly maxBytes: number;
+  readonly budget: BodyBudget;
+  readonly spool: UploadSpool;
+}
 
-const NO_UPLOADS: readonly Upload[] = [];
-const OK: BodyResult = { ok: true, uploads: NO_UPLOADS };
+export type BodyResult =
+  | { readonly ok: true; readonly uploads: RequestUploads }
+  | { readonly ok: false; readonly status: number; readonly detail: string; readonly retryAfterSeconds?: number };
+
+type Refusal = Extract<BodyResult, { ok: false }>;
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function tooLarge(max: number): BodyResult {
+function tooLarge(max: number): Refusal {
   return { ok: false, status: 413, detail: `the request body is larger than the limit of ${max} bytes` };
 }
 
-/** Adds the body's parameters to `into`. */
-export function readBody(request: IncomingMessage, into: ValueMap, maxBytes: number): Promise<BodyResult> | BodyResult {
+function noRoom(budget: BodyBudget): Refusal {
+  budget.countRefusal();
+  return { ok: false, status: 503, detail: 'the service is receiving too many request bodies at the moment; try again shortly', retryAfterSeconds: BODY_RETRY_AFTER_S };
+}
+
+const INCOMPLETE: Refusal = { ok: false, status: 400, detail: 'the request body was not received completely' };
+
+/**
+ * Adds the body's parameters to `into`; `keepUploads`: whether a task of the endpoint may use
+ * uploaded files (else they are dropped as they arrive). On success the body's uploads hold its
+ * memory and temporary files until released (upload.ts); on a refusal nothing is left held.
+ */
+export function readBody(request: IncomingMessage, into: ValueMap, intake: BodyIntake, keepUploads: boolean): Promise<BodyResult> | BodyResult {
   const headers = request.headers;
   const length = headers['content-length'];
   const chunked = headers['transfer-encoding'] !== undefined;
-  if (!chunked && (length === undefined || length === '0')) return OK;
+  const maxBytes = intake.maxBytes;
+  if (!chunked && (length === undefined || length === '0')) return { ok: true, uploads: RequestUploads.NONE };
   if (length !== undefined && Number(length) > maxBytes) return tooLarge(maxBytes);
 
   const contentType = headers['content-type'] ?? '';
   const semicolon = contentType.indexOf(';');
   const mediaType = (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
-  switch (mediaType) {
-    case 'application/x-www-form-urlencoded':
-      return collect(request, maxBytes).then((body) => {
-        if (!body.ok) return body;
-        const text = decode(body.bytes);
-        if (text === null) return { ok: false, status: 400, detail: 'malformed form body: it is not valid UTF-8' };
-        const problem = parseUrlEncoded(text, into, 'form body');
-        return problem === null ? OK : { ok: false, status: 400, detail: problem };
-      });
-    case 'application/json':
-      return collect(request, maxBytes).then((body) => (body.ok ? readJson(body.bytes, into) : body));
-    case 'multipart/form-data':
-      return readMultipart(request, into, maxBytes);
-    default:
-      return {
-        ok: false,
-        status: 415,
-        detail: `${mediaType === '' ? 'a request body without a content type' : `content type "${mediaType}"`} is not supported: send application/x-www-form-urlencoded, multipart/form-data or application/json`,
-      };
+  const multipart = mediaType === 'multipart/form-data';
+  if (!multipart && mediaType !== 'application/x-www-form-urlencoded' && mediaType !== 'application/json') {
+    return {
+      ok: false,
+      status: 415,
+      detail: `${mediaType === '' ? 'a request body without a content type' : `content type "${mediaType}"`} is not supported: send application/x-www-form-urlencoded, multipart/form-data or application/json`,
+    };
   }
+
+  // A form or JSON body is held whole, so it takes its declared length at once; a multipart body
+  // holds little beyond its parameters and small files, so it starts small and asks as it goes.
+  const declared = chunked || length === undefined ? null : Number(length);
+  const advance = multipart || declared === null ? Math.min(declared ?? ADVANCE_BYTES, ADVANCE_BYTES) : declared;
+  const charge = new BodyCharge(intake.budget);
+  const read = (): Promise<BodyResult> => {
+    const result = multipart ? readMultipart(request, into, intake, charge, keepUploads) : readWhole(request, into, mediaType, intake, charge);
+    return result.then((body) => {
+      if (body.ok) return body;
+      charge.release();
+      return body;
+    });
+  };
+  const admitted = charge.admit(advance);
+  if (admitted === true) return read();
+  return admitted.then((ok) => {
+    if (!ok) return noRoom(intake.budget);
+    // The client may have gone while the body waited: nothing would ever arrive.
+    if (request.destroyed) return (charge.release(), INCOMPLETE);
+    return read();
+  });
+}
+
+/** A form or JSON body, held whole; its memory stays charged until the request's uploads are released. */
+async function readWhole(request: IncomingMessage, into: ValueMap, mediaType: string, intake: BodyIntake, charge: BodyCharge): Promise<BodyResult> {
+  const body = await collect(request, intake, charge);
+  if (!body.ok) return body;
+  charge.settle();
+  const problem = mediaType === 'application/json' ? readJson(body.bytes, into) : readForm(body.bytes, into);
+  return problem ?? { ok: true, uploads: new RequestUploads([], () => charge.release()) };
 }
 
 function decode(bytes: Buffer): string | null {
@@ -60,35 +111,47 @@ function decode(bytes: Buffer): string | null {
   }
 }
 
-type Collected = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly status: number; readonly detail: string };
+type Collected = { readonly ok: true; readonly bytes: Buffer } | Refusal;
 
-function collect(request: IncomingMessage, maxBytes: number): Promise<Collected> {
+function collect(request: IncomingMessage, intake: BodyIntake, charge: BodyCharge): Promise<Collected> {
+  const { maxBytes, budget } = intake;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let done = false;
+    // A chunk waiting for room; the end of the body, if it came meanwhile, waits for it.
+    let waiting = false;
+    let ended = false;
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) {
-        stop();
-        resolve(tooLarge(maxBytes) as Collected);
-        return;
-      }
+      if (size > maxBytes) return stop(tooLarge(maxBytes));
       chunks.push(chunk);
+      const granted = charge.arrived(chunk.length);
+      if (granted === true) return;
+      waiting = true;
+      request.pause();
+      void granted.then((ok) => {
+        waiting = false;
+        if (done) return;
+        if (!ok) return stop(noRoom(budget));
+        if (ended) return onEnd();
+        request.resume();
+      });
     };
     const onEnd = () => {
-      stop();
-      resolve({ ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
+      ended = true;
+      if (!waiting) stop({ ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
     };
-    const onError = () => {
-      stop();
-      resolve({ ok: false, status: 400, detail: 'the request body was not received completely' });
-    };
-    const stop = () => {
+    const onError = () => stop(INCOMPLETE);
+    const stop = (result: Collected) => {
+      if (done) return;
+      done = true;
       request.off('data', onData);
       request.off('end', onEnd);
       request.off('error', onError);
       request.off('aborted', onError);
       request.pause();
+      resolve(result);
     };
     request.on('data', onData);
     request.on('end', onEnd);
@@ -97,9 +160,16 @@ function collect(request: IncomingMessage, maxBytes: number): Promise<Collected>
   });
 }
 
+function readForm(bytes: Buffer, into: ValueMap): Refusal | null {
+  const text = decode(bytes);
+  if (text === null) return { ok: false, status: 400, detail: 'malformed form body: it is not valid UTF-8' };
+  const problem = parseUrlEncoded(text, into, 'form body');
+  return problem === null ? null : { ok: false, status: 400, detail: problem };
+}
+
 const JSON_SHAPE = 'the JSON body must be an object whose values are strings, numbers, booleans or arrays of those';
 
-function readJson(bytes: Buffer, into: ValueMap): BodyResult {
+function readJson(bytes: Buffer, into: ValueMap): Refusal | null {
   const text = decode(bytes);
   if (text === null) return { ok: false, status: 400, detail: 'malformed JSON body: it is not valid UTF-8' };
   let document: unknown;
@@ -127,7 +197,7 @@ function readJson(bytes: Buffer, into: ValueMap): BodyResult {
     // A loop, not push(...values): a request can send more values than a call has room for arguments.
     else for (const v of values) list.push(v);
   }
-  return OK;
+  return null;
 }
 
 function scalar(value: unknown): string | null {
@@ -142,7 +212,102 @@ function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : typeof value;
 }
 
-function readMultipart(request: IncomingMessage, into: ValueMap, maxBytes: number): Promise<BodyResult> {
+const STORAGE_FAILED: Refusal = { ok: false, status: 503, detail: 'an uploaded file could not be stored; try again later', retryAfterSeconds: BODY_RETRY_AFTER_S };
+
+/**
+ * One uploaded file being received: its first MEMORY_UPLOAD_BYTES in memory, the rest streamed
+ * to a temporary file opened once it grows beyond that. Bytes written to the file leave the
+ * budget as soon as the write is done. While a write is pending the request itself is paused
+ * (`block`), not only the part: the chunks the parser and the request would otherwise buffer
+ * meanwhile cost memory per upload in flight (docs/performance.md, "P8").
+ */
+class IncomingFile {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private file: WriteStream | null = null;
+  private path: string | null = null;
+  /** Paused until the file drains. */
+  private waiting = false;
+  /** Settles when the file is complete on disk (at once for a file kept in memory); false when it failed. */
+  stored: Promise<boolean> = Promise.resolve(true);
+
+  constructor(
+    private readonly stream: NodeJS.ReadableStream,
+    private readonly intake: BodyIntake,
+    private readonly charge: BodyCharge,
+    private readonly failed: () => void,
+    private readonly block: () => void,
+    private readonly unblock: () => void,
+  ) {}
+
+  get tempPath(): string | null {
+    return this.path;
+  }
+
+  data(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.file === null) {
+      this.chunks.push(chunk);
+      if (this.size <= MEMORY_UPLOAD_BYTES) return;
+      this.open();
+      for (const held of this.chunks.splice(0)) this.write(held);
+      return;
+    }
+    this.write(chunk);
+  }
+
+  /** The part ended: the upload, once `stored` settles. */
+  end(fieldName: string, filename: string, contentType: string): Upload {
+    if (this.file === null) {
+      const content = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+      return { fieldName, filename, contentType, size: this.size, source: { kind: 'buffer', content } };
+    }
+    this.file.end();
+    return { fieldName, filename, contentType, size: this.size, source: { kind: 'file', path: this.path! } };
+  }
+
+  /** Stops writing (the body was refused); resolves once the file is closed, so it can be removed. */
+  abandon(): Promise<void> {
+    const file = this.file;
+    if (file === null || file.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      file.once('close', () => resolve());
+      file.destroy();
+    });
+  }
+
+  private open(): void {
+    this.path = this.intake.spool.newFile();
+    const file = createWriteStream(this.path, { flags: 'wx', mode: 0o600 });
+    this.file = file;
+    this.stored = new Promise((resolve) => {
+      file.once('close', () => resolve(file.writableFinished));
+      file.on('error', () => {
+        resolve(false);
+        this.failed();
+      });
+    });
+    file.on('drain', () => {
+      if (!this.waiting) return;
+      this.waiting = false;
+      this.stream.resume();
+      this.unblock();
+    });
+  }
+
+  private write(chunk: Buffer): void {
+    const more = this.file!.write(chunk, (error) => {
+      if (!error) this.charge.left(chunk.length);
+    });
+    if (more || this.waiting) return;
+    this.waiting = true;
+    this.stream.pause();
+    this.block();
+  }
+}
+
+function readMultipart(request: IncomingMessage, into: ValueMap, intake: BodyIntake, charge: BodyCharge, keepUploads: boolean): Promise<BodyResult> {
+  const { maxBytes, budget, spool } = intake;
   return new Promise((resolve) => {
     let parser: busboy.Busboy;
     try {
@@ -157,61 +322,107 @@ function readMultipart(request: IncomingMessage, into: ValueMap, maxBytes: numbe
       return;
     }
     const uploads: Upload[] = [];
+    const files: IncomingFile[] = [];
     let size = 0;
     let done = false;
-    const finish = (result: BodyResult) => {
-      if (done) return;
-      done = true;
+    // Reasons the request is paused: the parser's back-pressure, a file's pending write, a wait for budget.
+    let blocked = 0;
+    const block = () => {
+      if (blocked++ === 0) request.pause();
+    };
+    const unblock = () => {
+      if (--blocked === 0 && !done) request.resume();
+    };
+    const stopReading = () => {
       request.off('data', onData);
       request.off('end', onEnd);
       request.off('aborted', onAborted);
       request.off('error', onAborted);
       request.unpipe();
       request.pause();
-      if (!result.ok) parser.destroy();
+    };
+    const finish = (result: BodyResult) => {
+      if (done) return;
+      done = true;
+      stopReading();
+      if (result.ok) return resolve(result);
+      parser.destroy();
+      // Removed once closed: a file still being opened would otherwise be created after its removal.
+      const paths = temporaryPaths();
+      void Promise.all(files.map((f) => f.abandon())).then(() => spool.remove(paths));
       resolve(result);
     };
+    const temporaryPaths = () => files.map((f) => f.tempPath).filter((p): p is string => p !== null);
+
     parser.on('field', (name, value) => {
       const list = into.get(name);
       if (list === undefined) into.set(name, [value]);
       else list.push(value);
     });
     parser.on('file', (fieldName, stream, info) => {
-      const chunks: Buffer[] = [];
-      let fileSize = 0;
-      stream.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        fileSize += chunk.length;
-      });
+      if (!keepUploads) {
+        // No task of the endpoint reads uploads: the bytes leave memory as they arrive.
+        stream.on('data', (chunk: Buffer) => charge.left(chunk.length));
+        return;
+      }
+      const file = new IncomingFile(stream, intake, charge, () => finish(STORAGE_FAILED), block, unblock);
+      files.push(file);
+      stream.on('data', (chunk: Buffer) => file.data(chunk));
       stream.on('end', () => {
+        const upload = file.end(fieldName, info.filename ?? fieldName, info.mimeType);
         // A browser sends an empty file input as a nameless, empty part: nothing was uploaded.
-        if (info.filename === undefined && fileSize === 0) return;
-        uploads.push({
-          fieldName,
-          filename: info.filename ?? fieldName,
-          contentType: info.mimeType,
-          content: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, fileSize),
-        });
+        if (info.filename === undefined && upload.size === 0) return;
+        uploads.push(upload);
       });
     });
     parser.on('filesLimit', () => finish({ ok: false, status: 413, detail: `more than ${MAX_UPLOADS} files were uploaded in one request` }));
     parser.on('error', (error: Error) => finish({ ok: false, status: 400, detail: `malformed multipart body: ${error.message}` }));
-    parser.on('close', () => finish({ ok: true, uploads }));
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        finish(tooLarge(maxBytes));
-        return;
-      }
-      if (!parser.write(chunk)) {
-        request.pause();
-        parser.once('drain', () => {
-          if (!done) request.resume();
+    parser.on('close', () => {
+      if (done) return;
+      stopReading();
+      void Promise.all(files.map((f) => f.stored)).then((stored) => {
+        if (!stored.every(Boolean)) return finish(STORAGE_FAILED);
+        charge.settle();
+        const paths = temporaryPaths();
+        finish({
+          ok: true,
+          uploads: new RequestUploads(uploads, () => {
+            spool.remove(paths);
+            charge.release();
+          }),
         });
+      });
+    });
+    const feed = (chunk: Buffer) => {
+      if (!parser.write(chunk)) {
+        block();
+        parser.once('drain', unblock);
       }
     };
-    const onEnd = () => parser.end();
-    const onAborted = () => finish({ ok: false, status: 400, detail: 'the request body was not received completely' });
+    // A chunk waiting for room; the end of the body, if it came meanwhile, waits for it.
+    let waiting = false;
+    let ended = false;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) return finish(tooLarge(maxBytes));
+      const granted = charge.arrived(chunk.length);
+      if (granted === true) return feed(chunk);
+      waiting = true;
+      block();
+      void granted.then((ok) => {
+        waiting = false;
+        if (done) return;
+        if (!ok) return finish(noRoom(budget));
+        feed(chunk);
+        if (ended) parser.end();
+        unblock();
+      });
+    };
+    const onEnd = () => {
+      ended = true;
+      if (!waiting) parser.end();
+    };
+    const onAborted = () => finish(INCOMPLETE);
     request.on('data', onData);
     request.on('end', onEnd);
     request.on('aborted', onAborted);

@@ -12,8 +12,8 @@ import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 import { describeError } from '../errors.js';
 import type { ParameterError } from '../runtime/parameters.js';
 import { ERROR_PAGE_HEADERS, errorPage, prefersHtml } from './error-page.js';
-import type { Upload } from '../upload.js';
-import { readBody } from './body.js';
+import { RequestUploads } from '../upload.js';
+import { readBody, type BodyIntake } from './body.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -36,7 +36,7 @@ const PROBE_ALLOW = 'GET, HEAD';
 /** How long, and how much, of a refused body is discarded before the connection is cut. */
 const LINGER_MS = 5000;
 const LINGER_MIN_BYTES = 16 * 1024 * 1024;
-const NO_UPLOADS: readonly Upload[] = [];
+const NO_UPLOADS = RequestUploads.NONE;
 const HEALTHY = '{"status":"ok"}';
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
 const SAFE_HOST = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
@@ -77,6 +77,7 @@ export class HttpService {
     private readonly settings: ServeSettings,
     private readonly logger: Logger,
     private readonly metrics: ServiceMetrics,
+    private readonly bodies: BodyIntake,
     private readonly tracing: Tracing = NO_TRACING,
   ) {
     this.prefix = settings.basePath + '/';
@@ -271,9 +272,19 @@ export class HttpService {
     raw: ValueMap,
     requestId: string,
   ): Promise<void> {
-    const body = await readBody(request, raw, this.settings.maxBodyBytes);
-    if (!body.ok) return this.refuse(request, response, body.status, body.detail, requestId);
-    const result = await runRequest(application, { endpoint, raw, uploads: body.uploads, info: this.requestInfo(request, requestId), span: response.span });
+    const body = await readBody(request, raw, this.bodies, application.keepsUploads(endpoint));
+    if (!body.ok) {
+      if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
+      return this.refuse(request, response, body.status, body.detail, requestId);
+    }
+    // Until the request is decided; its tasks hold the uploads for as long as they run.
+    const release = body.uploads.hold();
+    let result: PipelineResult;
+    try {
+      result = await runRequest(application, { endpoint, raw, uploads: body.uploads, info: this.requestInfo(request, requestId), span: response.span });
+    } finally {
+      release();
+    }
     return this.answer(response, result, requestId);
   }
 

@@ -4,6 +4,8 @@
 import cluster from 'node:cluster';
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
 import type { TaskOutcomeEvent } from '../runtime/observer.js';
+import type { BodyBudget } from './body-budget.js';
+import type { UploadSpool } from './spool.js';
 
 const REQUEST_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
 
@@ -136,6 +138,25 @@ export class ServiceMetrics {
     if (event.outcome !== 'skipped' && event.outcome !== 'not-started') {
       this.taskDurations.observe({ endpoint: event.endpoint, task: event.taskId, kind: event.kind }, event.durationMs / 1000);
     }
+  }
+
+  /** Temporary upload files: read from the spool when scraped. */
+  watchUploads(spool: UploadSpool): void {
+    this.gauge('endpoint_service_upload_temporary_files', 'Temporary files of uploads kept for tasks that exist now', () => spool.fileCount);
+  }
+
+  /** Request bodies held in memory, the limit, and bodies refused for want of room. */
+  watchBodyBudget(budget: BodyBudget): void {
+    this.gauge('endpoint_service_request_body_bytes_in_flight', 'Bytes of request bodies held in memory now, counted against --max-inflight-body-size', () => budget.bytesInFlight);
+    this.gauge('endpoint_service_request_body_bytes_limit', 'The --max-inflight-body-size of the process (summed over workers)', () => budget.limit);
+    this.gauge('endpoint_service_request_body_waiting', 'Request bodies waiting for room in --max-inflight-body-size now', () => budget.waiting);
+    this.gauge('endpoint_service_request_body_refusals_total', 'Requests answered 503 because their body did not fit in --max-inflight-body-size', () => budget.refusals, 'counter');
+  }
+
+  /** A metric read from its owner when scraped, shaped as prom-client's own (see RequestMetrics) and summed over workers like them. */
+  private gauge(name: string, help: string, value: () => number, type: 'gauge' | 'counter' = 'gauge'): void {
+    const metric = { name, help, type, aggregator: 'sum', get: async () => ({ name, help, type, aggregator: 'sum', values: [{ labels: {}, value: value() }] }) };
+    this.registry.registerMetric(metric as unknown as Counter);
   }
 
   get contentType(): string {

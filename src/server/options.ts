@@ -16,6 +16,10 @@ export interface ServeSettings {
   readonly workers: number;
   readonly smtpUrl: string | undefined;
   readonly maxBodyBytes: number;
+  /** --max-inflight-body-size: bytes of request bodies one process holds in memory at once. */
+  readonly maxInflightBodyBytes: number;
+  /** --upload-dir: where each process makes its folder of temporary upload files; null: the system's temporary folder. */
+  readonly uploadDir: string | null;
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly logFormat: LogFormat;

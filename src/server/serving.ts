@@ -7,11 +7,13 @@ import type { Application } from '../compiler/ast.js';
 import type { RuntimeObserver, TaskOutcomeEvent } from '../runtime/observer.js';
 import { describeError } from '../errors.js';
 import { TASK_KINDS } from '../tasks/registry.js';
+import { BodyBudget } from './body-budget.js';
 import { HttpService, type HttpServerState } from './http.js';
 import { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
+import { UploadSpool } from './spool.js';
 import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
@@ -70,7 +72,8 @@ export function serve(options: ServingOptions): void {
   /** Applications replaced by a reload whose task runs may still be going. */
   const retired = new Set<LoadedApplication>();
   const tracing = options.tracing ?? NO_TRACING;
-  const service = new HttpService(state, settings, logger, metrics, tracing);
+  const bodies = openBodyIntake(settings, logger, metrics);
+  const service = new HttpService(state, settings, logger, metrics, bodies, tracing);
   const server = service.server;
   // Open connections, for the shutdown (see there).
   const sockets = new Set<Socket>();
@@ -170,6 +173,27 @@ export function serve(options: ServingOptions): void {
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   });
+}
+
+/**
+ * The body budget and this process's folder of temporary uploads, whose leftovers of ended
+ * processes are removed first. The folder goes when the process exits, however it exits short of SIGKILL (whose
+ * leftovers the next start removes).
+ */
+function openBodyIntake(settings: ServeSettings, logger: Logger, metrics: ServiceMetrics) {
+  let spool: UploadSpool;
+  try {
+    spool = UploadSpool.open(settings.uploadDir);
+  } catch (error) {
+    process.stderr.write(`endpoint-service: cannot make a folder for temporary uploads: ${describeError(error)}\n`);
+    process.exit(1);
+  }
+  process.once('exit', () => spool.close());
+  if (spool.sweptLeftovers > 0) logger.log('info', 'removed temporary uploads left by processes that ended', { folders: spool.sweptLeftovers });
+  metrics.watchUploads(spool);
+  const budget = new BodyBudget(settings.maxInflightBodyBytes);
+  metrics.watchBodyBudget(budget);
+  return { maxBytes: settings.maxBodyBytes, budget, spool };
 }
 
 /** A second Ctrl-C: the person at the terminal does not want to wait for the graceful end. */

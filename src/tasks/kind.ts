@@ -92,6 +92,12 @@ export interface TaskKind<T extends Task = Task, Prepared = unknown, Services ex
    * as done for its dependants then, so that waiting for it cannot deadlock.
    */
   readonly deliversLast: boolean;
+  /**
+   * Whether this task may use the files uploaded with the request (TaskRequest.uploads). Asked
+   * once per endpoint when the application is loaded: an endpoint none of whose tasks reads them
+   * drops uploaded files as they arrive, so a kind that says false here sees no uploads.
+   */
+  readsUploads(task: T): boolean;
   /** Pure: what would go on the wire. Throws (any error) when the request's values cannot be used. */
   prepare(task: T, scope: ExpansionScope, request: TaskRequest): Prepared;
   /** Created once per process and application, with the task engine (on the first request with tasks). */

@@ -22,6 +22,7 @@ import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { expandTemplate } from '../../src/template/expand.js';
 import { RecordingObserver } from '../tasks/builders.js';
 import type { Template } from '../../src/template/types.js';
+import { RequestUploads } from '../../src/upload.js';
 
 // ---------------------------------------------------------------------------------------
 // The kind
@@ -47,6 +48,7 @@ const logKind: TaskKind<LogTask, string, LogServices> = {
   hasOutputs: false,
   sendsMail: false,
   deliversLast: false,
+  readsUploads: () => false,
 
   compile(ctx, read, scope, base, element) {
     const messageElement = single(ctx, read, 'message');
@@ -245,7 +247,7 @@ describe('a task kind registered with TASK_KINDS.with', () => {
         const result = await runRequest(loaded, {
           endpoint,
           raw: new Map([['name', ['Ann']]]),
-          uploads: [],
+          uploads: RequestUploads.NONE,
           info: { requestId: 'r1', clientIp: '127.0.0.1', userAgent: 'test', baseUrl: 'http://127.0.0.1' },
         });
         expect(result.outcome).toBe('success');
@@ -268,7 +270,7 @@ describe('a task kind registered with TASK_KINDS.with', () => {
         await runRequest(loaded, {
           endpoint,
           raw: new Map([['name', ['Bo']]]),
-          uploads: [],
+          uploads: RequestUploads.NONE,
           info: { requestId: 'r2', clientIp: '127.0.0.1', userAgent: 'test', baseUrl: 'http://127.0.0.1' },
         });
         expect(servicesMade.length).toBe(made + 1);

@@ -7,7 +7,13 @@ import { MissingValueError } from '../../src/template/expand.js';
 import { at, compare, emailTask, named, predicate, scope, tpl } from './ast-builders.js';
 
 const SEP = '||';
-const upload = (filename: string, content: string, contentType = 'text/plain'): Upload => ({ fieldName: 'file', filename, contentType, content: Buffer.from(content) });
+const upload = (filename: string, content: string, contentType = 'text/plain'): Upload => ({
+  fieldName: 'file',
+  filename,
+  contentType,
+  size: Buffer.byteLength(content),
+  source: { kind: 'buffer', content: Buffer.from(content) },
+});
 
 describe('prepareEmails: messages and addresses', () => {
   it('sends one message per <to>, each with cc, bcc and reply-to', () => {
@@ -113,6 +119,13 @@ describe('prepareEmails: attachments', () => {
       { filename: 'cv.pdf', contentType: 'application/pdf', source: { kind: 'buffer', content: Buffer.from('%PDF') }, cid: null },
       { filename: 'note.txt', contentType: 'text/plain; charset=utf-8', source: { kind: 'buffer', content: Buffer.from('hi') }, cid: null },
     ]);
+  });
+
+  it('attaches an upload kept in a temporary file by its path, without reading it', () => {
+    const task = emailTask({ attachments: [{ kind: 'uploads', condition: null, position: at() }] });
+    const spooled: Upload = { fieldName: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', size: 9_000_000, source: { kind: 'file', path: '/nonexistent/upload-7' } };
+    const [email] = prepareEmails(task, scope(), [spooled], null, SEP);
+    expect(email!.attachments).toEqual([{ filename: 'cv.pdf', contentType: 'application/pdf', source: { kind: 'file', path: '/nonexistent/upload-7' }, cid: null }]);
   });
 
   it('evaluates each attachment condition with the endpoint separator', () => {

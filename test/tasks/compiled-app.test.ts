@@ -2,10 +2,13 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { compileApplication, type Application } from '../../src/compiler/index.js';
-import { TASK_KINDS } from '../../src/tasks/registry.js';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { TaskEngine } from '../../src/runtime/task-runner.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
-import type { Upload } from '../../src/upload.js';
+import { RequestUploads, type Upload } from '../../src/upload.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
 import { RecordingObserver, scope } from './builders.js';
@@ -34,7 +37,7 @@ afterAll(async () => {
   await smtp.close();
 });
 
-function run(endpointName: string, parameters: Record<string, string>, uploads: Upload[] = []) {
+function run(endpointName: string, parameters: Record<string, string>, uploads: RequestUploads = RequestUploads.NONE) {
   const observer = new RecordingObserver();
   const services = new TaskEngine(TASK_KINDS, { application: app, smtpUrl: smtp.url, env, allowedHosts: null, idempotencyKeys: true, warn: () => {} }, observer);
   open.push(services);
@@ -93,8 +96,9 @@ describe('signup, compiled', () => {
 
   it('attaches static files, inline images and the uploads of the request', async () => {
     const mailsBefore = smtp.messages.length;
-    const upload: Upload = { fieldName: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', content: Buffer.from('%PDF-1.4 test') };
-    const { result } = run('apply', { email: 'ada@example.com' }, [upload]);
+    const content = Buffer.from('%PDF-1.4 test');
+    const upload: Upload = { fieldName: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', size: content.length, source: { kind: 'buffer', content } };
+    const { result } = run('apply', { email: 'ada@example.com' }, new RequestUploads([upload], () => {}));
     expect((await result).ok).toBe(true);
     const mail = smtp.messages.slice(mailsBefore)[0]!;
     const byName = new Map(mail.parsed.attachments.map((a) => [a.filename, a]));
@@ -104,5 +108,33 @@ describe('signup, compiled', () => {
     expect(byName.get('logo.png')!.contentId).toBe('<logo.png>');
     // mailparser swaps a cid: reference for the related part's data, so this proves the link.
     expect(mail.parsed.html).toContain('<img src="data:image/png;base64,');
+  });
+
+  it('streams an upload kept in a temporary file into the mail, and holds it until the run has settled', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'compiled-app-'));
+    try {
+      const file = path.join(folder, 'upload-0');
+      const content = randomBytes(3 * 1024 * 1024 + 17);
+      writeFileSync(file, content);
+      const released: string[] = [];
+      const uploads = new RequestUploads([{ fieldName: 'cv', filename: 'big.bin', contentType: 'application/octet-stream', size: content.length, source: { kind: 'file', path: file } }], () => {
+        released.push(file);
+        rmSync(file);
+      });
+      // The request's own hold, as the HTTP layer takes it, given up at once: the run keeps the file.
+      const mailsBefore = smtp.messages.length;
+      const requestHold = uploads.hold();
+      const { result, settled } = run('apply', { email: 'ada@example.com' }, uploads);
+      requestHold();
+      expect(released).toEqual([]);
+      expect((await result).ok).toBe(true);
+      await settled;
+      expect(released).toEqual([file]);
+      expect(existsSync(file)).toBe(false);
+      const attachment = smtp.messages.slice(mailsBefore)[0]!.parsed.attachments.find((a) => a.filename === 'big.bin')!;
+      expect(attachment.content.equals(content)).toBe(true);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

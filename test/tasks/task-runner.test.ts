@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint, OutputIntermediateValue, Task } from '../../src/compiler/ast.js';
 import { TaskEngine } from '../../src/runtime/task-runner.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
+import { RequestUploads } from '../../src/upload.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { closedPort, SmtpPeer } from '../helpers/smtp-peer.js';
 import { application, at, emailTask, endpoint, equals, httpTask, RecordingObserver, scope } from './builders.js';
@@ -27,7 +28,7 @@ function run(ep: Endpoint, parameters: Record<string, string> = {}, smtpUrl: str
   observer = new RecordingObserver();
   const services = new TaskEngine(TASK_KINDS, { application: application([ep]), smtpUrl, env: {}, allowedHosts: null, idempotencyKeys: true, warn: () => {} }, observer);
   open.push(services);
-  return services.start({ endpoint: ep, scope: scope(parameters), uploads: [], requestId: 'req-1' });
+  return services.start({ endpoint: ep, scope: scope(parameters), uploads: RequestUploads.NONE, requestId: 'req-1' });
 }
 
 const out = (name: string, kind: 'jsonpath' | 'xpath', path: string, regex: string | null = null): OutputIntermediateValue => ({
@@ -239,7 +240,7 @@ describe('email', () => {
     open.push(services);
     const before = smtp.messages.length;
     for (const id of ['r1', 'r2']) {
-      const { result } = services.start({ endpoint: ep, scope: scope(), uploads: [], requestId: id });
+      const { result } = services.start({ endpoint: ep, scope: scope(), uploads: RequestUploads.NONE, requestId: id });
       expect((await result).ok).toBe(true);
     }
     const [first, second] = smtp.messages.slice(before);

@@ -23,6 +23,7 @@ export const emailKind: TaskKind<EmailTask, readonly PreparedEmail[], EmailServi
   hasOutputs: false,
   sendsMail: true,
   deliversLast: true,
+  readsUploads: (task) => task.attachments.some((a) => a.kind === 'uploads'),
   compile: compileEmail,
   prepare: (task, scope, request) => prepareEmails(task, scope, request.uploads, request.application.email, request.separator),
 

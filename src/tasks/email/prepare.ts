@@ -52,7 +52,7 @@ export function prepareEmails(
         attachments.push({
           filename: upload.filename,
           contentType: upload.contentType === '' ? contentTypeFor(extname(upload.filename)) : upload.contentType,
-          source: { kind: 'buffer', content: upload.content },
+          source: upload.source,
           cid: null,
         });
       }

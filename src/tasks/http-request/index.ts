@@ -25,6 +25,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
   hasOutputs: true,
   sendsMail: false,
   deliversLast: false,
+  readsUploads: () => false,
   compile: compileHttpRequest,
   prepare: (task, scope, request) => prepareHttpRequest(task, scope, request),
 
