@@ -3,14 +3,15 @@
 // outcome, with its error code, to the observer (logs and metrics).
 
 import type { Endpoint } from '../compiler/ast.js';
-import type { TaskOptions, TaskRequest, TaskServices } from '../tasks/kind.js';
+import type { Task } from '../compiler/ast.js';
+import type { EffectLedger, TaskOptions, TaskRequest, TaskServices } from '../tasks/kind.js';
 import type { TaskKinds } from '../tasks/registry.js';
 import type { ExpansionScope } from '../template/expand.js';
 import type { Upload } from '../upload.js';
 import type { RuntimeObserver } from './observer.js';
-import { scheduleTasks, type TaskReport, type TaskRun, type TaskStep } from './scheduler.js';
+import { scheduleTasks, type ResumeState, type TaskReport, type TaskRun, type TaskStep } from './scheduler.js';
 
-export type { TaskRun, TaskRunResult } from './scheduler.js';
+export type { ResumeState, TaskReport, TaskRun, TaskRunResult } from './scheduler.js';
 
 export interface TaskRunRequest {
   readonly endpoint: Endpoint;
@@ -20,6 +21,15 @@ export interface TaskRunRequest {
   readonly requestId: string;
   /** Tasks prepared before the first side effect, by id. */
   readonly prepared?: ReadonlyMap<string, unknown>;
+  /** A durable run (src/queue/): where it stands, and how each outcome and irreversible step is recorded. */
+  readonly durable?: DurableRun;
+}
+
+export interface DurableRun {
+  readonly resume: ResumeState;
+  /** Every task report, after the observer has it (the checkpoint). */
+  recorded(report: TaskReport): void;
+  effects(task: Task): EffectLedger;
 }
 
 /** Long-lived, per process and application; made on the first request with tasks. */
@@ -39,12 +49,14 @@ export class TaskEngine {
     const { endpoint } = request;
     const taskRequest: TaskRequest = { separator: endpoint.separator, uploads: request.uploads, application: this.options.application, idempotencyKeys: this.options.idempotencyKeys };
     const steps = new Map<string, TaskStep>();
+    const { durable } = request;
     return scheduleTasks({
       tasks: endpoint.tasks,
       graph: endpoint.taskGraph,
       separator: endpoint.separator,
       scope: request.scope,
       ...(request.prepared !== undefined ? { prepared: request.prepared } : {}),
+      ...(durable !== undefined ? { resume: durable.resume } : {}),
       stepFor: (task) => {
         let step = steps.get(task.kind);
         if (step === undefined) {
@@ -52,13 +64,17 @@ export class TaskEngine {
           step = {
             deliversLast: kind.deliversLast,
             prepare: (t, scope) => kind.prepare(t, scope, taskRequest),
-            execute: (t, prepared, control) => kind.execute(t, prepared, this.services.get(t.kind)!, control),
+            execute: (t, prepared, control) =>
+              kind.execute(t, prepared, this.services.get(t.kind)!, durable === undefined ? control : { mayContinue: () => control.mayContinue(), effects: durable.effects(t) }),
           };
           steps.set(task.kind, step);
         }
         return step;
       },
-      report: (report) => this.report(request, report),
+      report: (report) => {
+        this.report(request, report);
+        durable?.recorded(report);
+      },
     });
   }
 

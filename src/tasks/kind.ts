@@ -42,6 +42,22 @@ export interface TaskServices {
 export interface ExecuteControl {
   /** False once another task of the request failed: a kind doing several things stops between them. */
   mayContinue(): boolean;
+  /** A durable run (the queue) only: asked around each irreversible step (a mail message). */
+  readonly effects?: EffectLedger;
+}
+
+/**
+ * Irreversible steps of one task, recorded where a later attempt (or another worker) can see
+ * them: `before` writes "step i is being done" and says whether to do it, `after` writes "done".
+ */
+export interface EffectLedger {
+  /**
+   * `go`: do it (the marker is written); `done`: an earlier attempt did it; `unknown`: an earlier
+   * attempt began it and its outcome is unknown, so it is left alone; `lost`: this process no
+   * longer owns the run (another worker took it over), so nothing more may be done.
+   */
+  before(step: number, id: string): Promise<'go' | 'done' | 'unknown' | 'lost'>;
+  after(step: number): Promise<void>;
 }
 
 export interface ExecuteResult {
@@ -89,6 +105,8 @@ export interface TaskKind<T extends Task = Task, Prepared = unknown, Services ex
   readonly deliversLast: boolean;
   /** Pure: what would go on the wire. Throws (any error) when the request's values cannot be used. */
   prepare(task: T, scope: ExpansionScope, request: TaskRequest): Prepared;
+  /** Whether the task reads the files uploaded with the request (a durable queue then stores them with the run). */
+  usesUploads?(task: T): boolean;
   /** Created once per process and application, with the task engine (on the first request with tasks). */
   createServices(options: TaskOptions): Services;
   /** The I/O. Fails with a TaskError (see errors.ts), after the retries of retry.ts. */
