@@ -6,6 +6,7 @@ import type { Returning } from './action.js';
 import { registerValidate } from './validate.js';
 import { registerServe } from './serve.js';
 import { registerDryRun } from './dry-run.js';
+import { registerWorker } from './worker.js';
 
 // A reader that stops early (`validate big.xml | head`) closes the pipe: that ends the command
 // quietly with its exit code so far, rather than with an unhandled EPIPE and a stack trace.
@@ -36,6 +37,7 @@ const returning: Returning =
 registerValidate(program, returning);
 registerServe(program, returning);
 registerDryRun(program, returning);
+registerWorker(program, returning);
 for (const command of program.commands) command.exitOverride();
 
 try {

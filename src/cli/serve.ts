@@ -15,8 +15,9 @@ import { durationExpectation, formatSize, parseDuration, parseSize } from '../un
 import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
+import { addServeQueueOptions, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 
-interface ServeFlags {
+interface ServeFlags extends QueueFlags {
   port?: number;
   host: string;
   basePath: string;
@@ -81,7 +82,7 @@ function logFormat(text: string): LogFormat {
 }
 
 export function registerServe(program: Command, returning: Returning): void {
-  program
+  const serve = program
     .command('serve')
     .description('serve the application over HTTP')
     .argument('<file>', 'the endpoints.xml')
@@ -116,8 +117,8 @@ export function registerServe(program: Command, returning: Returning): void {
         .argParser((value: string, previous: string[]) => [...previous, value])
         .default([] as string[], 'any host'),
     )
-    .option('--no-idempotency-key', 'do not send an Idempotency-Key header with POST and PATCH HttpRequest tasks')
-    .action(returning(runServe));
+    .option('--no-idempotency-key', 'do not send an Idempotency-Key header with POST and PATCH HttpRequest tasks');
+  addServeQueueOptions(serve).action(returning(runServe));
 }
 
 /** Checks the options, compiles, and starts serving; the exit code of a start that failed. */
@@ -236,6 +237,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     watch: flags.watch === true,
     allowedTaskHosts,
     idempotencyKeys: flags.idempotencyKey,
+    queue: resolveQueueSettings(flags, usage, 'serve'),
   };
 }
 

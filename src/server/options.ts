@@ -1,6 +1,7 @@
 // Settings of a serving process, already checked: the command line's job is to reject bad
 // values with a usage error before any process starts.
 
+import type { QueueSettings } from '../queue/settings.js';
 import type { HostAllowlist } from '../tasks/host-allowlist.js';
 import type { LogFormat } from './log.js';
 
@@ -25,6 +26,8 @@ export interface ServeSettings {
   readonly allowedTaskHosts: HostAllowlist | null;
   /** HttpRequest tasks send an Idempotency-Key on POST and PATCH (--no-idempotency-key: false). */
   readonly idempotencyKeys: boolean;
+  /** --queue: tasks="background" runs go to this durable queue; null: in-process. */
+  readonly queue: QueueSettings | null;
 }
 
 /** `http://HOST:PORT`, with an IPv6 host in brackets. */
