@@ -80,7 +80,12 @@ export function addServeQueueOptions(command: Command): Command {
 }
 
 /** The queue URL and keys, or a usage error: no URL, an unknown scheme, no key or a malformed one. */
-export function resolveQueueLocation(flags: Pick<QueueFlags, 'queue'>, usage: (message: string) => never, env: Readonly<Record<string, string | undefined>> = process.env): { url: string; backend: QueueSettings['backend']; keys: QueueKey[] } | null {
+export function resolveQueueLocation(
+  flags: Pick<QueueFlags, 'queue'>,
+  usage: (message: string) => never,
+  keyRequired = true,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): { url: string; backend: QueueSettings['backend']; keys: QueueKey[] } | null {
   const fromEnv = env.ENDPOINT_SERVICE_QUEUE_URL;
   const url = flags.queue ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined);
   if (url === undefined) return null;
@@ -89,6 +94,7 @@ export function resolveQueueLocation(flags: Pick<QueueFlags, 'queue'>, usage: (m
   if (backend !== 'redis' && backend !== 'postgres') usage(`${source} ${backend}`);
   if (backend === 'postgres') usage(`${source}: PostgreSQL queues are not supported by this version; use redis:// or rediss://`);
   const keyText = env.ENDPOINT_SERVICE_QUEUE_KEY;
+  if (!keyRequired && (keyText === undefined || keyText.trim() === '')) return { url, backend: backend as QueueSettings['backend'], keys: [] };
   if (keyText === undefined || keyText.trim() === '') usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);
   const key = parseQueueKey(keyText!);
   if (key === null) usage(`ENDPOINT_SERVICE_QUEUE_KEY must be 32 bytes written in base64 (44 characters) or hex (64 characters); ${KEY_HOWTO}`);

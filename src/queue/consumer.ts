@@ -134,8 +134,11 @@ export class QueueConsumer {
     const progress = readProgress(job.progress);
     const loaded = this.current();
     const keys = this.settings.keys;
+    // The attempt history `jobs show` prints.
+    const history = (text: string) => job.log(`${new Date().toISOString()} attempt ${fields.attempt}: ${text}`).catch(() => 0);
     const permanent = async (outcome: 'failed' | 'config-changed', message: string) => {
       await job.updateProgress(progress).catch(() => {});
+      await history(`failed for good: ${message}`);
       this.observer.log('error', 'job failed for good', { ...fields, reason: message });
       this.observer.finished(fields, outcome);
       return new bullmq.UnrecoverableError(message);
@@ -211,6 +214,7 @@ export class QueueConsumer {
     }
     if (active.interrupted) {
       checkpoint.close();
+      await history('handed back: the worker is shutting down');
       await job.moveToDelayed(Date.now(), token);
       this.observer.log('info', 'job handed back to the queue: the worker is shutting down', { ...fields });
       this.observer.finished(fields, 'interrupted');
@@ -221,10 +225,12 @@ export class QueueConsumer {
     const message = `task "${failedTask}" failed: ${error.message}`;
     if (!error.transient) throw await permanent('failed', message);
     if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
+      await history(`retry scheduled: ${message}`);
       this.observer.log('warn', 'job retry scheduled', { ...fields, reason: message, code: error.code });
       this.observer.finished(fields, 'retrying');
       throw new RetryableRunError(message, error.retryAfterMs);
     }
+    await history(`failed for good after ${job.attemptsMade + 1} attempts: ${message}`);
     this.observer.log('error', 'job failed for good', { ...fields, reason: `${message} (after ${job.attemptsMade + 1} attempts)` });
     this.observer.finished(fields, 'failed');
     throw new Error(message);
