@@ -50,6 +50,7 @@ async function checkConfiguration(client: Redis, observer: QueueObserver): Promi
     const [, appendonly] = (await client.config('GET', 'appendonly')) as string[];
     const [, save] = (await client.config('GET', 'save')) as string[];
     const [, policy] = (await client.config('GET', 'maxmemory-policy')) as string[];
+    observer.log('info', 'queue store configuration', { appendonly, save, maxmemoryPolicy: policy });
     if (appendonly === 'no' && (save ?? '').trim() === '') {
       observer.log('warn', 'the queue store keeps nothing on disk (appendonly no, no save): a restart of Redis loses every queued job; enable appendonly');
     }

@@ -46,6 +46,8 @@ describe.skipIf(url === null)('retries across attempts and the failed set', () =
     expect(calls.length).toBe(4);
     expect(new Set(calls.map((r) => r.headers['idempotency-key'])).size).toBe(1);
     expect((await store.queue.getJob(jobId))!.attemptsMade).toBe(4);
+    // Logs are written in order: once the completion is logged, so are the retries.
+    await worker.waitForLog((l) => l.msg === 'job completed' && l.requestId === requestId);
     expect(worker.logs().filter((l) => l.msg === 'job retry scheduled' && l.requestId === requestId).map((l) => l.attempt)).toEqual([1, 2, 3]);
   });
 
