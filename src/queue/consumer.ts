@@ -201,7 +201,7 @@ export class QueueConsumer {
       result = await run.result;
       if (!result.ok && active.interrupted) await Promise.race([run.settled, new Promise((resolve) => setTimeout(resolve, HAND_BACK_GRACE_MS))]);
       else await run.settled;
-      await checkpoint.flush();
+      await (result.ok ? checkpoint.completed() : checkpoint.flush());
     } finally {
       this.active.delete(active);
     }
@@ -273,8 +273,22 @@ class Checkpoint {
       for (const [name, value] of report.outputs) this.intermediate.set(name, value);
       this.progress.sealedIntermediate = sealIntermediate(this.settings.keys, this.job.id!, this.intermediate);
     }
-    void this.write();
+    this.writeSoon();
   }
+
+  /**
+   * A task outcome is written a tick later: when it was the run's last task, the run completes
+   * first and the job's completion makes the checkpoint moot (one store round trip fewer per job).
+   */
+  private writeSoon(): void {
+    if (this.pending !== null) return;
+    this.pending = setImmediate(() => {
+      this.pending = null;
+      void this.write();
+    });
+  }
+
+  private pending: NodeJS.Immediate | null = null;
 
   ledger(taskId: string): EffectLedger {
     // Made on the first message: tasks that send no mail leave no record.
@@ -313,6 +327,20 @@ class Checkpoint {
   }
 
   flush(): Promise<boolean> {
+    if (this.pending !== null) {
+      clearImmediate(this.pending);
+      this.pending = null;
+      void this.write();
+    }
+    return this.chain;
+  }
+
+  /** The run completed: the job's completion is its record, so a checkpoint not yet written is not needed. */
+  completed(): Promise<boolean> {
+    if (this.pending !== null) {
+      clearImmediate(this.pending);
+      this.pending = null;
+    }
     return this.chain;
   }
 
@@ -323,6 +351,10 @@ class Checkpoint {
 
   private write(): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
+    if (this.pending !== null) {
+      clearImmediate(this.pending);
+      this.pending = null;
+    }
     const snapshot = structuredClone(this.progress);
     this.chain = this.chain.then(() =>
       this.job.updateProgress(snapshot).then(
