@@ -76,3 +76,50 @@ describe.skipIf(url === null)('a worker killed mid-task', () => {
     expect(new Set(smtp.messages.map((m) => m.parsed.messageId)).size).toBe(1);
   });
 });
+
+describe.skipIf(url === null)('a job that kills every worker that runs it', () => {
+  const loopName = uniqueQueueName('stall');
+  let peer: HttpPeer;
+  let serve: RunningService;
+  const workers: RunningWorker[] = [];
+  let store: ReturnType<typeof inspect>;
+
+  beforeAll(async () => {
+    peer = await HttpPeer.start();
+    peer.route('/flaky', { never: true });
+    store = inspect(url!, loopName);
+    serve = await startServe(queueFixture('durable'), ['--queue', url!, '--queue-name', loopName, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+  });
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await serve?.stop();
+    await peer?.close();
+    await store?.close();
+  });
+
+  it('ends in the failed set after 2 stalls instead of looping', async () => {
+    const response = await fetch(`${serve.url}/flaky`, { method: 'POST' });
+    expect(response.status).toBe(200);
+    const [job] = await store.queue.getJobs(['waiting']);
+    const start = () => {
+      const w = startWorker(queueFixture('durable'), url!, loopName, ['--smtp-url', 'smtp://127.0.0.1:1', '--queue-lock-duration', '1s'], { PEER: peer.origin });
+      workers.push(w);
+      return w;
+    };
+    for (let kill = 1; kill <= 3; kill++) {
+      const w = start();
+      await peer.waitForRequests(kill, '/flaky');
+      w.child.kill('SIGKILL');
+      await w.exited;
+    }
+    // A living worker's stall check finds the third stall and fails the job.
+    start();
+    const state = await eventually(async () => {
+      const s = await store.queue.getJobState(job!.id!);
+      return s === 'failed' ? s : undefined;
+    }, 'the job to fail', 40_000);
+    expect(state).toBe('failed');
+    expect((await store.queue.getJob(job!.id!))!.failedReason).toMatch(/stalled more than allowable limit/);
+    expect(peer.requestsTo('/flaky').length).toBe(3);
+  });
+});
