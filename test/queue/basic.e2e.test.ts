@@ -90,6 +90,18 @@ describe.skipIf(url === null)('serve --queue with a separate worker', () => {
     expect((await store.queue.getJobCounts('completed')).completed).toBe(before);
   });
 
+  it('counts enqueues on serve, and runs and waits on the worker, in /_metrics', async () => {
+    const served = await (await fetch(`${serve.url}/_metrics`)).text();
+    expect(served).toMatch(/endpoint_service_queue_enqueued_total\{endpoint="contact",outcome="queued"\} 1/);
+    expect(served).toMatch(/endpoint_service_queue_enqueue_seconds_count\{endpoint="contact"\} 1/);
+    expect(served).toMatch(/endpoint_service_queue_up 1/);
+    const worked = await (await fetch(`${await worker!.origin}/_metrics`)).text();
+    expect(worked).toMatch(/endpoint_service_queue_runs_total\{endpoint="contact",outcome="completed"\} 1/);
+    expect(worked).toMatch(/endpoint_service_queue_wait_seconds_count\{endpoint="contact"\} 1/);
+    expect(worked).toMatch(/endpoint_service_task_outcomes_total\{endpoint="contact",task="notify",kind="email",outcome="succeeded"\} 1/);
+    expect(worked).toMatch(/endpoint_service_queue_jobs\{state="completed"\} 1/);
+  });
+
   it('reports the queue in /_health', async () => {
     expect(await (await fetch(`${serve.url}/_health`)).json()).toEqual({ status: 'ok', queue: 'up' });
     const origin = await worker!.origin;
