@@ -55,7 +55,7 @@ function queueName(text: string): string {
 /** --queue and --queue-name: what every command that reaches the queue takes. */
 export function addQueueLocation(command: Command, required: boolean): Command {
   return command
-    .option('--queue <url>', `the durable queue: redis://… or rediss://…${required ? '' : ''} (default: $ENDPOINT_SERVICE_QUEUE_URL); needs ENDPOINT_SERVICE_QUEUE_KEY`)
+    .option('--queue <url>', `the durable queue: redis://… or rediss://…, or postgres://… (experimental)${required ? '' : ''} (default: $ENDPOINT_SERVICE_QUEUE_URL); needs ENDPOINT_SERVICE_QUEUE_KEY`)
     .addOption(new Option('--queue-name <name>', 'the queue, for several applications on one Redis').argParser(queueName).default(DEFAULT_QUEUE_NAME));
 }
 
@@ -92,7 +92,6 @@ export function resolveQueueLocation(
   const source = flags.queue !== undefined ? '--queue' : 'the environment variable ENDPOINT_SERVICE_QUEUE_URL';
   const backend = backendOf(url);
   if (backend !== 'redis' && backend !== 'postgres') usage(`${source} ${backend}`);
-  if (backend === 'postgres') usage(`${source}: PostgreSQL queues are not supported by this version; use redis:// or rediss://`);
   const keyText = env.ENDPOINT_SERVICE_QUEUE_KEY;
   if (!keyRequired && (keyText === undefined || keyText.trim() === '')) return { url, backend: backend as QueueSettings['backend'], keys: [] };
   if (keyText === undefined || keyText.trim() === '') usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);

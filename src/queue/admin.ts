@@ -46,7 +46,7 @@ export class JobsAdmin {
     let lastError: Error | null = null;
     const store = await openStore(settings as QueueSettings, 'admin', (error) => (lastError = error));
     try {
-      await store.client.ping();
+      await store.ping();
     } catch (error) {
       await store.close();
       throw lastError ?? error;

@@ -25,7 +25,6 @@ import { FINISHED_OUTCOMES, readProgress, sealIntermediate, unsealIntermediate, 
 import type { JobFields, QueueObserver } from './observer.js';
 import { MAX_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
 import { openStore, type Store } from './store.js';
-import { watchStore } from './store-health.js';
 
 /** What the consumer needs of the application it runs jobs for (serve's LoadedApplication is one). */
 export interface RunnableApplication {
@@ -69,7 +68,7 @@ export class QueueConsumer {
   static async open(settings: QueueSettings, current: () => RunnableApplication, observer: QueueObserver, watch: boolean): Promise<QueueConsumer> {
     const store = await openStore(settings, 'worker', () => {});
     const consumer = new QueueConsumer(settings, store, current, observer);
-    if (watch) consumer.health = watchStore(store.client, observer);
+    if (watch) consumer.health = store.watch(observer);
     consumer.worker = store.newWorker((job, token) => consumer.process(job as Job<QueuedRun>, token), {
       concurrency: settings.concurrency,
       lockDuration: settings.lockDurationMs,
@@ -96,7 +95,7 @@ export class QueueConsumer {
    */
   async drain(timeoutMs: number): Promise<void> {
     // Nothing runs while the store is down; BullMQ's close would wait for a connection first.
-    if (this.active.size === 0 && this.store.client.status !== 'ready') {
+    if (this.active.size === 0 && !this.store.connected) {
       this.health?.stop();
       await this.store.close();
       return;

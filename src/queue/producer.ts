@@ -15,7 +15,6 @@ import { jobIdFor, sealRun, uploadsToJob, type QueuedRun, type SealedRun } from 
 import type { EnqueueOutcome, QueueObserver } from './observer.js';
 import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, FAILED_RETENTION_SECONDS, type QueueSettings } from './settings.js';
 import { openStore, type Store } from './store.js';
-import { watchStore } from './store-health.js';
 
 export const BACKOFF_TYPE = 'endpoint-service';
 
@@ -33,7 +32,7 @@ export class QueueProducer {
   static async open(settings: QueueSettings, kinds: TaskKinds, observer: QueueObserver): Promise<QueueProducer> {
     const store = await openStore(settings, 'producer', () => {});
     const queue = store.newQueue();
-    const health = watchStore(store.client, observer);
+    const health = store.watch(observer);
     return new QueueProducer(settings, store, queue, kinds, observer, health);
   }
 

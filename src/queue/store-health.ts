@@ -62,3 +62,29 @@ async function checkConfiguration(client: Redis, observer: QueueObserver): Promi
     observer.log('info', 'the queue store configuration could not be checked', { reason: describeError(error) });
   }
 }
+
+/** A store without connection events (PostgreSQL): asked every few seconds. */
+export function watchPostgres(ping: () => Promise<void>, observer: QueueObserver): { readonly up: boolean; stop(): void } {
+  const state = { up: false, stop: () => {} };
+  let lastError: string | null = null;
+  const check = async () => {
+    try {
+      await ping();
+      if (!state.up) observer.log('info', 'the queue store is reachable');
+      state.up = true;
+      lastError = null;
+      observer.storeUp(true);
+    } catch (error) {
+      const reason = describeError(error);
+      if (state.up || reason !== lastError) observer.log('warn', 'the queue store is unreachable; retrying', { reason });
+      state.up = false;
+      lastError = reason;
+      observer.storeUp(false);
+    }
+  };
+  void check();
+  const timer = setInterval(() => void check(), 3_000);
+  timer.unref();
+  state.stop = () => clearInterval(timer);
+  return state;
+}

@@ -4,7 +4,9 @@
 
 import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
+import type { QueueObserver } from './observer.js';
 import type { QueueSettings } from './settings.js';
+import { watchPostgres, watchStore } from './store-health.js';
 
 export type Bullmq = typeof import('bullmq');
 
@@ -40,14 +42,18 @@ export interface Store {
   readonly bullmq: Bullmq;
   newQueue(options?: Partial<QueueOptions>): Queue;
   newWorker(processor: Processor, options: Omit<WorkerOptions, 'connection'>): Worker;
-  /** A plain client for checks (CONFIG GET) and health. */
-  readonly client: RedisClient;
+  /** Whether the store answers, kept up to date and logged on changes; Redis also checks its persistence and eviction settings. */
+  watch(observer: QueueObserver): { readonly up: boolean; stop(): void };
+  /** Resolves once the store answers; rejects when it cannot be reached. */
+  ping(): Promise<void>;
+  /** Connected now (a store that is down has nothing to close politely). */
+  readonly connected: boolean;
   close(): Promise<void>;
 }
 
 /** Connections for `role` to the store of `settings`. Errors of the connection go to `onError` (never unhandled). */
 export async function openStore(settings: QueueSettings, role: ConnectionRole, onError: (error: Error) => void): Promise<Store> {
-  if (settings.backend !== 'redis') throw new Error('only Redis stores are supported by this version');
+  if (settings.backend === 'postgres') return openPostgres(settings, role, onError);
   const { bullmq, Redis } = await loadEngine();
   const clients: RedisClient[] = [];
   const connect = (r: ConnectionRole) => {
@@ -60,7 +66,13 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
   const closables: { close(): Promise<void> }[] = [];
   return {
     bullmq,
-    client,
+    watch: (observer) => watchStore(client, observer),
+    ping: async () => {
+      await client.ping();
+    },
+    get connected() {
+      return client.status === 'ready';
+    },
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
       queue.on('error', onError);
@@ -81,6 +93,64 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
       await Promise.race([Promise.allSettled(closables.map((c) => c.close())), new Promise((resolve) => (timer = setTimeout(resolve, down ? 200 : 10_000)))]);
       clearTimeout(timer);
       await Promise.allSettled(clients.map((c) => (c.status === 'ready' ? c.quit().catch(() => c.disconnect()) : c.disconnect())));
+    },
+  };
+}
+
+/**
+ * BullMQ's PostgreSQL backend (experimental): the same queue classes over a `pg` pool per queue
+ * and worker, its schema migrated on first use. PostgreSQL keeps what it commits, so there is
+ * no persistence check; a dedicated one-connection pool answers health and ping.
+ */
+/** What is used of pg's Pool (the package ships no types of its own). */
+interface PgPool {
+  query(text: string): Promise<unknown>;
+  on(event: 'error', listener: (error: Error) => void): void;
+  end(): Promise<void>;
+}
+const PG_MODULE = 'pg';
+
+async function openPostgres(settings: QueueSettings, role: ConnectionRole, onError: (error: Error) => void): Promise<Store> {
+  const [bullmq, pg] = await Promise.all([import('bullmq'), import(PG_MODULE) as Promise<{ default: { Pool: new (config: object) => PgPool } }>]);
+  const connection = { connectionString: settings.url, migrate: true, connectionTimeoutMillis: 2_000 };
+  const probe = new pg.default.Pool({ connectionString: settings.url, max: 1, connectionTimeoutMillis: 2_000 });
+  probe.on('error', onError);
+  let connected = false;
+  const ping = async () => {
+    try {
+      await probe.query('SELECT 1');
+      connected = true;
+    } catch (error) {
+      connected = false;
+      throw error;
+    }
+  };
+  const closables: { close(): Promise<void> }[] = [];
+  const backend = bullmq.createPostgresBackend as unknown as undefined;
+  return {
+    bullmq,
+    watch: (observer) => watchPostgres(ping, observer),
+    ping,
+    get connected() {
+      return connected || role === 'worker';
+    },
+    newQueue(options = {}) {
+      const queue = new bullmq.Queue(settings.name, { ...options, connection } as unknown as QueueOptions, backend);
+      queue.on('error', onError);
+      closables.push(queue);
+      return queue;
+    },
+    newWorker(processor, options) {
+      const worker = new bullmq.Worker(settings.name, processor, { ...options, connection } as unknown as WorkerOptions, backend);
+      worker.on('error', onError);
+      closables.push(worker);
+      return worker;
+    },
+    async close() {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled(closables.map((c) => c.close())), new Promise((resolve) => (timer = setTimeout(resolve, connected ? 10_000 : 500)))]);
+      clearTimeout(timer);
+      await probe.end().catch(() => {});
     },
   };
 }
