@@ -108,3 +108,31 @@ describe.skipIf(url === null)('serve --queue with a separate worker', () => {
     expect(await (await fetch(`${origin}/_health`)).json()).toMatchObject({ status: 'ok', queue: 'up' });
   });
 });
+
+describe.skipIf(url === null)('serve --queue without --no-queue-consume', () => {
+  const own = uniqueQueueName('consume');
+  let peer: HttpPeer;
+  let serve: RunningService;
+  let store: ReturnType<typeof inspect>;
+
+  beforeAll(async () => {
+    peer = await HttpPeer.start();
+    peer.route('/ping', { status: 200 });
+    store = inspect(url!, own);
+    serve = await startServe(queueFixture('basic'), ['--queue', url!, '--queue-name', own, '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin, CRM_KEY: 'k', ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+  });
+  afterAll(async () => {
+    await serve?.stop();
+    await peer?.close();
+    await store?.close();
+  });
+
+  it('runs the queued jobs itself', async () => {
+    const response = await fetch(`${serve.url}/ping?n=7`);
+    expect(response.status).toBe(200);
+    await peer.waitForRequests(1, '/ping');
+    expect(peer.requestsTo('/ping')[0]!.body).toBe('n=7');
+    const line = await serve.waitForLog((l) => l.msg === 'job completed');
+    expect(line.requestId).toBe(response.headers.get('x-request-id'));
+  });
+});

@@ -19,7 +19,7 @@ writeFileSync(
   `import { appendFileSync } from 'node:fs';
 export async function resolve(specifier, context, next) {
   const result = await next(specifier, context);
-  if (/node_modules\\/(bullmq|ioredis)\\//.test(result.url)) appendFileSync(process.env.LOADED_LOG, result.url + '\\n');
+  if (/node_modules\\/(bullmq|ioredis|pg)\\//.test(result.url)) appendFileSync(process.env.LOADED_LOG, result.url + '\\n');
   return result;
 }
 `,
