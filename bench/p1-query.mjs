@@ -2,12 +2,15 @@
 // (--workers 1), against a bare node:http server doing the same minimum work
 // (p1-baseline.mjs: route, parse and check two parameters, empty 200 with x-request-id).
 // Targets: >= 0.90x the baseline's req/s, p99 <= 1.2x the baseline's.
+// --otel adds the same service with tracing on (every request sampled, spans exported to
+// bench/otlp-sink.mjs); --before DIR adds the build in DIR (a copy of an earlier version:
+// DIR/bin/endpoint-service.js), all measured in the same rounds.
 //
-//   node bench/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+//   node bench/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--otel] [--before DIR]
 import path from 'node:path';
-import { benchDir, check, emitResult, measureServer, median, options, requireBuild, spread, startScript, startService, warmup } from './lib/common.mjs';
+import { benchDir, check, emitResult, measureServer, median, options, requireBuild, spread, startProcess, startScript, startService, warmup, LOAD_CPU } from './lib/common.mjs';
 
-const USAGE = `Usage: node bench/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+const USAGE = `Usage: node bench/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--otel] [--before DIR]
 
 P1: an endpoint with two query parameters served by endpoint-service (--workers 1) against a
 bare node:http server, measured alternately. Targets: req/s >= 0.90x, p99 <= 1.2x the baseline's.
@@ -16,9 +19,12 @@ bare node:http server, measured alternately. Targets: req/s >= 0.90x, p99 <= 1.2
   --rounds N       rounds per variant
   --duration S     seconds of load per round
   --connections C  autocannon connections (default 10)
+  --otel           also measure the service with tracing on: serve --otel, OTEL_TRACES_SAMPLER=always_on,
+                   spans exported to bench/otlp-sink.mjs (on the load generator's core)
+  --before DIR     also measure the build in DIR (DIR/bin/endpoint-service.js, e.g. a copy of main)
   -h, --help       this text
 `;
-const o = options(USAGE, { rounds: [5, 3], duration: [10, 4], connections: [10, 10] });
+const o = options(USAGE, { rounds: [5, 3], duration: [10, 4], connections: [10, 10] }, { otel: { type: 'boolean', default: false }, before: { type: 'string' } });
 requireBuild();
 const app = path.join(benchDir, 'p1-query/endpoints.xml');
 const PATH = '/p1?a=hello&b=w%C3%B6rld';
@@ -29,20 +35,37 @@ const variants = [
   { name: 'bare node:http', url: baseline.url + PATH, server: baseline, samples: [] },
   { name: 'endpoint-service', url: service.url + PATH, server: service, samples: [] },
 ];
+const helpers = [];
+if (o.before !== undefined) {
+  const before = await startProcess(
+    [process.execPath, path.resolve(o.before, 'bin/endpoint-service.js'), 'serve', app, '--port', '0', '--workers', '1', '--log-format', 'json'],
+    { ready: /^endpoint-service listening on (\S+)$/m },
+  );
+  variants.push({ name: 'before (--before)', url: before.url + PATH, server: before, samples: [] });
+}
+if (o.otel) {
+  const sink = await startScript('otlp-sink.mjs', [], { cpu: LOAD_CPU });
+  helpers.push(sink);
+  const traced = await startService(app, {
+    extra: ['--otel'],
+    env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SDK_DISABLED: undefined },
+  });
+  variants.push({ name: 'tracing on (--otel)', url: traced.url + PATH, server: traced, samples: [] });
+}
 try {
   for (const v of variants) await warmup(v.url, o.connections);
   for (let round = 0; round < o.rounds; round++) {
     for (const v of variants) v.samples.push(await measureServer(v.server, v.url, { connections: o.connections, duration: o.duration }));
   }
 } finally {
-  await Promise.all([service.stop(), baseline.stop()]);
+  await Promise.all([...variants.map((v) => v.server.stop()), ...helpers.map((h) => h.stop())]);
 }
 
 console.log(`P1 GET ${PATH}: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; server on core 0, autocannon on core 1`);
 for (const v of variants) {
   const s = v.samples;
   console.log(
-    `  ${v.name.padEnd(18)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(s.map((x) => x.p50), 1, ' ms')}   p99 ${spread(s.map((x) => x.p99), 1, ' ms')}   ` +
+    `  ${v.name.padEnd(20)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(s.map((x) => x.p50), 1, ' ms')}   p99 ${spread(s.map((x) => x.p99), 1, ' ms')}   ` +
       `server CPU ${spread(s.map((x) => x.cpuPct))} %, ${spread(s.map((x) => x.cpuUsPerReq), 1)} µs/req`,
   );
 }
@@ -51,6 +74,13 @@ const rpsRatio = median(svc.map((x) => x.rps)) / median(base.map((x) => x.rps));
 const p99Ratio = median(svc.map((x) => x.p99)) / median(base.map((x) => x.p99));
 const cpuRatio = median(svc.map((x) => x.cpuUsPerReq)) / median(base.map((x) => x.cpuUsPerReq));
 console.log(`  ratio service/bare (of medians): req/s ${rpsRatio.toFixed(2)}x, p99 ${p99Ratio.toFixed(2)}x, CPU per request ${cpuRatio.toFixed(2)}x`);
+for (const v of variants.slice(2)) {
+  const m = (xs, key) => median(xs.map((x) => x[key]));
+  console.log(
+    `  ratio ${v.name}/bare: req/s ${(m(v.samples, 'rps') / m(base, 'rps')).toFixed(2)}x, p99 ${(m(v.samples, 'p99') / m(base, 'p99')).toFixed(2)}x, CPU per request ${(m(v.samples, 'cpuUsPerReq') / m(base, 'cpuUsPerReq')).toFixed(2)}x; ` +
+      `${v.name}/endpoint-service: req/s ${(m(v.samples, 'rps') / m(svc, 'rps')).toFixed(2)}x, CPU per request ${(m(v.samples, 'cpuUsPerReq') / m(svc, 'cpuUsPerReq')).toFixed(2)}x`,
+  );
+}
 emitResult('p1', [
   check('P1 req/s vs bare node:http', `${rpsRatio.toFixed(3)}x`, '>= 0.90x', rpsRatio >= 0.9),
   check('P1 p99 vs bare node:http', `${p99Ratio.toFixed(3)}x`, '<= 1.2x', p99Ratio <= 1.2),

@@ -30,14 +30,17 @@ export function requireBuild() {
 }
 
 /**
- * --quick and the scenario's own numeric options (each with a full and a quick default);
+ * --quick and the scenario's own numeric options (each with a full and a quick default), plus
+ * any parseArgs options in `extra` (returned as parsed);
  * --help prints `usage` and exits, an unknown option or a bad number is a usage error (lib/cli.mjs).
  */
-export function options(usage, defaults) {
-  const spec = { quick: { type: 'boolean', default: false } };
+export function options(usage, defaults, extra = {}) {
+  const spec = { quick: { type: 'boolean', default: false }, ...extra };
   for (const name of Object.keys(defaults)) spec[name] = { type: 'string' };
   const { values } = commandLine(usage, spec);
   const out = { quick: values.quick };
+  // Options of other types (parseArgs specs in `extra`) as parsed.
+  for (const name of Object.keys(extra)) out[name] = values[name];
   for (const [name, [full, quick]] of Object.entries(defaults)) out[name] = numberOption(usage, values, name, values.quick ? quick : full);
   return out;
 }

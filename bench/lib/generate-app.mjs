@@ -36,7 +36,8 @@ function endpoint(i) {
       <task class="Email" id="welcome" if="\${email}" isempty="false">
         <after task-id="create-customer"/>
         <from>hello@example.com</from>
-        <to>\${email}</to>
+        <to>signups@example.com</to>
+        <reply-to>\${email}</reply-to>
         <subject>Welcome, \${customer-name}</subject>
         <body>Hello \${customer-name},
 

@@ -2,7 +2,7 @@
 // any error) and starts the serving process, or the primary of --workers processes.
 
 import cluster from 'node:cluster';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
@@ -16,6 +16,7 @@ import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
 import { addServeQueueOptions, resolveQueueSettings, type QueueFlags } from './queue-options.js';
+import { compileProgress } from './progress.js';
 
 interface ServeFlags extends QueueFlags {
   port?: number;
@@ -30,8 +31,10 @@ interface ServeFlags extends QueueFlags {
   logFormat?: LogFormat;
   watch?: boolean;
   allowTaskHost: string[];
+  denyPrivateAddresses?: boolean;
   /** commander's negated flag: false with --no-idempotency-key. */
   idempotencyKey: boolean;
+  otel?: boolean;
 }
 
 // Defaults as the help shows them, in the unit the option takes, and read with the option's own
@@ -112,12 +115,20 @@ export function registerServe(program: Command, returning: Returning): void {
     .addOption(
       new Option(
         '--allow-task-host <hosts>',
-        'only let HttpRequest tasks call these hosts (comma-separated, repeatable; *.example.com for subdomains); a task to any other host fails before connecting, redirects included',
+        'only let HttpRequest tasks and response-from-url call these hosts (comma-separated, repeatable; *.example.com for subdomains; addresses and CIDR ranges such as 10.1.0.0/16); a request to any other host fails before connecting, redirects included',
       )
         .argParser((value: string, previous: string[]) => [...previous, value])
         .default([] as string[], 'any host'),
     )
-    .option('--no-idempotency-key', 'do not send an Idempotency-Key header with POST and PATCH HttpRequest tasks');
+    .option(
+      '--deny-private-addresses',
+      'tasks and response-from-url connect to no loopback, private, link-local (169.254.169.254) or unspecified address, checked after DNS resolution and on every redirect; an --allow-task-host address or range lets one through',
+    )
+    .option('--no-idempotency-key', 'do not add an Idempotency-Key header to POST and PATCH HttpRequest tasks (one written in the task is still sent)')
+    .option(
+      '--otel',
+      'export OpenTelemetry traces over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318 (on by itself when that variable is set)',
+    );
   addServeQueueOptions(serve).action(returning(runServe));
 }
 
@@ -128,11 +139,22 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
   const logger = createLogger(settings.logFormat, settings.color);
 
   let serving = false;
+  // The start-up compile of the process that prints (not a worker's, not a reload's) shows progress.
+  const startProgress = await compileProgress(process.stderr, !cluster.isWorker);
   const compile = (printDiagnostics: boolean): Application | null | 'unreadable' => {
     let result;
     try {
-      result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: settings.smtpUrl !== undefined });
+      const progress = serving ? undefined : startProgress;
+      result = compileApplication(file, {
+        mode: 'serve',
+        kinds: TASK_KINDS.list,
+        env: process.env,
+        smtpUrlGiven: settings.smtpUrl !== undefined,
+        ...(progress !== undefined ? { onProgress: progress.update } : {}),
+      });
+      progress?.stop();
     } catch (error) {
+      startProgress.stop();
       // A compiler bug must not take down a running service on a --watch reload.
       if (!serving) throw error;
       logger.log('error', `compiling ${file} failed unexpectedly: ${(error as Error).message}`);
@@ -172,8 +194,10 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
     runPrimary(settings, logger, reload);
   } else {
     const { serve } = await import('../server/serving.js');
+    // Each process that answers requests exports its own spans; the SDK is loaded only now.
+    const tracing = settings.otel ? await (await import('../server/otel.js')).startTracing({ serviceVersion: packageVersion(), warn: (message) => logger.log('warn', message) }) : undefined;
     serving = true;
-    serve({ settings, logger, application: first, env: process.env, compile: reload });
+    serve({ settings, logger, application: first, env: process.env, compile: reload, ...(tracing !== undefined ? { tracing } : {}) });
   }
   return 0;
 }
@@ -199,10 +223,17 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     if (origins.length === 0) usage('--cors needs at least one origin (such as https://app.example) or *');
     if (origins.includes('*')) cors = '*';
     else {
-      for (const origin of origins) {
+      // Stored as a browser serialises its Origin (lower-case host, no default port): an origin
+      // written https://App.example:443 must still match, now that a mismatch is refused.
+      const normalised = origins.map((origin) => {
         if (!/^https?:\/\/[^/\s]+$/.test(origin)) usage(`--cors origin "${origin}" must look like https://app.example (scheme and host, no path)`);
-      }
-      cors = new Set(origins);
+        try {
+          return new URL(origin).origin;
+        } catch {
+          return usage(`--cors origin "${origin}" is not a valid origin (such as https://app.example)`);
+        }
+      });
+      cors = new Set(normalised);
     }
   }
   let allowedTaskHosts: ServeSettings['allowedTaskHosts'] = null;
@@ -236,9 +267,27 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     color: useColor(process.stderr),
     watch: flags.watch === true,
     allowedTaskHosts,
+    denyPrivateAddresses: flags.denyPrivateAddresses === true,
     idempotencyKeys: flags.idempotencyKey,
+    otel: tracingWanted(flags.otel === true, process.env),
     queue: resolveQueueSettings(flags, usage, 'serve'),
   };
+}
+
+/**
+ * --otel; without it, an OTLP endpoint in the environment (as an operator's platform sets it),
+ * unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none, the standard ways to say no. The
+ * command line wins over the environment, as for --port and --smtp-url.
+ */
+function tracingWanted(flag: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
+  if (flag) return true;
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return false;
+  const set = (name: string) => (env[name] ?? '').trim() !== '';
+  return set('OTEL_EXPORTER_OTLP_ENDPOINT') || set('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+}
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 /** validate's text format: the diagnostics, then the summary line. */

@@ -6,6 +6,7 @@ import { TASK_KINDS } from '../tasks/registry.js';
 import type { ExitCode, Returning } from './action.js';
 import { useColor } from './color.js';
 import { FORMAT_NAMES, FORMATTERS, type FormatName } from './formatters/index.js';
+import { compileProgress } from './progress.js';
 
 interface ValidateOptions {
   readonly format: FormatName;
@@ -27,13 +28,16 @@ export function registerValidate(program: Command, returning: Returning): void {
     .action(returning((files: string[], options: ValidateOptions) => validate(files, options)));
 }
 
-export function validate(files: readonly string[], options: ValidateOptions): ExitCode {
+export async function validate(files: readonly string[], options: ValidateOptions): Promise<ExitCode> {
+  // Only the text format is read by people; json and github are read by programs.
+  const progress = await compileProgress(process.stderr, options.format === 'text');
   const diagnostics: Diagnostic[] = [];
   let unreadable = 0;
   let errorCount = 0;
   let warningCount = 0;
   for (const file of files) {
-    const result = compileApplication(file, { mode: 'validate', kinds: TASK_KINDS.list, diagnosticsOnly: true });
+    const result = compileApplication(file, { mode: 'validate', kinds: TASK_KINDS.list, diagnosticsOnly: true, onProgress: progress.update });
+    progress.stop();
     if (result.unreadable !== null) {
       // Part of the report in every format, so a JSON reader never sees "valid": true for a
       // file that was not read; the exit code still says 2.

@@ -19,6 +19,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   const diagnostics = new Diagnostics(options.mode);
   let bytes: Buffer;
   try {
+    options.onProgress?.({ phase: 'reading' });
     bytes = readFileSync(file);
   } catch (error) {
     return { application: null, diagnostics: [], errorCount: 0, warningCount: 0, unreadable: `Cannot read ${file}: ${readFailure(error)}.` };
@@ -49,7 +50,17 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   const endpoints: Endpoint[] = [];
   // validate reads only the diagnostics: an endpoint is compiled and checked, then let go. Kept,
   // the AST of a large application is what garbage collection spends most of its time copying.
-  const keep = options.diagnosticsOnly === true ? discard : (endpoint: Endpoint) => void endpoints.push(endpoint);
+  const store = options.diagnosticsOnly === true ? discard : (endpoint: Endpoint) => void endpoints.push(endpoint);
+  const progress = options.onProgress;
+  let compiled = 0;
+  const keep =
+    progress === undefined
+      ? store
+      : (endpoint: Endpoint) => {
+          store(endpoint);
+          if (++compiled % PROGRESS_EVERY === 0) progress({ phase: 'compiling', endpoints: compiled });
+        };
+  progress?.({ phase: 'parsing' });
   const decoded = decodeXml(bytes);
   const parsed = decoded.ok ? parseXml(decoded.text, file) : decoded;
   if (!parsed.ok) {
@@ -60,6 +71,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     // A security.xml that is present but broken is reported in that file; <include-in-hash> is not blamed for it too.
     const taskKinds = new TaskKindIndex(options.kinds);
     compileFolder(ctx, parsed.root, { parameters: new Map(), separator: '||' }, { hasSecurity: existsSync(path.join(directory, 'security.xml')), taskKinds }, keep);
+    progress?.({ phase: 'checking', endpoints: compiled });
     checkEndpointNames(ctx);
     checkForwards(ctx);
     // Email tasks are looked for in the tree, not among the compiled endpoints: an endpoint
@@ -90,6 +102,9 @@ export function compileApplication(file: string, options: CompileOptions): Compi
 }
 
 function discard(): void {}
+
+/** Often enough for a spinner to move, rarely enough to cost nothing. */
+const PROGRESS_EVERY = 250;
 
 /** The first <task> of a kind that sends mail, in document order, below folders and endpoints. */
 function findMailTask(folder: XmlElement, mailClasses: ReadonlySet<string>): XmlElement | undefined {

@@ -36,6 +36,8 @@ type Message = (...args: never[]) => string;
 const dym = (suggestion: string | undefined, wrap: (s: string) => string = (s) => `"${s}"`) =>
   suggestion === undefined ? '' : ` Did you mean ${wrap(suggestion)}?`;
 const tag = (s: string) => `<${s}>`;
+const names = (parameters: readonly string[]) =>
+  parameters.length === 1 ? `the request parameter "${parameters[0]}"` : `the request parameters ${parameters.map((p) => `"${p}"`).join(', ')}`;
 // Where the file is checked rather than run: the advice looks ahead to where it will run.
 const envNotSetHere = (name: string) => `Environment variable ${name} is not set here; it must be set where the service runs.`;
 const smtpMissingHere = () =>
@@ -241,6 +243,22 @@ export const DIAGNOSTICS = {
   'email-without-body': {
     severity: 'warning',
     message: () => `This Email task has no <body>: its messages will have an empty text body.`,
+  },
+
+  // What a value of the request may decide: lints for the author, so validate (and CI) only;
+  // serve and dry-run run or show the application as written.
+  'destination-from-request': {
+    severity: { validate: 'warning', serve: 'off', 'dry-run': 'off' },
+    message: (kind: 'task' | 'response-from-url' | 'redirect', parameters: readonly string[]) =>
+      `The scheme, host or port of this ${kind === 'task' ? 'task URL' : kind === 'redirect' ? 'redirect' : '<response-from-url>'} comes from ${names(parameters)}: any client can choose where this request goes. ` +
+      (kind === 'redirect'
+        ? `Write the host yourself, or add <redirect-prefix-whitelist-entry> elements.`
+        : `Write the host yourself (or take it from \${env:...} or an intermediate value), or limit it with serve --allow-task-host and --deny-private-addresses.`),
+  },
+  'recipient-from-request': {
+    severity: { validate: 'warning', serve: 'off', 'dry-run': 'off' },
+    message: (parameters: readonly string[]) =>
+      `This recipient comes from ${names(parameters)} and the endpoint has no hash authentication: any client can make this service send mail to any address. Write the address yourself, or protect the endpoint with security.xml and <include-in-hash>.`,
   },
 
   // Settings files

@@ -203,6 +203,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
       errorAction: false,
       envOnly: false,
       where: `in task "${h.id}"`,
+      clientGuards: env.hasSecurity ? ['hash'] : [],
     };
     const task = compileTask(ctx, env.taskKinds, h, scope);
     if (task) tasks.push(task);

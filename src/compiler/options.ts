@@ -20,7 +20,14 @@ export interface CompileOptions {
    * the other commands, then let go, and `application` is null.
    */
   readonly diagnosticsOnly?: boolean;
+  /** Told what the compile is doing, for a spinner on a terminal; called synchronously, every few hundred endpoints. */
+  readonly onProgress?: (progress: CompileProgress) => void;
 }
+
+export type CompileProgress =
+  | { readonly phase: 'reading' | 'parsing' }
+  /** `endpoints`: compiled so far (valid ones; with errors, fewer than in the file). */
+  | { readonly phase: 'compiling' | 'checking'; readonly endpoints: number };
 
 export interface CompileResult {
   /** null when there is any error, the file could not be read, or only diagnostics were asked for. */

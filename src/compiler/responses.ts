@@ -5,6 +5,7 @@ import type { BodyAction, ErrorAction, ErrorResponse, SuccessAction, SuccessResp
 import type { Position } from '../position.js';
 import type { Template } from '../template/types.js';
 import { compileJsonBody, compileXmlBody } from './bodies.js';
+import { lintDestination } from './destinations.js';
 import { downloadFilenameRefusal } from './download-filename.js';
 import { CONDITION_ATTRIBUTES, compileCondition, conditionUsesIntermediate } from './conditions.js';
 import { readElement, requireAttribute, resolveInside, single, type CompileContext, type ElementShape, type ReadElement } from './context.js';
@@ -105,6 +106,8 @@ function compileAction(ctx: CompileContext, read: ReadElement, scope: NameScope,
         else entries.push(value);
       }
       if (!url) return undefined;
+      // A whitelist already decides where a redirect may go.
+      if (entries.length === 0) lintDestination(ctx, url, 'redirect', element.position);
       // Copied to its exact size (see compileParts).
       return { kind: 'redirect', url, whitelist: entries.slice(), position: element.position };
     }
@@ -138,6 +141,7 @@ function compileAction(ctx: CompileContext, read: ReadElement, scope: NameScope,
       const url = urlElement ? compileTextTemplate(ctx, urlElement, 'url', scope) : null;
       const downloadFilename = download && !inError ? compileDownloadFilename(ctx, download.value, scope, download.position) : null;
       if (!url || downloadFilename === undefined || (download && inError)) return undefined;
+      lintDestination(ctx, url, 'response-from-url', urlElement!.position);
       return { kind: 'url', url, downloadFilename, position: element.position };
     }
     case 'forward-to-endpoint': {

@@ -23,7 +23,12 @@ export interface NameScope {
   readonly envOnly: boolean;
   /** e.g. "in this task" */
   readonly where: string;
+  /** What keeps an arbitrary client from using the endpoint (tasks only; absent: nothing), for recipient-from-request. */
+  readonly clientGuards?: readonly ClientGuard[];
 }
+
+/** Something that stops any client from using an endpoint freely: hash authentication (security.xml). */
+export type ClientGuard = 'hash';
 
 export const ENV_ONLY_SCOPE: NameScope = {
   parameters: new Map(),

@@ -5,7 +5,9 @@
 
 import type { Application, Endpoint, ErrorAction, RedirectAction, StaticAction, SuccessAction, SuccessResponse, Task, UrlAction } from '../compiler/ast.js';
 import { describeError } from '../errors.js';
+import { UnsafeValueError } from '../template/escape.js';
 import { expandTemplate, MissingValueError, type ExpansionScope } from '../template/expand.js';
+import { expandUrl } from '../template/url.js';
 import type { SystemParameter, Template } from '../template/types.js';
 import { hashMatches } from './hash.js';
 import { bindParameters, parseEnvironment, systemValues, type Environment, type ParameterError, type RawParameters, type RequestFacts } from './parameters.js';
@@ -165,7 +167,8 @@ export function decideAction(action: LocalAction, scope: ExpansionScope, errorSt
     case 'url': {
       const name = downloadFilename(action.downloadFilename, scope);
       if (name !== null && typeof name !== 'string') return name;
-      const url = expand(action.url, scope);
+      // A value must not shorten the upstream's path ("..": 400 naming the parameter).
+      const url = expand(action.url, scope, expandUrl);
       if (typeof url !== 'string') return url;
       return { kind: 'url', action, url, status, downloadFilename: name };
     }
@@ -218,13 +221,13 @@ function downloadFilename(template: Template | null, scope: ExpansionScope): str
   return refusal === null ? name : { kind: 'refused', failure: badRequest(refusal) };
 }
 
-/** A template's value, or why it has none yet; other errors are the service's own (500). */
-function expand(template: Template, scope: ExpansionScope): string | ResponseDecision {
+/** A template's value, or why it has none yet; a value of the request that cannot be used is a 400, other errors the service's own (500). */
+function expand(template: Template, scope: ExpansionScope, expansion: typeof expandTemplate = expandTemplate): string | ResponseDecision {
   try {
-    return expandTemplate(template, scope);
+    return expansion(template, scope);
   } catch (error) {
     if (error instanceof MissingValueError) return { kind: 'undecidable', template, reason: error.message };
-    return { kind: 'refused', failure: internalFailure(error) };
+    return { kind: 'refused', failure: unsafeValueFailure(error, describeError(error)) };
   }
 }
 
@@ -234,6 +237,22 @@ function refused(endpoint: Endpoint, failure: ActionFailure, environment: Enviro
 
 function badRequest(detail: string): ActionFailure {
   return { status: 400, detail, internal: detail };
+}
+
+/**
+ * 400 naming the parameters whose values cannot be used (an UnsafeValueError that blames them);
+ * 500 when the configuration alone is to blame. `internal` is for logs only.
+ */
+export function unsafeValueFailure(error: unknown, internal: string): ActionFailure {
+  if (error instanceof UnsafeValueError) {
+    const names = [...new Set(error.culprits.flatMap((p) => (p.kind === 'parameter' ? [p.name] : [])))];
+    if (names.length > 0) {
+      const errors: ParameterError[] = names.map((name) => ({ parameter: name, detail: `parameter "${name}" ${error.reason}` }));
+      const detail = errors.length === 1 ? errors[0]!.detail : `parameters ${names.map((n) => `"${n}"`).join(', ')} together ${error.reason}`;
+      return { status: 400, detail, internal, errors };
+    }
+  }
+  return { status: 500, detail: 'the request could not be completed', internal };
 }
 
 export function internalFailure(error: unknown): ActionFailure {

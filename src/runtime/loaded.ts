@@ -3,6 +3,7 @@
 
 import type { Application } from '../compiler/ast.js';
 import type { HostAllowlist } from '../tasks/host-allowlist.js';
+import type { OutboundPolicy } from '../tasks/outbound.js';
 import type { TaskKinds } from '../tasks/registry.js';
 import { SYSTEM_PARAMETERS, type SystemParameter } from '../template/types.js';
 import { resolveSecretKeys } from './hash.js';
@@ -18,6 +19,8 @@ export interface LoadOptions {
   readonly kinds: TaskKinds;
   readonly smtpUrl?: string;
   readonly allowedTaskHosts?: HostAllowlist | null;
+  /** serve --deny-private-addresses. */
+  readonly denyPrivateAddresses?: boolean;
   /** serve --no-idempotency-key: false. */
   readonly idempotencyKeys?: boolean;
   /** serve --queue: background runs go to the durable queue. */
@@ -32,6 +35,7 @@ export class LoadedApplication implements PipelineContext {
   readonly kinds: TaskKinds;
   readonly idempotencyKeys: boolean;
   readonly enqueueTasks: PipelineContext['enqueueTasks'];
+  readonly outbound: OutboundPolicy;
   private engine: TaskEngine | null = null;
   private readonly running = new Set<Promise<void>>();
 
@@ -45,6 +49,7 @@ export class LoadedApplication implements PipelineContext {
     this.kinds = options.kinds;
     this.idempotencyKeys = options.idempotencyKeys ?? true;
     this.enqueueTasks = options.enqueueTasks;
+    this.outbound = { allowedHosts: options.allowedTaskHosts ?? null, denyPrivateAddresses: options.denyPrivateAddresses ?? false };
     const system = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
     this.secretKeys = application.security === null ? null : resolveSecretKeys(application.security, { parameters: new Map(), system, env: this.env });
   }
@@ -58,7 +63,8 @@ export class LoadedApplication implements PipelineContext {
           application: this.application,
           env: this.env,
           ...(this.options.smtpUrl !== undefined ? { smtpUrl: this.options.smtpUrl } : {}),
-          allowedHosts: this.options.allowedTaskHosts ?? null,
+          allowedHosts: this.outbound.allowedHosts,
+          denyPrivateAddresses: this.outbound.denyPrivateAddresses,
           idempotencyKeys: this.idempotencyKeys,
           warn(message) {
             try {

@@ -25,6 +25,7 @@ import { discardResponse, problem, type RuntimeResponse } from './response.js';
 import { prepareBeforeSideEffects, type PreparedTasks } from './preparation.js';
 import type { TaskEngine } from './task-runner.js';
 import type { TaskKinds } from '../tasks/registry.js';
+import type { Span } from '../tracing.js';
 
 export type { RequestInfo } from './decision.js';
 
@@ -68,6 +69,8 @@ export interface EndpointRequest {
   readonly raw: RawParameters;
   readonly uploads: readonly Upload[];
   readonly info: RequestInfo;
+  /** The request's span when tracing is on: tasks and upstream calls are its children. */
+  readonly span?: Span;
 }
 
 export interface PipelineResult {
@@ -103,15 +106,15 @@ async function execute(context: PipelineContext, input: DecisionInput, request: 
   switch (decision.kind) {
     case 'refused':
       if (decision.environment === null) return { response: problem(decision.failure.status, decision.failure.detail), outcome: 'error' };
-      return renderError(context, decision.endpoint, request.info, decision.environment, decision.failure);
+      return renderError(context, decision.endpoint, request, decision.environment, decision.failure);
     case 'undecided':
-      return renderError(context, decision.endpoint, request.info, decision.environment, internalFailure(new Error(decision.reason)));
+      return renderError(context, decision.endpoint, request, decision.environment, internalFailure(new Error(decision.reason)));
     case 'proceed': {
       const preparation =
         prepared !== null
           ? ({ ok: true, prepared } as const)
           : prepareBeforeSideEffects({ kinds: context.kinds, application: context.application, uploads: request.uploads, idempotencyKeys: context.idempotencyKeys }, decision);
-      if (!preparation.ok) return renderError(context, preparation.endpoint, request.info, decision.environment, preparation.failure);
+      if (!preparation.ok) return renderError(context, preparation.endpoint, request, decision.environment, preparation.failure);
       return proceed(context, input, request, decision, preparation.prepared);
     }
   }
@@ -142,10 +145,17 @@ async function proceed(context: PipelineContext, input: DecisionInput, request: 
   let run;
   try {
     const ready = prepared.get(endpoint);
-    run = context.taskEngine().start({ endpoint, scope: decision.scope, uploads: request.uploads, requestId: request.info.requestId, ...(ready !== undefined ? { prepared: ready } : {}) });
+    run = context.taskEngine().start({
+      endpoint,
+      scope: decision.scope,
+      uploads: request.uploads,
+      requestId: request.info.requestId,
+      ...(ready !== undefined ? { prepared: ready } : {}),
+      ...(request.span !== undefined ? { span: request.span } : {}),
+    });
   } catch (error) {
     if (response !== null) discardResponse(response);
-    return renderError(context, endpoint, request.info, decision.environment, internalFailure(error));
+    return renderError(context, endpoint, request, decision.environment, internalFailure(error));
   }
   context.trackTasks(run.settled);
   if (endpoint.tasksMode === 'background') {
@@ -159,13 +169,13 @@ async function proceed(context: PipelineContext, input: DecisionInput, request: 
     result = await run.result;
   } catch (error) {
     if (response !== null) discardResponse(response);
-    return renderError(context, endpoint, request.info, decision.environment, internalFailure(error));
+    return renderError(context, endpoint, request, decision.environment, internalFailure(error));
   }
   if (!result.ok) {
     if (response !== null) discardResponse(response);
     // The task engine has logged the failure with its task outcome already.
     const failure = { status: 502, detail: `task "${result.failedTask}" failed`, internal: `task "${result.failedTask}" failed: ${result.error.message}` };
-    return renderError(context, endpoint, request.info, decision.environment, failure, false);
+    return renderError(context, endpoint, request, decision.environment, failure, false);
   }
   if (response !== null) return { response, outcome: 'success' };
   return finishDeferred(context, input, request, decision, result.intermediate);
@@ -192,7 +202,7 @@ async function realize(
   response: ResponseDecision,
   prepared: PreparedTasks | null,
 ): Promise<PipelineResult> {
-  const fail = (failure: ActionFailure) => renderError(context, decision.endpoint, request.info, decision.environment, failure);
+  const fail = (failure: ActionFailure) => renderError(context, decision.endpoint, request, decision.environment, failure);
   try {
     switch (response.kind) {
       case 'respond':
@@ -205,7 +215,7 @@ async function realize(
         return await fail(internalFailure(new Error(response.reason)));
       case 'static':
       case 'url': {
-        const opened = response.kind === 'static' ? await openStatic(response) : await requestUpstream(response, context);
+        const opened = response.kind === 'static' ? await openStatic(response) : await requestUpstream(response, context, request.span);
         return opened.ok ? { response: opened.response, outcome: 'success' } : await fail(opened.failure);
       }
     }
@@ -218,11 +228,12 @@ async function realize(
 async function renderError(
   context: PipelineContext,
   endpoint: Endpoint,
-  info: RequestInfo,
+  request: EndpointRequest,
   environment: Environment,
   failure: ActionFailure,
   log = true,
 ): Promise<PipelineResult> {
+  const { info } = request;
   // A client's mistake (4xx) is routine; only server-side failures are worth a warning.
   if (log && failure.status >= 500) {
     context.observer.warn('primary action failed', { requestId: info.requestId, endpoint: endpoint.name, status: failure.status, reason: failure.internal });
@@ -238,7 +249,7 @@ async function renderError(
     case 'static':
     case 'url': {
       try {
-        const opened = decided.kind === 'static' ? await openStatic(decided) : await requestUpstream(decided, context);
+        const opened = decided.kind === 'static' ? await openStatic(decided) : await requestUpstream(decided, context, request.span);
         if (opened.ok) return { response: opened.response, outcome: 'error' };
         reason = opened.failure.internal;
       } catch (error) {

@@ -15,11 +15,9 @@ import { describeError } from '../errors.js';
 import type { TaskRequest } from '../tasks/kind.js';
 import type { TaskKinds } from '../tasks/registry.js';
 import { evaluateCondition } from '../template/condition.js';
-import { UnsafeValueError } from '../template/escape.js';
 import { MissingValueError, usesIntermediate } from '../template/expand.js';
 import type { Condition } from '../template/types.js';
-import type { ActionFailure, Decision, Proceed } from './decision.js';
-import type { ParameterError } from './parameters.js';
+import { unsafeValueFailure, type ActionFailure, type Decision, type Proceed } from './decision.js';
 import type { Upload } from '../upload.js';
 
 /** Prepared values by endpoint (a forward chain has several) and task id. */
@@ -72,14 +70,5 @@ function runsFor(condition: Condition | null, decision: Proceed): boolean {
 
 /** 400 naming the parameters whose values cannot be used; 500 when the configuration alone is to blame. */
 function refusal(error: unknown, task: Task): ActionFailure {
-  const internal = `task "${task.id}" cannot be prepared: ${describeError(error)}`;
-  if (error instanceof UnsafeValueError) {
-    const names = [...new Set(error.culprits.flatMap((p) => (p.kind === 'parameter' ? [p.name] : [])))];
-    if (names.length > 0) {
-      const errors: ParameterError[] = names.map((name) => ({ parameter: name, detail: `parameter "${name}" ${error.reason}` }));
-      const detail = errors.length === 1 ? errors[0]!.detail : `parameters ${names.map((n) => `"${n}"`).join(', ')} together ${error.reason}`;
-      return { status: 400, detail, internal, errors };
-    }
-  }
-  return { status: 500, detail: 'the request could not be completed', internal };
+  return unsafeValueFailure(error, `task "${task.id}" cannot be prepared: ${describeError(error)}`);
 }

@@ -7,6 +7,7 @@ import type { Task } from '../compiler/ast.js';
 import type { EffectLedger, TaskOptions, TaskRequest, TaskServices } from '../tasks/kind.js';
 import type { TaskKinds } from '../tasks/registry.js';
 import type { ExpansionScope } from '../template/expand.js';
+import { ATTR, type Span } from '../tracing.js';
 import type { Upload } from '../upload.js';
 import type { RuntimeObserver } from './observer.js';
 import { scheduleTasks, type ResumeState, type TaskReport, type TaskRun, type TaskStep } from './scheduler.js';
@@ -23,6 +24,8 @@ export interface TaskRunRequest {
   readonly prepared?: ReadonlyMap<string, unknown>;
   /** A durable run (src/queue/): where it stands, and how each outcome and irreversible step is recorded. */
   readonly durable?: DurableRun;
+  /** The request's span when tracing is on: each task that runs gets a child, ended with its outcome. */
+  readonly span?: Span;
 }
 
 export interface DurableRun {
@@ -49,6 +52,9 @@ export class TaskEngine {
     const { endpoint } = request;
     const taskRequest: TaskRequest = { separator: endpoint.separator, uploads: request.uploads, application: this.options.application, idempotencyKeys: this.options.idempotencyKeys };
     const steps = new Map<string, TaskStep>();
+    const parent = request.span !== undefined && request.span.recording ? request.span : null;
+    // Tracing only: the span of each task, from the start of its execution to its report.
+    const spans = parent === null ? null : new Map<string, Span>();
     const { durable } = request;
     return scheduleTasks({
       tasks: endpoint.tasks,
@@ -64,8 +70,22 @@ export class TaskEngine {
           step = {
             deliversLast: kind.deliversLast,
             prepare: (t, scope) => kind.prepare(t, scope, taskRequest),
-            execute: (t, prepared, control) =>
-              kind.execute(t, prepared, this.services.get(t.kind)!, durable === undefined ? control : { mayContinue: () => control.mayContinue(), effects: durable.effects(t) }),
+            execute:
+              spans === null && durable === undefined
+                ? (t, prepared, control) => kind.execute(t, prepared, this.services.get(t.kind)!, control)
+                : (t, prepared, control) => {
+                    let span: Span | undefined;
+                    if (spans !== null) {
+                      span = taskSpan(parent!, t.id, t.kind);
+                      spans.set(t.id, span);
+                    }
+                    const effects = durable?.effects(t);
+                    return kind.execute(t, prepared, this.services.get(t.kind)!, {
+                      mayContinue: () => control.mayContinue(),
+                      ...(span !== undefined ? { span } : {}),
+                      ...(effects !== undefined ? { effects } : {}),
+                    });
+                  },
           };
           steps.set(task.kind, step);
         }
@@ -73,6 +93,7 @@ export class TaskEngine {
       },
       report: (report) => {
         this.report(request, report);
+        if (spans !== null) endTaskSpan(spans, parent!, report);
         durable?.recorded(report);
       },
     });
@@ -95,4 +116,30 @@ export class TaskEngine {
       ...(error !== undefined ? { error: error.message, code: error.code } : reason !== undefined ? { error: reason } : {}),
     });
   }
+}
+
+function taskSpan(parent: Span, id: string, kind: string): Span {
+  const span = parent.child(`task ${id}`, 'internal');
+  span.setAttribute(ATTR.taskId, id);
+  span.setAttribute(ATTR.taskKind, kind);
+  return span;
+}
+
+/**
+ * Ends a task's span with its outcome. A task that failed before it was executed (its
+ * condition, a value it could not use) gets a span too, so the trace shows why the request
+ * failed; a task skipped or not started has none.
+ */
+function endTaskSpan(spans: Map<string, Span>, parent: Span, report: TaskReport): void {
+  const { task } = report;
+  let span = spans.get(task.id);
+  if (span === undefined) {
+    if (report.error === undefined) return;
+    span = taskSpan(parent, task.id, task.kind);
+  }
+  spans.delete(task.id);
+  span.setAttribute(ATTR.taskOutcome, report.outcome);
+  span.setAttribute(ATTR.taskAttempts, report.attempts);
+  if (report.error !== undefined) span.setError(report.error.code);
+  span.end();
 }

@@ -10,12 +10,12 @@ import { escapeHtml } from '../template/escape.js';
 
 /** True when Accept names text/html and ranks it at least as high as any JSON type it names. */
 export function prefersHtml(request: IncomingMessage | undefined): boolean {
-  const accept = request?.headers.accept;
+  const accept = request?.headers.accept?.toLowerCase();
   if (accept === undefined || !accept.includes('html')) return false;
   let html = 0;
   let json = 0;
   for (const range of accept.split(',')) {
-    const [type = '', ...params] = range.trim().toLowerCase().split(';');
+    const [type = '', ...params] = range.trim().split(';');
     const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
     const q = qParam === undefined ? 1 : Number(qParam.slice(2));
     if (!Number.isFinite(q)) continue;

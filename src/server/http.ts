@@ -19,6 +19,7 @@ import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 import { type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
+import { ATTR, NO_SPAN, NO_TRACING, type Span, type Tracing } from '../tracing.js';
 
 /** How long the headers of a request may take. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -53,6 +54,8 @@ class TrackedResponse extends ServerResponse {
   method = '';
   path = '';
   endpoint: Endpoint | undefined = undefined;
+  /** NO_SPAN unless tracing is on. */
+  span: Span = NO_SPAN;
 }
 
 function onResponseClose(this: TrackedResponse): void {
@@ -76,6 +79,7 @@ export class HttpService {
     private readonly settings: ServeSettings,
     private readonly logger: Logger,
     private readonly metrics: ServiceMetrics,
+    private readonly tracing: Tracing = NO_TRACING,
   ) {
     this.prefix = settings.basePath + '/';
     this.server = createServer<typeof IncomingMessage, typeof TrackedResponse>(
@@ -132,6 +136,7 @@ export class HttpService {
       aborted: !response.writableFinished,
     });
     this.metrics.requestAnswered(endpoint?.name ?? '(none)', response.statusCode, ms / 1000);
+    if (response.span.recording) endServerSpan(response);
     this.release();
   }
 
@@ -165,6 +170,9 @@ export class HttpService {
     const requestId = randomUUID();
     response.requestId = requestId;
     response.setHeader('x-request-id', requestId);
+    // Every answer, whatever its kind: a browser must not read a text/plain body that echoes a
+    // value as HTML or script.
+    response.setHeader('x-content-type-options', 'nosniff');
     if (this.state.shuttingDown) response.setHeader('connection', 'close');
 
     const url = request.url ?? '/';
@@ -190,6 +198,8 @@ export class HttpService {
     const application = this.state.current;
     const endpoint = path.startsWith(this.prefix) ? application.application.endpointsByName.get(path.slice(this.prefix.length)) : undefined;
     response.endpoint = endpoint;
+    // Probes are not traced: a trace per health check would drown the requests.
+    if (this.tracing.enabled) response.span = startServerSpan(this.tracing, request, method, endpoint, requestId);
 
     const cors = this.settings.cors;
     const origin = request.headers.origin;
@@ -228,7 +238,7 @@ export class HttpService {
       if (problem !== null) return this.refuse(request, response, 400, problem, requestId);
     }
     if (method === 'GET') {
-      const result = runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId) });
+      const result = runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
       if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
       return this.withTimeout(response, result.then((answer) => this.answer(response, answer, requestId)));
     }
@@ -265,7 +275,7 @@ export class HttpService {
   ): Promise<void> {
     const body = await readBody(request, raw, this.settings.maxBodyBytes);
     if (!body.ok) return this.refuse(request, response, body.status, body.detail, requestId);
-    const result = await runRequest(application, { endpoint, raw, uploads: body.uploads, info: this.requestInfo(request, requestId) });
+    const result = await runRequest(application, { endpoint, raw, uploads: body.uploads, info: this.requestInfo(request, requestId), span: response.span });
     return this.answer(response, result, requestId);
   }
 
@@ -321,9 +331,26 @@ export class HttpService {
     const requestId = randomUUID();
     const body = problemBody(status, status === 431 ? 'the request headers are too large' : 'the request is not valid HTTP', requestId);
     socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/problem+json\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/problem+json\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   }
+}
+
+/** Method, route (the endpoint's name) and request id: never the path's query, a header or a parameter. */
+function startServerSpan(tracing: Tracing, request: IncomingMessage, method: string, endpoint: Endpoint | undefined, requestId: string): Span {
+  const span = tracing.startServerSpan(endpoint === undefined ? method : `${method} ${endpoint.name}`, request.headers);
+  span.setAttribute(ATTR.method, method);
+  if (endpoint !== undefined) span.setAttribute(ATTR.route, endpoint.name);
+  span.setAttribute(ATTR.requestId, requestId);
+  return span;
+}
+
+function endServerSpan(response: TrackedResponse): void {
+  const { span, statusCode } = response;
+  span.setAttribute(ATTR.status, statusCode);
+  if (!response.writableFinished) span.setAttribute(ATTR.aborted, true);
+  if (statusCode >= 500) span.setError(String(statusCode));
+  span.end();
 }
 
 function methodNotAllowed(response: TrackedResponse, allow: string): void {

@@ -24,10 +24,14 @@ export interface ServeSettings {
   readonly watch: boolean;
   /** --allow-task-host: the hosts HttpRequest tasks may call; null: any host. */
   readonly allowedTaskHosts: HostAllowlist | null;
+  /** --deny-private-addresses: tasks and response-from-url connect to no loopback, private, link-local or unspecified address. */
+  readonly denyPrivateAddresses: boolean;
   /** HttpRequest tasks send an Idempotency-Key on POST and PATCH (--no-idempotency-key: false). */
   readonly idempotencyKeys: boolean;
   /** --queue: tasks="background" runs go to this durable queue; null: in-process. */
   readonly queue: QueueSettings | null;
+  /** Export OpenTelemetry traces (--otel, or an OTLP endpoint in the environment). */
+  readonly otel: boolean;
 }
 
 /** `http://HOST:PORT`, with an IPv6 host in brackets. */

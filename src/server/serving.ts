@@ -15,6 +15,7 @@ import { originOf, type ServeSettings } from './options.js';
 import { HAND_BACK_MS, QueueRuntime } from './queue-runtime.js';
 import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
+import { NO_TRACING, type Tracing } from '../tracing.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
@@ -27,6 +28,8 @@ export interface ServingOptions {
   readonly application: Application;
   readonly compile: Compiler;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** On with --otel (server/otel.ts); off by default. */
+  readonly tracing?: Tracing;
 }
 
 export function serve(options: ServingOptions): void {
@@ -64,13 +67,15 @@ export function serve(options: ServingOptions): void {
       kinds: TASK_KINDS,
       ...(settings.smtpUrl !== undefined ? { smtpUrl: settings.smtpUrl } : {}),
       allowedTaskHosts: settings.allowedTaskHosts,
+      denyPrivateAddresses: settings.denyPrivateAddresses,
       idempotencyKeys: settings.idempotencyKeys,
     });
 
   const state: HttpServerState = { current: load(options.application), shuttingDown: false, queue };
   /** Applications replaced by a reload whose task runs may still be going. */
   const retired = new Set<LoadedApplication>();
-  const service = new HttpService(state, settings, logger, metrics);
+  const tracing = options.tracing ?? NO_TRACING;
+  const service = new HttpService(state, settings, logger, metrics, tracing);
   const server = service.server;
   // Open connections, for the shutdown (see there).
   const sockets = new Set<Socket>();
@@ -124,6 +129,8 @@ export function serve(options: ServingOptions): void {
       await service.idle();
       await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled()), queue?.drain(settings.shutdownTimeoutMs)]);
       await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close())]);
+      // Every request and task has ended, so has its span: the last batch is exported now.
+      await tracing.shutdown();
     })();
     const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs + (queue !== null ? HAND_BACK_MS : 0)).unref());
     void Promise.race([everything.then(() => 'done' as const), deadline]).then((outcome) => {

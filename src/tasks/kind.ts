@@ -7,6 +7,7 @@ import type { Application, Task } from '../compiler/ast.js';
 import type { TaskKindSyntax } from '../compiler/task-kind.js';
 import type { ExpansionScope } from '../template/expand.js';
 import type { Condition } from '../template/types.js';
+import type { Span } from '../tracing.js';
 import type { Upload } from '../upload.js';
 import type { HostAllowlist } from './host-allowlist.js';
 
@@ -28,6 +29,8 @@ export interface TaskOptions {
   readonly smtpUrl?: string;
   /** serve --allow-task-host; null: HttpRequest tasks may call any host. */
   readonly allowedHosts: HostAllowlist | null;
+  /** serve --deny-private-addresses: no connection to loopback, private, link-local or unspecified addresses. */
+  readonly denyPrivateAddresses?: boolean;
   /** serve --no-idempotency-key: false. */
   readonly idempotencyKeys: boolean;
   /** For problems outside any task (an idle SMTP connection dropped). */
@@ -44,6 +47,8 @@ export interface ExecuteControl {
   mayContinue(): boolean;
   /** A durable run (the queue) only: asked around each irreversible step (a mail message). */
   readonly effects?: EffectLedger;
+  /** The task's span, only when tracing is on: handed to withRetries, which gives each attempt a child. */
+  readonly span?: Span;
 }
 
 /**

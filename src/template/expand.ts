@@ -48,7 +48,15 @@ export function placeholderValue(part: PlaceholderPart, scope: ExpansionScope): 
   }
 }
 
-export function expandTemplate(template: Template, scope: ExpansionScope): string {
+/** Where a placeholder's value landed in the expanded text, for checks that read it by position (url.ts). */
+export interface FilledRange {
+  readonly start: number;
+  readonly end: number;
+  readonly part: PlaceholderPart;
+}
+
+/** `filled`, when given, receives where each placeholder's (escaped) value stands in the result. */
+export function expandTemplate(template: Template, scope: ExpansionScope, filled?: FilledRange[]): string {
   const parts = template.parts;
   if (parts.length === 1 && parts[0]!.kind === 'literal') return parts[0]!.text;
   let out = '';
@@ -63,12 +71,15 @@ export function expandTemplate(template: Template, scope: ExpansionScope): strin
       out += shown;
       continue;
     }
+    let value: string;
     try {
-      out += escapeValue(template.escaping, placeholderValue(part, scope), i === 0);
+      value = escapeValue(template.escaping, placeholderValue(part, scope), i === 0);
     } catch (error) {
       // The placeholder whose value could not be escaped is the one to blame.
       throw error instanceof UnsafeValueError && error.culprits.length === 0 ? error.blaming([part]) : error;
     }
+    filled?.push({ start: out.length, end: out.length + value.length, part });
+    out += value;
   }
   return out;
 }

@@ -617,6 +617,8 @@ describe('Email tasks', () => {
     'static/img/logo.png': 'png',
     'static/banner.gif': 'gif',
     'static/terms.pdf': 'pdf',
+    // Recipients come from parameters below: with hash authentication that is no warning (recipient-from-request).
+    'security.xml': '<security><secret-key>k</secret-key></security>',
   };
   const env = { SMTP_HOST: 'smtp.example', SMTP_PASSWORD: 'pw' };
   const app = compileOk(

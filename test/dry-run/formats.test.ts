@@ -1,4 +1,5 @@
 // Each output format through the real binary, without a simulated request.
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { dryRun, dryRunJson, INVALID, SHOP, SECRETS } from './run.js';
 
@@ -118,6 +119,31 @@ describe('dry-run --format dot', () => {
     expect(out).toContain('"signup/fetch-id" -> "signup/notify" [label="after"];');
     expect(out).toContain('"signup/create-customer" [label="create-customer\\nHttpRequest\\nif ${newsletter} equals \\"yes\\""];');
     expect(out.match(/subgraph "cluster_\d+"/g)).toHaveLength(6);
+  });
+});
+
+describe('the response in the graph', () => {
+  const BACKGROUND = fileURLToPath(new URL('../../fixtures/dry-run/background/endpoints.xml', import.meta.url));
+
+  it('stands before the first tasks with tasks="background" and after the last ones with tasks="wait" (mermaid)', async () => {
+    const run = await dryRun([BACKGROUND, '--format', 'mermaid']);
+    const lines = run.stdout.split('\n').map((l) => l.trim());
+    // queued: the response goes out first; the tasks without a dependency start after it.
+    expect(lines).toContain('e0_response ==>|"then, in the background"| e0_t0');
+    expect(lines).toContain('e0_response ==>|"then, in the background"| e0_t2');
+    expect(lines.filter((l) => l.startsWith('e0_response ==>'))).toHaveLength(2);
+    // waited: the response follows the task nothing else waits for.
+    expect(lines).toContain('e1_t1 ==>|"then"| e1_response');
+    expect(lines.filter((l) => l.endsWith('e1_response') && l.includes('==>'))).toHaveLength(1);
+  });
+
+  it('is connected the same way in DOT', async () => {
+    const run = await dryRun([BACKGROUND, '--format', 'dot']);
+    expect(run.stdout).toContain('"queued/:response" -> "queued/first" [style=bold, label="then, in the background"];');
+    expect(run.stdout).toContain('"queued/:response" -> "queued/alone" [style=bold, label="then, in the background"];');
+    expect(run.stdout).not.toContain('"queued/:response" -> "queued/second"');
+    expect(run.stdout).toContain('"waited/second" -> "waited/:response" [style=bold, label="then"];');
+    expect(run.stdout).not.toContain('"waited/first" -> "waited/:response"');
   });
 });
 

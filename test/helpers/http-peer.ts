@@ -38,24 +38,29 @@ export type AnswerFn = (request: RecordedRequest) => Answer | Promise<Answer>;
 
 export class HttpPeer {
   readonly requests: RecordedRequest[] = [];
+  /** TCP connections accepted so far: a request refused before connecting leaves it unchanged. */
+  connections = 0;
   private readonly routes = new Map<string, { answers: (Answer | AnswerFn)[]; next: number }>();
   private readonly waiters: { count: number; path: string | null; resolve: () => void }[] = [];
 
   private constructor(
     private readonly server: http.Server,
     readonly port: number,
+    readonly host: string,
   ) {}
 
-  static async start(): Promise<HttpPeer> {
+  /** Listens on `host` (any loopback address: 127.0.0.2 too, or ::1). */
+  static async start(host = '127.0.0.1'): Promise<HttpPeer> {
     let peer!: HttpPeer;
     const server = http.createServer((req, res) => void peer.handle(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    peer = new HttpPeer(server, (server.address() as AddressInfo).port);
+    server.on('connection', () => peer.connections++);
+    await new Promise<void>((resolve) => server.listen(0, host, resolve));
+    peer = new HttpPeer(server, (server.address() as AddressInfo).port, host);
     return peer;
   }
 
   get origin(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `http://${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.port}`;
   }
 
   url(path: string): string {

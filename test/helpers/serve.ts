@@ -126,3 +126,21 @@ export async function runServeToExit(file: string, args: readonly string[] = [],
   const exit = await new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   return { ...exit, stdout, stderr };
 }
+
+/**
+ * Services a test file starts, stopped together when it ends (SIGKILL: what is under test is
+ * over by then). Use `start` as startServe and call `stopAll` in afterAll.
+ */
+export class StartedServices {
+  private readonly started: RunningService[] = [];
+
+  start = async (...args: Parameters<typeof startServe>): Promise<RunningService> => {
+    const service = await startServe(...args);
+    this.started.push(service);
+    return service;
+  };
+
+  stopAll = async (): Promise<void> => {
+    await Promise.all(this.started.splice(0).map((s) => s.stop('SIGKILL')));
+  };
+}

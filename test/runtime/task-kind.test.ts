@@ -16,11 +16,11 @@ import { single } from '../../src/compiler/context.js';
 import { compileApplication } from '../../src/compiler/index.js';
 import { compileTextTemplate } from '../../src/compiler/responses.js';
 import { LoadedApplication } from '../../src/runtime/loaded.js';
-import type { RuntimeObserver, TaskOutcomeEvent } from '../../src/runtime/observer.js';
 import { runRequest } from '../../src/runtime/pipeline.js';
 import type { TaskKind, TaskServices } from '../../src/tasks/kind.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { expandTemplate } from '../../src/template/expand.js';
+import { RecordingObserver } from '../tasks/builders.js';
 import type { Template } from '../../src/template/types.js';
 
 // ---------------------------------------------------------------------------------------
@@ -84,17 +84,6 @@ const logKind: TaskKind<LogTask, string, LogServices> = {
 };
 
 const kinds = TASK_KINDS.with(logKind);
-
-class RecordingObserver implements RuntimeObserver {
-  readonly events: TaskOutcomeEvent[] = [];
-  readonly warnings: string[] = [];
-  taskFinished(event: TaskOutcomeEvent): void {
-    this.events.push(event);
-  }
-  warn(message: string): void {
-    this.warnings.push(message);
-  }
-}
 
 // ---------------------------------------------------------------------------------------
 // The application

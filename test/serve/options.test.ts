@@ -4,16 +4,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot, run } from '../cli/helpers.js';
-import { fixture, runServeToExit, startServe, type RunningService } from '../helpers/serve.js';
+import { fixture, runServeToExit, StartedServices } from '../helpers/serve.js';
 
-const started: RunningService[] = [];
-async function start(...args: Parameters<typeof startServe>): Promise<RunningService> {
-  const service = await startServe(...args);
-  started.push(service);
-  return service;
-}
+const services = new StartedServices();
+const start = services.start;
 afterAll(async () => {
-  await Promise.all(started.map((s) => s.stop('SIGKILL')));
+  await services.stopAll();
 });
 
 /** `serve --help` on one line, so a default wrapped by commander still reads as one. */

@@ -5,16 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
-import { fixture, runServeToExit, startServe, type RunningService } from '../helpers/serve.js';
+import { fixture, runServeToExit, StartedServices } from '../helpers/serve.js';
 
-const started: RunningService[] = [];
-async function start(...args: Parameters<typeof startServe>): Promise<RunningService> {
-  const service = await startServe(...args);
-  started.push(service);
-  return service;
-}
+const services = new StartedServices();
+const start = services.start;
 afterAll(async () => {
-  await Promise.all(started.map((s) => s.stop('SIGKILL')));
+  await services.stopAll();
 });
 
 /** A GET on a connection of its own (the pool of fetch would reuse a closed one). */

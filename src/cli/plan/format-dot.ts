@@ -1,7 +1,7 @@
 // The dependency graph for Graphviz: one cluster per endpoint, edges labelled with why they
 // exist. Ids are quoted DOT strings, so any task id is safe.
 import type { Plan } from './model.js';
-import { reason, responseLabel, taskLabel } from './labels.js';
+import { reason, responseEdges, responseLabel, taskLabel } from './labels.js';
 
 export function formatPlanDot(plan: Plan): string {
   const out = ['digraph plan {', '  rankdir=LR;', '  node [shape=box, fontname="Helvetica"];', '  edge [fontname="Helvetica", fontsize=10];'];
@@ -16,7 +16,12 @@ export function formatPlanDot(plan: Plan): string {
       out.push(`    ${node(task.id)} [${attributes.join(', ')}];`);
     }
     for (const edge of endpoint.edges) out.push(`    ${node(edge.from)} -> ${node(edge.to)} [label=${quote(reason(edge.after, edge.values))}];`);
-    for (const id of endpoint.response.waitsFor) out.push(`    ${node(id)} -> ${quote(`${endpoint.name}/:response`)} [style=dashed, label="response waits"];`);
+    const response = quote(`${endpoint.name}/:response`);
+    for (const edge of responseEdges(endpoint)) {
+      const from = edge.from === null ? response : node(edge.from);
+      const to = edge.to === null ? response : node(edge.to);
+      out.push(`    ${from} -> ${to} [${edge.waits ? 'style=dashed' : 'style=bold'}, label=${quote(edge.label)}];`);
+    }
     out.push('  }');
   });
   out.push('}');

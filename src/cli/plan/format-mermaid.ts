@@ -1,6 +1,6 @@
 // The dependency graph as a Mermaid flowchart: one subgraph per endpoint, edges labelled with
 // why they exist (after, value names). Node ids are positional, so any task id is safe.
-import { reason, responseLabel, taskLabel } from './labels.js';
+import { reason, responseEdges, responseLabel, taskLabel } from './labels.js';
 import type { Plan } from './model.js';
 
 export function formatPlanMermaid(plan: Plan): string {
@@ -16,7 +16,11 @@ export function formatPlanMermaid(plan: Plan): string {
       if (plan.simulation !== null) styled.push({ id: `e${e}_t${t}`, cls: task.failure !== null ? 'fails' : task.willRun === true ? 'runs' : task.willRun === false ? 'skipped' : 'maybe' });
     });
     for (const edge of endpoint.edges) out.push(`    ${node(edge.from)} -->|"${label(reason(edge.after, edge.values))}"| ${node(edge.to)}`);
-    for (const id of endpoint.response.waitsFor) out.push(`    ${node(id)} -.->|"response waits"| e${e}_response`);
+    for (const edge of responseEdges(endpoint)) {
+      const from = edge.from === null ? `e${e}_response` : node(edge.from);
+      const to = edge.to === null ? `e${e}_response` : node(edge.to);
+      out.push(`    ${from} ${edge.waits ? '-.->' : '==>'}|"${label(edge.label)}"| ${to}`);
+    }
     out.push('  end');
   });
   if (styled.length > 0) {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Task } from '../../compiler/ast.js';
 import { compileCondition, CONDITION_ATTRIBUTES } from '../../compiler/conditions.js';
 import { readElement, requireAttribute, resolveInside, single, type CompileContext, type ElementShape, type ReadElement } from '../../compiler/context.js';
+import { lintRecipient } from '../../compiler/destinations.js';
 import { compileTextTemplate } from '../../compiler/responses.js';
 import { compileTemplate, type NameScope } from '../../compiler/templates.js';
 import { textOf, type XmlElement } from '../../compiler/xml.js';
@@ -37,9 +38,14 @@ export function compileEmail(ctx: CompileContext, read: ReadElement, scope: Name
     ctx.diagnostics.report('missing-element', element.position, 'to', 'task');
     ok = false;
   }
-  const to = toElements.map(address).filter((t): t is Template => t !== null);
-  const cc = read.children('cc').map(address).filter((t): t is Template => t !== null);
-  const bcc = read.children('bcc').map(address).filter((t): t is Template => t !== null);
+  const recipient = (el: XmlElement): Template | null => {
+    const t = address(el);
+    if (t) lintRecipient(ctx, t, scope, el.position);
+    return t;
+  };
+  const to = toElements.map(recipient).filter((t): t is Template => t !== null);
+  const cc = read.children('cc').map(recipient).filter((t): t is Template => t !== null);
+  const bcc = read.children('bcc').map(recipient).filter((t): t is Template => t !== null);
   const replyToElement = single(ctx, read, 'reply-to');
   const replyTo = replyToElement ? address(replyToElement) : null;
   const subjectElement = required('subject');

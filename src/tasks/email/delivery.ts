@@ -8,6 +8,7 @@ import { parseOneAddress } from '../../email-address.js';
 import { TaskError } from '../errors.js';
 import type { EffectLedger } from '../kind.js';
 import { withRetries } from '../retry.js';
+import type { Span } from '../../tracing.js';
 import { resolveSmtpConnection, type SmtpConnection, type SmtpResolution } from './smtp-settings.js';
 import type { PreparedEmail } from './types.js';
 
@@ -27,6 +28,8 @@ export interface DeliverOptions {
   readonly mayContinue: () => boolean;
   /** A durable run: each message is marked before and after its SMTP transaction. */
   readonly effects?: EffectLedger;
+  /** The task's span when tracing is on (each attempt of each message gets a child). */
+  readonly span?: Span;
 }
 
 export interface DeliveryReport {
@@ -103,7 +106,7 @@ export class EmailDelivery {
           throw smtpFailure(error, options.timeoutMs, this.description, label);
         }
       },
-      { retries: options.retries, mayContinue: options.mayContinue },
+      { retries: options.retries, mayContinue: options.mayContinue, span: options.span },
     );
     return attempts;
   }

@@ -49,6 +49,7 @@ export const emailKind: TaskKind<EmailTask, readonly PreparedEmail[], EmailServi
       timeoutMs: task.timeoutMs,
       retries: task.retries,
       mayContinue: () => control.mayContinue(),
+      span: control.span,
       ...(control.effects !== undefined ? { effects: control.effects } : {}),
     });
     if (!report.stopped) return { attempts: report.attempts };

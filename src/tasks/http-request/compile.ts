@@ -3,6 +3,7 @@
 import type { Task } from '../../compiler/ast.js';
 import { compileJsonBody, compileXmlBody } from '../../compiler/bodies.js';
 import { readElement, requireAttribute, single, type CompileContext, type ElementShape, type ReadElement } from '../../compiler/context.js';
+import { lintDestination } from '../../compiler/destinations.js';
 import { compileTextTemplate } from '../../compiler/responses.js';
 import { compileTemplate, type NameScope } from '../../compiler/templates.js';
 import { textOf, type XmlElement } from '../../compiler/xml.js';
@@ -24,6 +25,7 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
   }
   const url = urlElement ? compileTextTemplate(ctx, urlElement, 'url', scope) : null;
   if (urlElement && !url) ok = false;
+  if (url) lintDestination(ctx, url, 'task', urlElement!.position);
 
   let method: HttpMethod | null = null;
   const methodElement = single(ctx, read, 'method');

@@ -34,7 +34,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
     const agentOptions = { keepAlive: true, timeout: 5_000 };
     const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
     return {
-      client: createHttpClient({ agent: agents, allowedHosts: options.allowedHosts }),
+      client: createHttpClient({ agent: agents, allowedHosts: options.allowedHosts, denyPrivateAddresses: options.denyPrivateAddresses ?? false }),
       async close() {
         agents.http.destroy();
         agents.https.destroy();
@@ -42,8 +42,8 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
     };
   },
 
-  async execute(task, prepared, services) {
-    const answer = await sendHttpRequest(services.client, prepared, { timeoutMs: task.timeoutMs, retries: task.retries });
+  async execute(task, prepared, services, control) {
+    const answer = await sendHttpRequest(services.client, prepared, { timeoutMs: task.timeoutMs, retries: task.retries, span: control.span });
     try {
       return { attempts: answer.attempts, outputs: extractOutputs(task.outputs, answer) };
     } catch (error) {

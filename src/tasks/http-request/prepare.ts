@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { NamedTemplate } from '../../template/types.js';
 import { escapeForm, placeholdersOf, UnsafeValueError } from '../../template/escape.js';
 import { expandTemplate, usesEnv, type ExpansionScope } from '../../template/expand.js';
+import { expandUrl } from '../../template/url.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
 
 /**
@@ -21,7 +22,8 @@ export interface HttpPrepareOptions {
 }
 
 export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope, options: HttpPrepareOptions = { idempotencyKeys: true }): PreparedHttpRequest {
-  const url = appendQuery(expandTemplate(task.url, scope), formEncode(task.getParameters, scope));
+  // expandUrl: a value that makes a path segment "." or ".." is refused (it would shorten the path).
+  const url = appendQuery(expandUrl(task.url, scope), formEncode(task.getParameters, scope));
 
   const headers: Record<string, string> = {};
   const secret = new Set<string>();

@@ -3,10 +3,12 @@
 // attempt count and use a policy of its own.
 
 import type { Agents, Got } from 'got';
+import type { HostAllowlist } from '../host-allowlist.js';
 import { TaskError } from '../errors.js';
 import { parseRetryAfter, withRetries } from '../retry.js';
-import { HostNotAllowedError, hostRefusal, type HostAllowlist } from '../host-allowlist.js';
+import { gotGuards, isPolicyRefusal, OPEN_POLICY, urlRefusal, type OutboundPolicy } from '../outbound.js';
 import type { PreparedHttpRequest } from './types.js';
+import { ATTR, setTargetAttributes, type Span } from '../../tracing.js';
 
 /** A successful (2xx) answer, body read in full. */
 export interface HttpAnswer {
@@ -22,6 +24,8 @@ export interface SendOptions {
   readonly timeoutMs: number;
   /** Extra attempts after the first. */
   readonly retries: number;
+  /** The task's span when tracing is on: each attempt is a child, whose traceparent the request carries. */
+  readonly span?: Span;
 }
 
 /** Bounds memory per answer: a misbehaving upstream cannot exhaust the process. */
@@ -62,8 +66,8 @@ export class HttpClient {
 
   constructor(
     private readonly agent: Agents | undefined,
-    /** serve --allow-task-host: the hosts requests and their redirects may go to; null: any. */
-    readonly allowedHosts: HostAllowlist | null = null,
+    /** serve --allow-task-host and --deny-private-addresses: where requests and their redirects may go. */
+    readonly policy: OutboundPolicy = OPEN_POLICY,
   ) {}
 
   got(): Promise<Got> {
@@ -75,20 +79,18 @@ export class HttpClient {
         maxRedirects: MAX_REDIRECTS,
         decompress: true,
         ...(this.agent !== undefined ? { agent: this.agent } : {}),
-        // The first URL is checked before the request (attemptOnce); a redirect must not lead elsewhere either.
-        ...(this.allowedHosts !== null ? { hooks: { beforeRedirect: [(next: { url?: string | URL }) => this.checkRedirect(next)] } } : {}),
+        // The first URL is checked before the request (attemptOnce); each redirect in a hook,
+        // and every address a name resolves to in the lookup of the connection itself.
+        ...gotGuards(this.policy),
       }),
     ));
   }
-
-  private checkRedirect(next: { url?: string | URL }): void {
-    const refusal = this.allowedHosts === null ? null : hostRefusal(this.allowedHosts, new URL(String(next.url)));
-    if (refusal !== null) throw new HostNotAllowedError(`redirect refused: ${refusal}`);
-  }
 }
 
-export function createHttpClient(options: { readonly agent?: Agents; readonly allowedHosts?: HostAllowlist | null } = {}): HttpClient {
-  return new HttpClient(options.agent, options.allowedHosts ?? null);
+export function createHttpClient(
+  options: { readonly agent?: Agents; readonly allowedHosts?: HostAllowlist | null; readonly denyPrivateAddresses?: boolean } = {},
+): HttpClient {
+  return new HttpClient(options.agent, { allowedHosts: options.allowedHosts ?? null, denyPrivateAddresses: options.denyPrivateAddresses ?? false });
 }
 
 type AttemptResult =
@@ -99,8 +101,9 @@ type AttemptResult =
 export async function sendHttpRequest(client: HttpClient, request: PreparedHttpRequest, options: SendOptions): Promise<HttpAnswer> {
   const target = describeTarget(request);
   const [got, errors] = await Promise.all([client.got(), loadGot()]);
-  const { value, attempts } = await withRetries(async () => {
-    const result = await attemptOnce(got, errors, request, options.timeoutMs, client.allowedHosts);
+  const { value, attempts } = await withRetries(async (_n, span) => {
+    const result = await attemptOnce(got, errors, request, options.timeoutMs, client.policy, span);
+    if (result.kind === 'answer') span.setAttribute(ATTR.status, result.status);
     if (result.kind === 'error') throw new TaskError(`${target} failed: ${result.error.message}`, { code: result.error.code, transient: result.error.transient, cause: result.error });
     if (result.status < 200 || result.status > 299) {
       const transient = result.status === 429 || result.status >= 500;
@@ -111,7 +114,7 @@ export async function sendHttpRequest(client: HttpClient, request: PreparedHttpR
       });
     }
     return result;
-  }, { retries: options.retries });
+  }, { retries: options.retries, span: options.span });
   return { status: value.status, headers: value.headers, body: value.body, attempts };
 }
 
@@ -125,7 +128,7 @@ export function describeTarget(request: Pick<PreparedHttpRequest, 'method' | 'ur
   }
 }
 
-function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpRequest, timeoutMs: number, allowedHosts: HostAllowlist | null): Promise<AttemptResult> {
+function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpRequest, timeoutMs: number, policy: OutboundPolicy, span: Span): Promise<AttemptResult> {
   return new Promise<AttemptResult>((resolve) => {
     let url: URL;
     try {
@@ -138,8 +141,9 @@ function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpReques
       resolve(failed(`unsupported URL scheme ${url.protocol}`, 'invalid-request'));
       return;
     }
-    // Before any connection: a refused host never sees the request, not even its DNS lookup.
-    const refusal = allowedHosts === null ? null : hostRefusal(allowedHosts, url);
+    // Before any connection: a refused host never sees the request, not even its DNS lookup;
+    // nor does an address --deny-private-addresses refuses.
+    const refusal = urlRefusal(policy, url);
     if (refusal !== null) {
       resolve(failed(refusal, 'host-not-allowed'));
       return;
@@ -150,9 +154,16 @@ function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpReques
       settled = true;
       resolve(result);
     };
+    const sent: Record<string, string | string[] | undefined> = { ...request.headers };
+    if (span.recording) {
+      span.setAttribute(ATTR.method, request.method);
+      setTargetAttributes(span, url);
+      // The upstream's own spans then join this trace, under this attempt.
+      span.inject(sent);
+    }
     const stream = client.stream(url, {
       method: request.method as 'GET',
-      headers: { ...request.headers },
+      headers: sent,
       ...(request.body !== null ? { body: request.body } : {}),
       timeout: { request: timeoutMs },
     });
@@ -210,7 +221,7 @@ function classify(error: Error, { TimeoutError, MaxRedirectsError, RequestError 
   if (error instanceof MaxRedirectsError) {
     return failed(`more than ${MAX_REDIRECTS} redirects`, 'too-many-redirects');
   }
-  if (error instanceof HostNotAllowedError || (error instanceof RequestError && error.cause instanceof HostNotAllowedError)) {
+  if (isPolicyRefusal(error)) {
     return failed(error.message, 'host-not-allowed');
   }
   const code = error instanceof RequestError ? error.code : (error as NodeJS.ErrnoException).code;
