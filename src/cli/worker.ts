@@ -18,6 +18,7 @@ interface WorkerFlags extends QueueFlags {
   host: string;
   smtpUrl?: string;
   allowTaskHost: string[];
+  denyPrivateAddresses?: boolean;
   idempotencyKey: boolean;
   shutdownTimeout: number;
   logFormat?: LogFormat;
@@ -57,6 +58,7 @@ export function registerWorker(program: Command, returning: Returning): void {
         .argParser((value: string, previous: string[]) => [...previous, value])
         .default([] as string[], 'any host'),
     )
+    .option('--deny-private-addresses', 'tasks connect to no loopback, private, link-local or unspecified address (as serve --deny-private-addresses)')
     .option('--no-idempotency-key', 'do not send an Idempotency-Key header with POST and PATCH HttpRequest tasks')
     .addOption(new Option('--shutdown-timeout <duration>', 'on SIGTERM, how long running jobs may take before they are handed back').argParser(duration).default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT))
     .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
@@ -99,7 +101,7 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
   if (first === null) return 1;
   const { runWorker } = await import('../server/worker-process.js');
   runWorker(
-    { file, port: flags.port, host: flags.host, smtpUrl, allowedTaskHosts, idempotencyKeys: flags.idempotencyKey, shutdownTimeoutMs: flags.shutdownTimeout, watch: flags.watch === true, queue },
+    { file, port: flags.port, host: flags.host, smtpUrl, allowedTaskHosts, denyPrivateAddresses: flags.denyPrivateAddresses === true, idempotencyKeys: flags.idempotencyKey, shutdownTimeoutMs: flags.shutdownTimeout, watch: flags.watch === true, queue },
     logger,
     first,
     (print) => {

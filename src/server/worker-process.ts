@@ -28,6 +28,8 @@ export interface WorkerSettings {
   readonly host: string;
   readonly smtpUrl: string | undefined;
   readonly allowedTaskHosts: HostAllowlist | null;
+  /** --deny-private-addresses, as serve's: the queue must not be a way around it. */
+  readonly denyPrivateAddresses: boolean;
   readonly idempotencyKeys: boolean;
   readonly shutdownTimeoutMs: number;
   readonly watch: boolean;
@@ -53,6 +55,7 @@ export function runWorker(settings: WorkerSettings, logger: Logger, application:
       kinds: TASK_KINDS,
       ...(settings.smtpUrl !== undefined ? { smtpUrl: settings.smtpUrl } : {}),
       allowedTaskHosts: settings.allowedTaskHosts,
+      denyPrivateAddresses: settings.denyPrivateAddresses,
       idempotencyKeys: settings.idempotencyKeys,
     });
   let current = load(application);

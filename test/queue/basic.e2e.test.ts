@@ -136,3 +136,34 @@ describe.skipIf(url === null)('serve --queue without --no-queue-consume', () => 
     expect(line.requestId).toBe(response.headers.get('x-request-id'));
   });
 });
+
+describe.skipIf(url === null)('worker --deny-private-addresses', () => {
+  const own = uniqueQueueName('deny');
+  let peer: HttpPeer;
+  let serve: RunningService;
+  let worker: RunningWorker;
+  let store: ReturnType<typeof inspect>;
+
+  beforeAll(async () => {
+    peer = await HttpPeer.start();
+    peer.route('/ping', { status: 200 });
+    store = inspect(url!, own);
+    const env = { PEER: peer.origin, CRM_KEY: 'k' };
+    serve = await startServe(queueFixture('basic'), ['--queue', url!, '--queue-name', own, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], { ...env, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+    worker = startWorker(queueFixture('basic'), url!, own, ['--smtp-url', 'smtp://127.0.0.1:1', '--deny-private-addresses'], env);
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await serve?.stop();
+    await peer?.close();
+    await store?.close();
+  });
+
+  it('holds for queued tasks as for in-process ones: a loopback peer is not reached', async () => {
+    const response = await fetch(`${serve.url}/ping?n=1`);
+    expect(response.status).toBe(200);
+    const failed = await eventually(async () => (await store.queue.getJobs(['failed']))[0], 'the job to fail');
+    expect(failed.failedReason).toMatch(/task "ping" failed/);
+    expect(peer.requestsTo('/ping').length).toBe(0);
+  });
+});
