@@ -22,10 +22,11 @@ const SCENARIOS = [
   ['p6', 'p6-rss.mjs', 'RSS under 60 s of P1 load'],
   ['p7', 'p7-workers.mjs', '--workers 2 vs --workers 1'],
   ['p8', 'p8-uploads.mjs', 'peak RSS under concurrent 9 MB uploads'],
+  ['p9', 'p9-queue.mjs', 'background task via --queue + worker vs in-process (needs Redis)'],
 ];
 
-const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p7]
-       node bench/run.mjs [--quick] [p1 ... p7]
+const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p8]
+       node bench/run.mjs [--quick] [p1 ... p8]
 
 Runs the scenarios (all, or those named) one after the other and ends with a summary of every
 target. Each scenario also runs alone: node bench/SCRIPT --help.

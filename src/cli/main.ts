@@ -7,6 +7,8 @@ import { registerValidate } from './validate.js';
 import { registerServe } from './serve.js';
 import { registerDryRun } from './dry-run.js';
 import { registerInit } from './init.js';
+import { registerWorker } from './worker.js';
+import { registerJobs } from './jobs.js';
 
 // A reader that stops early (`validate big.xml | head`) closes the pipe: that ends the command
 // quietly with its exit code so far, rather than with an unhandled EPIPE and a stack trace.
@@ -38,6 +40,8 @@ registerValidate(program, returning);
 registerServe(program, returning);
 registerDryRun(program, returning);
 registerInit(program, returning);
+registerWorker(program, returning);
+registerJobs(program, returning);
 for (const command of program.commands) command.exitOverride();
 
 try {

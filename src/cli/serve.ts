@@ -15,9 +15,10 @@ import { durationExpectation, formatSize, parseDuration, parseSize } from '../un
 import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
+import { addServeQueueOptions, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 import { compileProgress } from './progress.js';
 
-interface ServeFlags {
+interface ServeFlags extends QueueFlags {
   port?: number;
   host: string;
   basePath: string;
@@ -88,7 +89,7 @@ function logFormat(text: string): LogFormat {
 }
 
 export function registerServe(program: Command, returning: Returning): void {
-  program
+  const serve = program
     .command('serve')
     .description('serve the application over HTTP')
     .argument('<file>', 'the endpoints.xml')
@@ -139,8 +140,8 @@ export function registerServe(program: Command, returning: Returning): void {
     .option(
       '--otel',
       'export OpenTelemetry traces over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318 (on by itself when that variable is set)',
-    )
-    .action(returning(runServe));
+    );
+  addServeQueueOptions(serve).action(returning(runServe));
 }
 
 /** Checks the options, compiles, and starts serving; the exit code of a start that failed. */
@@ -288,6 +289,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     denyPrivateAddresses: flags.denyPrivateAddresses === true,
     idempotencyKeys: flags.idempotencyKey,
     otel: tracingWanted(flags.otel === true, process.env),
+    queue: resolveQueueSettings(flags, usage, 'serve'),
   };
 }
 

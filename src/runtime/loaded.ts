@@ -23,6 +23,8 @@ export interface LoadOptions {
   readonly denyPrivateAddresses?: boolean;
   /** serve --no-idempotency-key: false. */
   readonly idempotencyKeys?: boolean;
+  /** serve --queue: background runs go to the durable queue. */
+  readonly enqueueTasks?: PipelineContext['enqueueTasks'];
 }
 
 export class LoadedApplication implements PipelineContext {
@@ -32,6 +34,7 @@ export class LoadedApplication implements PipelineContext {
   readonly upstreamTimeoutMs: number;
   readonly kinds: TaskKinds;
   readonly idempotencyKeys: boolean;
+  readonly enqueueTasks: PipelineContext['enqueueTasks'];
   readonly outbound: OutboundPolicy;
   private engine: TaskEngine | null = null;
   private readonly running = new Set<Promise<void>>();
@@ -46,6 +49,7 @@ export class LoadedApplication implements PipelineContext {
     this.upstreamTimeoutMs = options.upstreamTimeoutMs;
     this.kinds = options.kinds;
     this.idempotencyKeys = options.idempotencyKeys ?? true;
+    this.enqueueTasks = options.enqueueTasks;
     this.outbound = { allowedHosts: options.allowedTaskHosts ?? null, denyPrivateAddresses: options.denyPrivateAddresses ?? false };
     const system = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
     this.secretKeys = application.security === null ? null : resolveSecretKeys(application.security, { parameters: new Map(), system, env: this.env });

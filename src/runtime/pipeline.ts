@@ -4,7 +4,7 @@
 
 import type { Application, Endpoint } from '../compiler/ast.js';
 import type { ExpansionScope } from '../template/expand.js';
-import type { RequestUploads } from '../upload.js';
+import type { RequestUploads, Upload } from '../upload.js';
 import { openStatic, requestUpstream, type ActionContext } from './actions.js';
 import {
   decideAction,
@@ -44,7 +44,25 @@ export interface PipelineContext extends ActionContext {
   taskEngine(): TaskEngine;
   /** Every started task run is handed here, so shutdown can wait for it. */
   trackTasks(settled: Promise<void>): void;
+  /**
+   * serve --queue: hands a tasks="background" run to the durable queue (src/queue/) and resolves
+   * once it is stored: `queued`, `refused` (the store cannot take it; answered 503), or
+   * `in-process` (--queue-fallback in-process: run it here as without the queue).
+   */
+  readonly enqueueTasks?: (run: BackgroundRun) => Promise<'queued' | 'refused' | 'in-process'>;
 }
+
+/** What a durable queue stores of a background run: the bound values, never the expanded tasks. */
+export interface BackgroundRun {
+  readonly endpoint: Endpoint;
+  readonly requestId: string;
+  /** Bound parameters and system values (env stays out: the worker uses its own). */
+  readonly scope: ExpansionScope;
+  readonly uploads: readonly Upload[];
+}
+
+/** How long a client is asked to wait before trying a refused background request again. */
+const QUEUE_RETRY_AFTER_SECONDS = 5;
 
 export interface EndpointRequest {
   readonly endpoint: Endpoint;
@@ -113,6 +131,16 @@ async function proceed(context: PipelineContext, input: DecisionInput, request: 
   }
   if (decision.tasks.length === 0) {
     return response !== null ? { response, outcome: 'success' } : finishDeferred(context, input, request, decision, null);
+  }
+
+  if (endpoint.tasksMode === 'background' && context.enqueueTasks !== undefined) {
+    const queued = await context.enqueueTasks({ endpoint, requestId: request.info.requestId, scope: decision.scope, uploads: request.uploads.files });
+    if (queued === 'queued') return { response: response ?? { kind: 'empty', status: 200 }, outcome: 'success' };
+    if (queued === 'refused') {
+      if (response !== null) discardResponse(response);
+      const refusal = { kind: 'problem', status: 503, detail: 'the tasks could not be queued; try again later', retryAfterSeconds: QUEUE_RETRY_AFTER_SECONDS } as const;
+      return { response: refusal, outcome: 'error' };
+    }
   }
 
   let run;

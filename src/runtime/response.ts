@@ -26,7 +26,7 @@ export type RuntimeResponse =
     }
   | { readonly kind: 'body'; readonly status: number; readonly contentType: string; readonly body: string }
   /** application/problem+json; `detail` and `errors` are safe for a client. */
-  | { readonly kind: 'problem'; readonly status: number; readonly detail: string; readonly errors?: readonly ParameterError[] };
+  | { readonly kind: 'problem'; readonly status: number; readonly detail: string; readonly errors?: readonly ParameterError[]; readonly retryAfterSeconds?: number };
 
 export function discardResponse(response: RuntimeResponse): void {
   if (response.kind === 'file') response.file.close().catch(() => {});

@@ -34,6 +34,15 @@ export interface TaskReport {
   readonly error?: TaskError;
   /** Why a task did not run or did not finish (not started, not delivered). */
   readonly reason?: string;
+  /** Succeeded: the intermediate values it produced (a durable run checkpoints them). */
+  readonly outputs?: ReadonlyMap<string, string>;
+}
+
+/** A run taken up again (the queue): tasks finished earlier are not run, their values are known. */
+export interface ResumeState {
+  /** Tasks that need no new run: succeeded, skipped, or failed with ignore-if-error. */
+  readonly finished: ReadonlySet<string>;
+  readonly intermediate: ReadonlyMap<string, string>;
 }
 
 export interface ScheduleInput {
@@ -45,6 +54,7 @@ export interface ScheduleInput {
   readonly scope: ExpansionScope;
   /** Tasks prepared before the request's first side effect (preparation.ts), by id: sent as they are. */
   readonly prepared?: ReadonlyMap<string, unknown>;
+  readonly resume?: ResumeState;
   stepFor(task: Task): TaskStep;
   report(report: TaskReport): void;
 }
@@ -58,11 +68,19 @@ export interface TaskRun {
   readonly result: Promise<TaskRunResult>;
   /** Settles when every started task has finished (shutdown waits for it). Never rejects. */
   readonly settled: Promise<void>;
+  /**
+   * Starts nothing more (a worker shutting down): waiting tasks are reported not started, running
+   * ones are asked to stop between steps, and the result settles as failed with `error`.
+   */
+  interrupt(error: TaskError): void;
 }
 
 export function scheduleTasks(input: ScheduleInput): TaskRun {
   return new Schedule(input).start();
 }
+
+/** The failedTask of an interrupted run: no task id is empty. */
+const INTERRUPTED = '';
 
 type TaskState =
   | 'waiting'
@@ -86,6 +104,8 @@ class Schedule {
   private readonly intermediate = new Map<string, string>();
   private readonly held: Held[] = [];
   private failedTask: string | null = null;
+  /** Why interrupt() was called. */
+  private interruption = '';
   private delivering = false;
   private inFlight = 0;
   private resultDone = false;
@@ -103,13 +123,15 @@ class Schedule {
 
   start(): TaskRun {
     const { tasks, graph } = this.input;
+    const finished = this.input.resume?.finished;
+    if (this.input.resume !== undefined) for (const [name, value] of this.input.resume.intermediate) this.intermediate.set(name, value);
     for (const task of tasks) {
-      this.state.set(task.id, 'waiting');
-      this.pendingDeps.set(task.id, (graph.dependsOn.get(task.id) ?? []).length);
+      this.state.set(task.id, finished?.has(task.id) === true ? 'done' : 'waiting');
+      this.pendingDeps.set(task.id, (graph.dependsOn.get(task.id) ?? []).filter((id) => finished?.has(id) !== true).length);
     }
     for (const task of tasks) if (this.pendingDeps.get(task.id) === 0) this.launch(task);
     this.checkProgress();
-    return { result: this.result, settled: this.settled };
+    return { result: this.result, settled: this.settled, interrupt: (error) => this.fail(INTERRUPTED, error) };
   }
 
   private launch(task: Task): void {
@@ -131,7 +153,7 @@ class Schedule {
     // prepare) is not started: the first failure stops new starts.
     if (this.failedTask !== null) {
       this.state.set(task.id, 'done');
-      this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not started: task "${this.failedTask}" failed` });
+      this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not started: ${this.why()}` });
       return;
     }
     const started = performance.now();
@@ -172,19 +194,19 @@ class Schedule {
       return;
     }
     if (result.outputs !== undefined) for (const [name, value] of result.outputs) this.intermediate.set(name, value);
-    this.finished(task, result, elapsed());
+    this.finished(task, result, elapsed(), 'not started', result.outputs);
     if (result.stopped === undefined) this.releaseDependants(task);
   }
 
   /** Reports a task whose execute returned: done, or stopped early because another task failed. */
-  private finished(task: Task, result: ExecuteResult, durationMs: number, notDone = 'not started'): void {
+  private finished(task: Task, result: ExecuteResult, durationMs: number, notDone = 'not started', outputs?: ReadonlyMap<string, string>): void {
     this.state.set(task.id, 'done');
     if (result.stopped === undefined) {
-      this.report({ task, outcome: 'succeeded', durationMs, attempts: result.attempts });
+      this.report({ task, outcome: 'succeeded', durationMs, attempts: result.attempts, ...(outputs !== undefined ? { outputs } : {}) });
     } else if (result.stopped.done === null) {
-      this.report({ task, outcome: 'not-started', durationMs, attempts: 0, reason: `${notDone}: task "${this.failedTask}" failed` });
+      this.report({ task, outcome: 'not-started', durationMs, attempts: 0, reason: `${notDone}: ${this.why()}` });
     } else {
-      const reason = `${result.stopped.done}: task "${this.failedTask}" failed`;
+      const reason = `${result.stopped.done}: ${this.why()}`;
       this.report({ task, outcome: task.ignoreIfError ? 'ignored-failure' : 'failed', durationMs, attempts: result.attempts, reason });
     }
   }
@@ -192,7 +214,7 @@ class Schedule {
   private hold(entry: Held): void {
     const { task } = entry;
     if (this.failedTask !== null) {
-      this.report({ task, outcome: 'not-started', durationMs: entry.prepareMs, attempts: 0, reason: `not delivered: task "${this.failedTask}" failed` });
+      this.report({ task, outcome: 'not-started', durationMs: entry.prepareMs, attempts: 0, reason: `not delivered: ${this.why()}` });
       this.state.set(task.id, 'done');
       return;
     }
@@ -233,14 +255,15 @@ class Schedule {
   private fail(taskId: string, error: TaskError): void {
     if (this.failedTask !== null) return;
     this.failedTask = taskId;
+    if (taskId === INTERRUPTED) this.interruption = error.message;
     for (const task of this.input.tasks) {
       const state = this.state.get(task.id);
       if (state === 'waiting') {
         this.state.set(task.id, 'done');
-        this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not started: task "${taskId}" failed` });
+        this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not started: ${this.why()}` });
       } else if (state === 'held' && !this.delivering) {
         this.state.set(task.id, 'done');
-        this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not delivered: task "${taskId}" failed` });
+        this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not delivered: ${this.why()}` });
       }
     }
     this.settleResult({ ok: false, failedTask: taskId, error });
@@ -291,6 +314,11 @@ class Schedule {
       return;
     }
     this.finished(task, result, elapsed(), 'not delivered');
+  }
+
+  /** Why nothing more starts: a task failed, or the run was interrupted. */
+  private why(): string {
+    return this.failedTask === INTERRUPTED ? `the run was interrupted (${this.interruption})` : `task "${this.failedTask}" failed`;
   }
 
   private scopeFor(task: Task): ExpansionScope {

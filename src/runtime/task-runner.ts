@@ -3,15 +3,16 @@
 // outcome, with its error code, to the observer (logs and metrics).
 
 import type { Endpoint } from '../compiler/ast.js';
-import type { TaskOptions, TaskRequest, TaskServices } from '../tasks/kind.js';
+import type { Task } from '../compiler/ast.js';
+import type { EffectLedger, TaskOptions, TaskRequest, TaskServices } from '../tasks/kind.js';
 import type { TaskKinds } from '../tasks/registry.js';
 import type { ExpansionScope } from '../template/expand.js';
 import { ATTR, type Span } from '../tracing.js';
 import type { RequestUploads } from '../upload.js';
 import type { RuntimeObserver } from './observer.js';
-import { scheduleTasks, type TaskReport, type TaskRun, type TaskStep } from './scheduler.js';
+import { scheduleTasks, type ResumeState, type TaskReport, type TaskRun, type TaskStep } from './scheduler.js';
 
-export type { TaskRun, TaskRunResult } from './scheduler.js';
+export type { ResumeState, TaskReport, TaskRun, TaskRunResult } from './scheduler.js';
 
 export interface TaskRunRequest {
   readonly endpoint: Endpoint;
@@ -22,8 +23,17 @@ export interface TaskRunRequest {
   readonly requestId: string;
   /** Tasks prepared before the first side effect, by id. */
   readonly prepared?: ReadonlyMap<string, unknown>;
+  /** A durable run (src/queue/): where it stands, and how each outcome and irreversible step is recorded. */
+  readonly durable?: DurableRun;
   /** The request's span when tracing is on: each task that runs gets a child, ended with its outcome. */
   readonly span?: Span;
+}
+
+export interface DurableRun {
+  readonly resume: ResumeState;
+  /** Every task report, after the observer has it (the checkpoint). */
+  recorded(report: TaskReport): void;
+  effects(task: Task): EffectLedger;
 }
 
 /** Long-lived, per process and application; made on the first request with tasks. */
@@ -61,12 +71,14 @@ export class TaskEngine {
     const parent = request.span !== undefined && request.span.recording ? request.span : null;
     // Tracing only: the span of each task, from the start of its execution to its report.
     const spans = parent === null ? null : new Map<string, Span>();
+    const { durable } = request;
     return scheduleTasks({
       tasks: endpoint.tasks,
       graph: endpoint.taskGraph,
       separator: endpoint.separator,
       scope: request.scope,
       ...(request.prepared !== undefined ? { prepared: request.prepared } : {}),
+      ...(durable !== undefined ? { resume: durable.resume } : {}),
       stepFor: (task) => {
         let step = steps.get(task.kind);
         if (step === undefined) {
@@ -75,12 +87,20 @@ export class TaskEngine {
             deliversLast: kind.deliversLast,
             prepare: (t, scope) => kind.prepare(t, scope, taskRequest),
             execute:
-              spans === null
+              spans === null && durable === undefined
                 ? (t, prepared, control) => kind.execute(t, prepared, this.services.get(t.kind)!, control)
                 : (t, prepared, control) => {
-                    const span = taskSpan(parent!, t.id, t.kind);
-                    spans.set(t.id, span);
-                    return kind.execute(t, prepared, this.services.get(t.kind)!, { mayContinue: () => control.mayContinue(), span });
+                    let span: Span | undefined;
+                    if (spans !== null) {
+                      span = taskSpan(parent!, t.id, t.kind);
+                      spans.set(t.id, span);
+                    }
+                    const effects = durable?.effects(t);
+                    return kind.execute(t, prepared, this.services.get(t.kind)!, {
+                      mayContinue: () => control.mayContinue(),
+                      ...(span !== undefined ? { span } : {}),
+                      ...(effects !== undefined ? { effects } : {}),
+                    });
                   },
           };
           steps.set(task.kind, step);
@@ -90,6 +110,7 @@ export class TaskEngine {
       report: (report) => {
         this.report(request, report);
         if (spans !== null) endTaskSpan(spans, parent!, report);
+        durable?.recorded(report);
       },
     });
   }

@@ -28,6 +28,8 @@ export interface HttpServerState {
   /** The application new requests are served by; replaced on a --watch reload. */
   current: LoadedApplication;
   shuttingDown: boolean;
+  /** serve --queue: whether its store answers, for /_health (a store that is down does not make the instance unhealthy). */
+  readonly queue?: { readonly up: boolean } | null;
 }
 
 const ENDPOINT_ALLOW = 'GET, POST';
@@ -186,7 +188,7 @@ export class HttpService {
     if (path === '/_health') {
       if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
       if (this.state.shuttingDown) writeProblem(response, 503, 'the service is shutting down', requestId);
-      else writeBody(response, 200, 'application/json', HEALTHY);
+      else writeBody(response, 200, 'application/json', this.state.queue ? `{"status":"ok","queue":"${this.state.queue.up ? 'up' : 'unreachable'}"}` : HEALTHY);
       return;
     }
     if (path === '/_metrics') {
@@ -425,6 +427,7 @@ function writeResponse(response: ServerResponse, answer: RuntimeResponse, reques
       writeBody(response, answer.status, answer.contentType, answer.body);
       return;
     case 'problem':
+      if (answer.retryAfterSeconds !== undefined) response.setHeader('retry-after', String(answer.retryAfterSeconds));
       writeProblem(response, answer.status, answer.detail, requestId, answer.errors);
       return;
     case 'file': {

@@ -1,6 +1,7 @@
 // Settings of a serving process, already checked: the command line's job is to reject bad
 // values with a usage error before any process starts.
 
+import type { QueueSettings } from '../queue/settings.js';
 import type { HostAllowlist } from '../tasks/host-allowlist.js';
 import type { LogFormat } from './log.js';
 
@@ -31,6 +32,8 @@ export interface ServeSettings {
   readonly denyPrivateAddresses: boolean;
   /** HttpRequest tasks send an Idempotency-Key on POST and PATCH (--no-idempotency-key: false). */
   readonly idempotencyKeys: boolean;
+  /** --queue: tasks="background" runs go to this durable queue; null: in-process. */
+  readonly queue: QueueSettings | null;
   /** Export OpenTelemetry traces (--otel, or an OTLP endpoint in the environment). */
   readonly otel: boolean;
 }

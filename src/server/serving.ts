@@ -14,6 +14,7 @@ import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
 import { UploadSpool } from './spool.js';
+import { HAND_BACK_MS, QueueRuntime } from './queue-runtime.js';
 import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
@@ -56,8 +57,12 @@ export function serve(options: ServingOptions): void {
       logger.log('warn', message, fields);
     },
   };
+  // serve --queue: background runs are stored in the queue; this process also runs queued jobs unless --no-queue-consume.
+  const queue =
+    settings.queue === null ? null : new QueueRuntime(settings.queue, logger, metrics.registry, TASK_KINDS, { produce: true, consume: settings.queue.consume }, () => state.current);
   const load = (application: Application) =>
     new LoadedApplication(application, {
+      ...(queue !== null ? { enqueueTasks: (run) => queue.enqueue(application, run) } : {}),
       env: options.env,
       observer,
       upstreamTimeoutMs: settings.requestTimeoutMs,
@@ -68,7 +73,7 @@ export function serve(options: ServingOptions): void {
       idempotencyKeys: settings.idempotencyKeys,
     });
 
-  const state: HttpServerState = { current: load(options.application), shuttingDown: false };
+  const state: HttpServerState = { current: load(options.application), shuttingDown: false, queue };
   /** Applications replaced by a reload whose task runs may still be going. */
   const retired = new Set<LoadedApplication>();
   const tracing = options.tracing ?? NO_TRACING;
@@ -125,12 +130,12 @@ export function serve(options: ServingOptions): void {
       await allClosed;
       // A request that was still arriving at the first wait has been answered by now.
       await service.idle();
-      await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled())]);
+      await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled()), queue?.drain(settings.shutdownTimeoutMs)]);
       await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close())]);
       // Every request and task has ended, so has its span: the last batch is exported now.
       await tracing.shutdown();
     })();
-    const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs).unref());
+    const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs + (queue !== null ? HAND_BACK_MS : 0)).unref());
     void Promise.race([everything.then(() => 'done' as const), deadline]).then((outcome) => {
       if (outcome === 'timeout') {
         logger.log('warn', `shutdown timeout of ${formatDuration(settings.shutdownTimeoutMs)} reached; abandoning what is still running`, {

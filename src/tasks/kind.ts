@@ -45,8 +45,24 @@ export interface TaskServices {
 export interface ExecuteControl {
   /** False once another task of the request failed: a kind doing several things stops between them. */
   mayContinue(): boolean;
+  /** A durable run (the queue) only: asked around each irreversible step (a mail message). */
+  readonly effects?: EffectLedger;
   /** The task's span, only when tracing is on: handed to withRetries, which gives each attempt a child. */
   readonly span?: Span;
+}
+
+/**
+ * Irreversible steps of one task, recorded where a later attempt (or another worker) can see
+ * them: `before` writes "step i is being done" and says whether to do it, `after` writes "done".
+ */
+export interface EffectLedger {
+  /**
+   * `go`: do it (the marker is written); `done`: an earlier attempt did it; `unknown`: an earlier
+   * attempt began it and its outcome is unknown, so it is left alone; `lost`: this process no
+   * longer owns the run (another worker took it over), so nothing more may be done.
+   */
+  before(step: number, id: string): Promise<'go' | 'done' | 'unknown' | 'lost'>;
+  after(step: number): Promise<void>;
 }
 
 export interface ExecuteResult {
@@ -95,7 +111,8 @@ export interface TaskKind<T extends Task = Task, Prepared = unknown, Services ex
   /**
    * Whether this task may use the files uploaded with the request (TaskRequest.uploads). Asked
    * once per endpoint when the application is loaded: an endpoint none of whose tasks reads them
-   * drops uploaded files as they arrive, so a kind that says false here sees no uploads.
+   * drops uploaded files as they arrive, so a kind that says false here sees no uploads; a
+   * durable queue stores a run's uploads only when one of its tasks reads them.
    */
   readsUploads(task: T): boolean;
   /** Pure: what would go on the wire. Throws (any error) when the request's values cannot be used. */

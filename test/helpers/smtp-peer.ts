@@ -21,13 +21,20 @@ export interface SmtpPeerOptions {
   readonly deferFirstRecipients?: number;
   /** Offer STARTTLS (with smtp-server's self-signed certificate); off by default. */
   readonly offerStartTls?: boolean;
+  /**
+   * Called once a message's data has arrived; the message is recorded and the 250 sent only when
+   * it resolves (a server that accepted the data but has not said so yet).
+   */
+  readonly holdData?: () => Promise<void>;
 }
 
 export class SmtpPeer {
   readonly messages: ReceivedMail[] = [];
   /** Every RCPT TO seen, accepted or not. */
   readonly recipientsTried: string[] = [];
-  private readonly waiters: { count: number; resolve: () => void }[] = [];
+  /** Messages whose data has fully arrived, recorded or not yet (holdData). */
+  dataArrived = 0;
+  private readonly waiters: { count: number; resolve: () => void; data?: boolean }[] = [];
 
   private constructor(
     private readonly server: SMTPServer,
@@ -57,7 +64,10 @@ export class SmtpPeer {
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('end', () => {
           const raw = Buffer.concat(chunks).toString('utf8');
-          simpleParser(raw)
+          peer.dataArrived++;
+          peer.checkWaiters();
+          (options.holdData?.() ?? Promise.resolve())
+            .then(() => simpleParser(raw))
             .then((parsed) => {
               const from = session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address;
               peer.messages.push({
@@ -92,13 +102,21 @@ export class SmtpPeer {
     });
   }
 
+  /** Resolves once the data of `count` messages has arrived (before holdData lets them be recorded). */
+  waitForData(count: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiters.push({ count, resolve, data: true });
+      this.checkWaiters();
+    });
+  }
+
   async close(): Promise<void> {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
   private checkWaiters(): void {
     for (let i = this.waiters.length - 1; i >= 0; i--) {
-      if (this.messages.length >= this.waiters[i]!.count) {
+      if ((this.waiters[i]!.data === true ? this.dataArrived : this.messages.length) >= this.waiters[i]!.count) {
         this.waiters.splice(i, 1)[0]!.resolve();
       }
     }

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { OutputIntermediateValue, Task } from '../../src/compiler/ast.js';
 import { buildTaskGraph } from '../../src/compiler/task-graph.js';
 import type { Position } from '../../src/position.js';
-import { scheduleTasks, type TaskReport, type TaskRun, type TaskRunResult, type TaskStep } from '../../src/runtime/scheduler.js';
+import { scheduleTasks, type ResumeState, type TaskReport, type TaskRun, type TaskRunResult, type TaskStep } from '../../src/runtime/scheduler.js';
 import { TaskError } from '../../src/tasks/errors.js';
 import type { ExecuteControl, ExecuteResult } from '../../src/tasks/kind.js';
 import type { ExpansionScope } from '../../src/template/expand.js';
@@ -98,6 +98,8 @@ interface HarnessOptions {
   readonly report?: (report: TaskReport) => void;
   /** stepFor throws for these tasks. */
   readonly stepForThrows?: readonly string[];
+  /** A run taken up again (the queue). */
+  readonly resume?: ResumeState;
 }
 
 /** One scheduled run over fake steps, with everything the steps saw recorded. */
@@ -148,6 +150,7 @@ class Harness {
       graph,
       separator: '||',
       scope: options.scope ?? requestScope(),
+      ...(options.resume !== undefined ? { resume: options.resume } : {}),
       stepFor: (task) => {
         if (stepForThrows.has(task.id)) throw new Error(`no step for ${task.id}`);
         return steps.get(task.id)!;
@@ -730,6 +733,57 @@ describe('scheduleTasks: reported fields', () => {
       expect(r.durationMs).toBeGreaterThanOrEqual(0);
       expect(Number.isFinite(r.durationMs)).toBe(true);
     }
+    h.expectAllReportedOnce();
+  });
+});
+
+describe('a run taken up again, and interrupted', () => {
+  it('runs only the unfinished tasks, with the intermediate values already produced', async () => {
+    const h = new Harness([fakeTask('a', { outputs: ['x'] }), fakeTask('b', { inputs: ['x'] }), fakeTask('c')], {
+      resume: { finished: new Set(['a']), intermediate: new Map([['x', 'from-before']]) },
+    });
+    await tick();
+    expect(h.prepared('a')).toBe(false);
+    expect(h.executing('b')).toBe(true);
+    expect(h.executing('c')).toBe(true);
+    expect(h.scopes.get('b')!.intermediate!.get('x')).toBe('from-before');
+    h.resolve('b');
+    h.resolve('c');
+    await tick();
+    expect(h.result).toEqual({ ok: true, intermediate: new Map([['x', 'from-before']]) });
+    expect(h.reported('a')).toBe(false);
+  });
+
+  it('settles at once when every task was finished before', async () => {
+    const h = new Harness([fakeTask('a'), fakeTask('mail', { after: ['a'] })], { deliversLast: ['mail'], resume: { finished: new Set(['a', 'mail']), intermediate: new Map() } });
+    await tick();
+    expect(h.events).toEqual([]);
+    expect(h.result).toEqual({ ok: true, intermediate: new Map() });
+    expect(h.settled).toBe(true);
+  });
+
+  it('reports the values a task produced with its success', async () => {
+    const h = new Harness([fakeTask('a', { outputs: ['x'] })]);
+    await tick();
+    h.resolve('a', { attempts: 1, outputs: new Map([['x', '42']]) });
+    await tick();
+    expect(h.report('a').outputs).toEqual(new Map([['x', '42']]));
+  });
+
+  it('interrupt: starts nothing more, tells running tasks to stop, fails the result, settles when they end', async () => {
+    const h = new Harness([fakeTask('a'), fakeTask('b', { after: ['a'] })]);
+    await tick();
+    const stop = new TaskError('the worker is shutting down', { code: 'shutting-down', transient: true });
+    h.run.interrupt(stop);
+    await tick();
+    expect(h.result).toEqual({ ok: false, failedTask: '', error: stop });
+    expect(h.report('b')).toMatchObject({ outcome: 'not-started', reason: 'not started: the run was interrupted (the worker is shutting down)' });
+    expect(h.controls.get('a')!.mayContinue()).toBe(false);
+    expect(h.settled).toBe(false);
+    h.resolve('a');
+    await tick();
+    expect(h.executing('b')).toBe(false);
+    expect(h.settled).toBe(true);
     h.expectAllReportedOnce();
   });
 });

@@ -6,6 +6,7 @@ import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { EmailSettings } from '../../compiler/ast.js';
 import { parseOneAddress } from '../../email-address.js';
 import { TaskError } from '../errors.js';
+import type { EffectLedger } from '../kind.js';
 import { withRetries } from '../retry.js';
 import type { Span } from '../../tracing.js';
 import { resolveSmtpConnection, type SmtpConnection, type SmtpResolution } from './smtp-settings.js';
@@ -25,6 +26,8 @@ export interface DeliverOptions {
   readonly retries: number;
   /** Asked before each message: false stops delivery (another task of the request failed). */
   readonly mayContinue: () => boolean;
+  /** A durable run: each message is marked before and after its SMTP transaction. */
+  readonly effects?: EffectLedger;
   /** The task's span when tracing is on (each attempt of each message gets a child). */
   readonly span?: Span;
 }
@@ -66,7 +69,14 @@ export class EmailDelivery {
       if (!options.mayContinue()) return { sent: i, attempts: maxAttempts, stopped: true };
       const message = messages[i]!;
       const label = messages.length > 1 ? `message ${i + 1} of ${messages.length} (to ${message.to})` : `message to ${message.to}`;
+      if (options.effects !== undefined) {
+        const gate = await options.effects.before(i, message.messageId ?? '');
+        // Sent by an earlier attempt, or begun by one and of unknown outcome (the ledger reports it): not sent again.
+        if (gate === 'done' || gate === 'unknown') continue;
+        if (gate === 'lost') throw new TaskError(`${label}: not sent: another worker has taken this run over`, { code: 'shutting-down', transient: true });
+      }
       const attempts = await this.deliverOne(message, label, options);
+      await options.effects?.after(i);
       maxAttempts = Math.max(maxAttempts, attempts);
     }
     return { sent: messages.length, attempts: maxAttempts, stopped: false };
@@ -162,6 +172,7 @@ export function toMailOptions(message: PreparedEmail): Mail.Options {
     ...(bcc.length > 0 ? { bcc } : {}),
     ...(replyTo !== undefined ? { replyTo } : {}),
     subject: message.subject,
+    ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
     headers,
     // Alternatives keep the bodies in the author's order; nodemailer's text/html fields would reorder them.
     alternatives: message.bodies.map((b) => ({ contentType: `${b.contentType}; charset=utf-8`, content: b.content })),

@@ -2,7 +2,9 @@
 // mail is delivered last: once every other task of the request has finished, and only if
 // none failed.
 
+import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
+import { parseOneAddress } from '../../email-address.js';
 import type { TaskKind, TaskServices, TextLine } from '../kind.js';
 import { EMAIL_CHILDREN, compileEmail } from './compile.js';
 import { EmailDelivery } from './delivery.js';
@@ -25,7 +27,11 @@ export const emailKind: TaskKind<EmailTask, readonly PreparedEmail[], EmailServi
   deliversLast: true,
   readsUploads: (task) => task.attachments.some((a) => a.kind === 'uploads'),
   compile: compileEmail,
-  prepare: (task, scope, request) => prepareEmails(task, scope, request.uploads, request.application.email, request.separator),
+  prepare: (task, scope, request) =>
+    prepareEmails(task, scope, request.uploads, request.application.email, request.separator).map((message, index) => ({
+      ...message,
+      messageId: messageIdFor(scope.system['request-id'], scope.system.endpoint, task.id, index, message.from),
+    })),
 
   createServices(options) {
     const delivery = new EmailDelivery({
@@ -38,7 +44,13 @@ export const emailKind: TaskKind<EmailTask, readonly PreparedEmail[], EmailServi
   },
 
   async execute(task, messages, services, control) {
-    const report = await services.delivery.deliver(messages, { timeoutMs: task.timeoutMs, retries: task.retries, mayContinue: () => control.mayContinue(), span: control.span });
+    const report = await services.delivery.deliver(messages, {
+      timeoutMs: task.timeoutMs,
+      retries: task.retries,
+      mayContinue: () => control.mayContinue(),
+      span: control.span,
+      ...(control.effects !== undefined ? { effects: control.effects } : {}),
+    });
     if (!report.stopped) return { attempts: report.attempts };
     return { attempts: report.attempts, stopped: { done: report.sent === 0 ? null : `delivery stopped after ${report.sent} of ${messages.length} messages` } };
   },
@@ -101,3 +113,13 @@ export const emailKind: TaskKind<EmailTask, readonly PreparedEmail[], EmailServi
     return { member: 'emails', json: emails.map((e) => ({ from: e.from, to: e.to, subject: e.subject, attachments: e.attachments })), text };
   },
 };
+
+/**
+ * A Message-ID that every attempt of the same message shares (a resend after a crash carries the
+ * same one, so mail clients can recognise it): a hash of the request, endpoint, task and message.
+ */
+export function messageIdFor(requestId: string, endpoint: string, taskId: string, index: number, from: string): string {
+  const hash = createHash('sha256').update(`${requestId}\n${endpoint}\n${taskId}\n${index}`).digest('hex').slice(0, 40);
+  const domain = parseOneAddress(from)?.address.split('@').pop();
+  return `<${hash}@${domain !== undefined && /^[A-Za-z0-9.-]+$/.test(domain) ? domain : 'endpoint-service.invalid'}>`;
+}

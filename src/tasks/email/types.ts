@@ -65,4 +65,6 @@ export interface PreparedEmail {
   /** Several bodies form multipart/alternative, in order. */
   readonly bodies: readonly PreparedEmailBody[];
   readonly attachments: readonly PreparedAttachment[];
+  /** `<…@domain>`, derived from the request, endpoint, task and message: the same in every attempt. */
+  readonly messageId?: string;
 }

@@ -1,0 +1,138 @@
+// `endpoint-service jobs list|show|retry|discard --queue URL`: the failed set (the dead letters)
+// and its remedies. Exit codes: 0 done, 1 no such job or the store cannot be reached, 2 usage.
+
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { JobsAdmin, JobStateName, JobSummary } from '../queue/admin.js';
+import type { ExitCode, Returning } from './action.js';
+import { addQueueLocation, resolveQueueLocation, type QueueFlags } from './queue-options.js';
+
+const STATES = ['failed', 'waiting', 'active', 'delayed', 'completed'] as const;
+
+interface JobsFlags extends Pick<QueueFlags, 'queue' | 'queueName'> {
+  state?: JobStateName;
+  format?: 'text' | 'json';
+  limit?: number;
+  allFailed?: boolean;
+}
+
+function format(text: string): 'text' | 'json' {
+  if (text !== 'text' && text !== 'json') throw new InvalidArgumentError('expected "text" or "json".');
+  return text;
+}
+
+export function registerJobs(program: Command, returning: Returning): void {
+  const jobs = program.command('jobs').description('look at and repair the queue of serve --queue: failed runs, retries');
+  const sub = (name: string, description: string) => addQueueLocation(jobs.command(name).description(description), true).exitOverride();
+
+  sub('list', 'list jobs, by default the failed ones')
+    .addOption(new Option('--state <state>', 'which jobs').choices(STATES).default('failed'))
+    .addOption(new Option('--format <format>', 'text or json').argParser(format).default('text'))
+    .addOption(
+      new Option('--limit <n>', 'at most this many')
+        .argParser((t: string) => {
+          if (!/^\d+$/.test(t) || Number(t) < 1) throw new InvalidArgumentError('expected a positive number.');
+          return Number(t);
+        })
+        .default(50),
+    )
+    .action(returning(async (flags: JobsFlags, command: Command) => withAdmin(flags, command, (admin) => list(admin, flags))));
+
+  sub('show', 'one request’s jobs: each task’s outcome, mail markers, delivery-unknown messages, attempts')
+    .argument('<request-id>', 'the request id (x-request-id) or a job id')
+    .addOption(new Option('--format <format>', 'text or json').argParser(format).default('text'))
+    .action(returning(async (id: string, flags: JobsFlags, command: Command) => withAdmin(flags, command, (admin) => show(admin, id, flags))));
+
+  sub('retry', 'run a failed job again: only its tasks that did not succeed run')
+    .argument('[request-id]', 'the request id or a job id')
+    .option('--all-failed', 'every failed job')
+    .action(
+      returning(async (id: string | undefined, flags: JobsFlags, command: Command) => {
+        if ((id === undefined) === (flags.allFailed !== true)) command.error('error: give a request id or --all-failed', { exitCode: 2, code: 'endpoint-service.usage' });
+        return withAdmin(flags, command, (admin) => retry(admin, id, flags));
+      }),
+    );
+
+  sub('discard', 'remove a request’s jobs from the queue')
+    .argument('<request-id>', 'the request id or a job id')
+    .action(returning(async (id: string, flags: JobsFlags, command: Command) => withAdmin(flags, command, (admin) => discard(admin, id))));
+  jobs.exitOverride();
+}
+
+async function withAdmin(flags: JobsFlags, command: Command, run: (admin: JobsAdmin) => Promise<ExitCode>): Promise<ExitCode> {
+  const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
+  const location = resolveQueueLocation(flags, usage, false);
+  if (location === null) usage('jobs needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
+  const { JobsAdmin } = await import('../queue/admin.js');
+  let admin: JobsAdmin;
+  try {
+    admin = await JobsAdmin.open({ url: location!.url, backend: location!.backend, name: flags.queueName });
+  } catch (error) {
+    process.stderr.write(`endpoint-service: the queue store cannot be reached: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  try {
+    return await run(admin);
+  } finally {
+    await admin.close();
+  }
+}
+
+function line(job: JobSummary): string {
+  const failed = job.failedTask !== null ? `  task "${job.failedTask}": ${job.error ?? ''}` : job.error !== null ? `  ${job.error}` : '';
+  return `${job.requestId}  ${job.endpoint}  ${job.state}  attempts ${job.attempts}  enqueued ${job.enqueuedAt}${failed}\n`;
+}
+
+async function list(admin: JobsAdmin, flags: JobsFlags): Promise<ExitCode> {
+  const jobs = await admin.list(flags.state ?? 'failed', flags.limit ?? 50);
+  if (flags.format === 'json') process.stdout.write(`${JSON.stringify({ state: flags.state, jobs }, null, 2)}\n`);
+  else if (jobs.length === 0) process.stdout.write(`no ${flags.state} jobs\n`);
+  else for (const job of jobs) process.stdout.write(line(job));
+  return 0;
+}
+
+async function show(admin: JobsAdmin, id: string, flags: JobsFlags): Promise<ExitCode> {
+  const jobs = await admin.find(id);
+  if (jobs.length === 0) return notFound(id);
+  const details = await Promise.all(jobs.map((job) => admin.detail(job)));
+  if (flags.format === 'json') {
+    process.stdout.write(`${JSON.stringify({ jobs: details }, null, 2)}\n`);
+    return 0;
+  }
+  for (const d of details) {
+    process.stdout.write(line(d));
+    for (const [task, record] of Object.entries(d.tasks)) process.stdout.write(`  task ${task}: ${record.outcome}${record.error !== undefined ? ` (${record.error})` : ''}\n`);
+    for (const u of d.deliveryUnknown) process.stdout.write(`  delivery-unknown: task ${u.task}, message ${u.message}, Message-ID ${u.messageId}\n`);
+    if (d.config !== null && d.config !== undefined) process.stdout.write(`  configuration changed since enqueue (${d.config.mismatch})\n`);
+    for (const entry of d.log) process.stdout.write(`  log: ${entry}\n`);
+  }
+  return 0;
+}
+
+async function retry(admin: JobsAdmin, id: string | undefined, flags: JobsFlags): Promise<ExitCode> {
+  const jobs = flags.allFailed === true ? await admin.failed() : await admin.find(id!);
+  if (jobs.length === 0) return flags.allFailed === true ? (process.stdout.write('no failed jobs\n'), 0) : notFound(id!);
+  let retried = 0;
+  for (const job of jobs) {
+    if ((await job.getState()) !== 'failed') {
+      process.stderr.write(`endpoint-service: job ${job.id} is not failed; only failed jobs are retried\n`);
+      continue;
+    }
+    await admin.retry(job);
+    retried++;
+  }
+  process.stdout.write(`${retried} job${retried === 1 ? '' : 's'} retried\n`);
+  return retried > 0 ? 0 : 1;
+}
+
+async function discard(admin: JobsAdmin, id: string): Promise<ExitCode> {
+  const jobs = await admin.find(id);
+  if (jobs.length === 0) return notFound(id);
+  for (const job of jobs) await admin.discard(job);
+  process.stdout.write(`${jobs.length} job${jobs.length === 1 ? '' : 's'} discarded\n`);
+  return 0;
+}
+
+function notFound(id: string): ExitCode {
+  process.stderr.write(`endpoint-service: no job for "${id}" in this queue\n`);
+  return 1;
+}

@@ -1,0 +1,130 @@
+// The queue's command-line options, shared by serve, worker and jobs, and their checks: a bad
+// value is a usage error (exit 2) before anything starts.
+
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { parseQueueKey, type QueueKey } from '../queue/seal.js';
+import { backendOf, type QueueSettings } from '../queue/settings.js';
+import { durationExpectation, parseDuration } from '../units.js';
+
+export interface QueueFlags {
+  queue?: string;
+  queueName: string;
+  /** commander's negated flag: false with --no-queue-consume. */
+  queueConsume?: boolean;
+  queueConcurrency?: number;
+  concurrency?: number;
+  queueAttempts: number;
+  queueBackoff: number;
+  queueLockDuration: number;
+  queueFallback?: 'in-process';
+  onConfigChange: 'current' | 'strict';
+  emailRedelivery: 'at-most-once' | 'at-least-once';
+}
+
+export const DEFAULT_QUEUE_NAME = 'endpoint-service';
+const DEFAULT_CONCURRENCY = 16;
+const DEFAULT_BACKOFF = '30s';
+const DEFAULT_LOCK_DURATION = '30s';
+export const KEY_HOWTO = 'make one with: node -e "console.log(require(\'node:crypto\').randomBytes(32).toString(\'base64\'))"';
+
+function count(what: string, max: number) {
+  return (text: string): number => {
+    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) throw new InvalidArgumentError(`expected ${what} from 1 to ${max}.`);
+    return Number(text);
+  };
+}
+
+function duration(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === null) throw new InvalidArgumentError(`expected ${durationExpectation(text)}.`);
+  return ms;
+}
+
+function oneOf<T extends string>(...values: T[]) {
+  return (text: string): T => {
+    if (!(values as string[]).includes(text)) throw new InvalidArgumentError(`expected ${values.map((v) => `"${v}"`).join(' or ')}.`);
+    return text as T;
+  };
+}
+
+function queueName(text: string): string {
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(text)) throw new InvalidArgumentError('expected letters, digits, ".", "_" or "-" (no ":").');
+  return text;
+}
+
+/** --queue and --queue-name: what every command that reaches the queue takes. */
+export function addQueueLocation(command: Command, required: boolean): Command {
+  return command
+    .option('--queue <url>', `the durable queue: redis://… or rediss://…, or postgres://… (experimental)${required ? '' : ''} (default: $ENDPOINT_SERVICE_QUEUE_URL); needs ENDPOINT_SERVICE_QUEUE_KEY`)
+    .addOption(new Option('--queue-name <name>', 'the queue, for several applications on one Redis').argParser(queueName).default(DEFAULT_QUEUE_NAME));
+}
+
+/** The options of processes that run jobs (serve and worker). */
+export function addRunOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--queue-lock-duration <duration>', "how long a job stays locked by a worker that stopped renewing it (a crash): then another worker resumes it").argParser(duration).default(duration(DEFAULT_LOCK_DURATION), DEFAULT_LOCK_DURATION))
+    .addOption(new Option('--on-config-change <mode>', 'a queued run whose endpoint changed since: "current" runs it with the current configuration, "strict" fails it').argParser(oneOf('current', 'strict')).default('current'))
+    .addOption(new Option('--email-redelivery <mode>', 'a mail message a crash left being sent: "at-most-once" leaves it (delivery-unknown), "at-least-once" resends it with the same Message-ID').argParser(oneOf('at-most-once', 'at-least-once')).default('at-most-once'));
+}
+
+/** serve's own queue options. */
+export function addServeQueueOptions(command: Command): Command {
+  addQueueLocation(command, false);
+  command
+    .option('--no-queue-consume', 'with --queue: only enqueue; leave running the jobs to `endpoint-service worker` processes')
+    .option('--queue-concurrency <n>', `with --queue: jobs run at once by each serving process (default: ${DEFAULT_CONCURRENCY})`, count('a number of jobs', 1000))
+    .addOption(new Option('--queue-attempts <n>', 'with --queue: attempts of a background run whose task fails transiently, first included').argParser(count('a number of attempts', 100)).default(6))
+    .addOption(new Option('--queue-backoff <duration>', 'with --queue: scale of the wait between attempts (full jitter, doubling, at most 30m)').argParser(duration).default(duration(DEFAULT_BACKOFF), DEFAULT_BACKOFF))
+    .addOption(new Option('--queue-fallback <mode>', 'with --queue: when the queue cannot store a run, "in-process" runs its tasks here instead of answering 503').argParser(oneOf('in-process')));
+  return addRunOptions(command);
+}
+
+/** The queue URL and keys, or a usage error: no URL, an unknown scheme, no key or a malformed one. */
+export function resolveQueueLocation(
+  flags: Pick<QueueFlags, 'queue'>,
+  usage: (message: string) => never,
+  keyRequired = true,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): { url: string; backend: QueueSettings['backend']; keys: QueueKey[] } | null {
+  const fromEnv = env.ENDPOINT_SERVICE_QUEUE_URL;
+  const url = flags.queue ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined);
+  if (url === undefined) return null;
+  const source = flags.queue !== undefined ? '--queue' : 'the environment variable ENDPOINT_SERVICE_QUEUE_URL';
+  const backend = backendOf(url);
+  if (backend !== 'redis' && backend !== 'postgres') usage(`${source} ${backend}`);
+  const keyText = env.ENDPOINT_SERVICE_QUEUE_KEY;
+  if (!keyRequired && (keyText === undefined || keyText.trim() === '')) return { url, backend: backend as QueueSettings['backend'], keys: [] };
+  if (keyText === undefined || keyText.trim() === '') usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);
+  const key = parseQueueKey(keyText!);
+  if (key === null) usage(`ENDPOINT_SERVICE_QUEUE_KEY must be 32 bytes written in base64 (44 characters) or hex (64 characters); ${KEY_HOWTO}`);
+  const keys = [key!];
+  const previousText = env.ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS;
+  if (previousText !== undefined && previousText.trim() !== '') {
+    const previous = parseQueueKey(previousText);
+    if (previous === null) usage('ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS must be 32 bytes written in base64 or hex');
+    keys.push(previous!);
+  }
+  return { url, backend: backend as QueueSettings['backend'], keys };
+}
+
+export function resolveQueueSettings(flags: QueueFlags, usage: (message: string) => never, role: 'serve' | 'worker'): QueueSettings | null {
+  const location = resolveQueueLocation(flags, usage);
+  if (location === null) {
+    if (role === 'worker') usage('worker needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
+    return null;
+  }
+  return {
+    ...location,
+    name: flags.queueName,
+    attempts: flags.queueAttempts ?? 6,
+    backoffMs: flags.queueBackoff ?? duration(DEFAULT_BACKOFF),
+    lockDurationMs: flags.queueLockDuration,
+    concurrency: (role === 'worker' ? flags.concurrency : flags.queueConcurrency) ?? DEFAULT_CONCURRENCY,
+    consume: role === 'worker' || flags.queueConsume !== false,
+    fallback: flags.queueFallback ?? 'none',
+    onConfigChange: flags.onConfigChange,
+    emailRedelivery: flags.emailRedelivery,
+  };
+}
+
+export const concurrencyOption = () => count('a number of jobs', 1000);

@@ -1,0 +1,122 @@
+// `endpoint-service worker <file> --queue URL`: runs queued task runs only, with the task
+// options of serve, and /_health and /_metrics on --port.
+
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
+import { createLogger, type LogFormat } from '../server/log.js';
+import { parseHostAllowlist } from '../tasks/host-allowlist.js';
+import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
+import { TASK_KINDS } from '../tasks/registry.js';
+import { durationExpectation, parseDuration } from '../units.js';
+import type { ExitCode, Returning } from './action.js';
+import { useColor } from './color.js';
+import { FORMATTERS } from './formatters/index.js';
+import { addQueueLocation, addRunOptions, concurrencyOption, resolveQueueSettings, type QueueFlags } from './queue-options.js';
+
+interface WorkerFlags extends QueueFlags {
+  port: number;
+  host: string;
+  smtpUrl?: string;
+  allowTaskHost: string[];
+  denyPrivateAddresses?: boolean;
+  idempotencyKey: boolean;
+  shutdownTimeout: number;
+  logFormat?: LogFormat;
+  watch?: boolean;
+}
+
+const DEFAULT_PORT = 9464;
+const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
+
+function portNumber(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535 (0 picks a free port).');
+  return Number(text);
+}
+
+function duration(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === null) throw new InvalidArgumentError(`expected ${durationExpectation(text)}.`);
+  return ms;
+}
+
+function logFormat(text: string): LogFormat {
+  if (text !== 'json' && text !== 'pretty') throw new InvalidArgumentError('expected "pretty" or "json".');
+  return text;
+}
+
+export function registerWorker(program: Command, returning: Returning): void {
+  const command = program
+    .command('worker')
+    .description('run queued background tasks (serve --queue) without answering requests')
+    .argument('<file>', 'the endpoints.xml, the same as serve’s')
+    .addOption(new Option('--port <n>', 'port of /_health and /_metrics, 0 for any free port').argParser(portNumber).default(DEFAULT_PORT))
+    .option('--host <address>', 'address of /_health and /_metrics', '127.0.0.1')
+    .option('--concurrency <n>', 'jobs run at once (default: 16)', concurrencyOption())
+    .option('--smtp-url <url>', 'SMTP connection for Email tasks (default: $ENDPOINT_SERVICE_SMTP_URL, else email-sending-configuration.xml)')
+    .addOption(
+      new Option('--allow-task-host <hosts>', 'only let HttpRequest tasks call these hosts (comma-separated, repeatable)')
+        .argParser((value: string, previous: string[]) => [...previous, value])
+        .default([] as string[], 'any host'),
+    )
+    .option('--deny-private-addresses', 'tasks connect to no loopback, private, link-local or unspecified address (as serve --deny-private-addresses)')
+    .option('--no-idempotency-key', 'do not send an Idempotency-Key header with POST and PATCH HttpRequest tasks')
+    .addOption(new Option('--shutdown-timeout <duration>', 'on SIGTERM, how long running jobs may take before they are handed back').argParser(duration).default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT))
+    .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
+    .option('--watch', 'recompile when the application directory changes');
+  addQueueLocation(command, true);
+  addRunOptions(command).action(returning(runWorkerCommand));
+}
+
+async function runWorkerCommand(file: string, flags: WorkerFlags, command: Command): Promise<ExitCode> {
+  const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
+  const queue = resolveQueueSettings(flags, usage, 'worker')!;
+  let allowedTaskHosts = null;
+  if (flags.allowTaskHost.length > 0) {
+    const parsed = parseHostAllowlist(flags.allowTaskHost);
+    if (!parsed.ok) usage(`--allow-task-host: ${parsed.error}`);
+    else allowedTaskHosts = parsed.list;
+  }
+  const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
+  const smtpUrl = flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined);
+  if (smtpUrl !== undefined) {
+    const checked = resolveSmtpConnection(null, smtpUrl, {});
+    if (!checked.ok) usage(`${flags.smtpUrl !== undefined ? '--smtp-url' : 'ENDPOINT_SERVICE_SMTP_URL'}: ${checked.error}`);
+  }
+  const logger = createLogger(flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'), useColor(process.stderr));
+
+  const compile = (print: boolean): Application | null | 'unreadable' => {
+    const result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: smtpUrl !== undefined });
+    if (result.unreadable !== null) {
+      if (print) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
+      return 'unreadable';
+    }
+    if (result.application === null || result.errorCount > 0) {
+      if (print) process.stderr.write(report(result.diagnostics, result.errorCount, result.warningCount));
+      return null;
+    }
+    return result.application;
+  };
+  const first = compile(true);
+  if (first === 'unreadable') return 2;
+  if (first === null) return 1;
+  const { runWorker } = await import('../server/worker-process.js');
+  runWorker(
+    { file, port: flags.port, host: flags.host, smtpUrl, allowedTaskHosts, denyPrivateAddresses: flags.denyPrivateAddresses === true, idempotencyKeys: flags.idempotencyKey, shutdownTimeoutMs: flags.shutdownTimeout, watch: flags.watch === true, queue },
+    logger,
+    first,
+    (print) => {
+      const next = compile(print);
+      if (next === null || next === 'unreadable') {
+        logger.log('error', `${file} has errors; still running jobs with the previous version`);
+        return null;
+      }
+      return next;
+    },
+    process.env,
+  );
+  return 0;
+}
+
+function report(diagnostics: readonly Diagnostic[], errorCount: number, warningCount: number): string {
+  return FORMATTERS.text({ diagnostics, errorCount, warningCount }, { color: useColor(process.stderr) });
+}

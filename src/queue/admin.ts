@@ -1,0 +1,124 @@
+// `endpoint-service jobs`: the failed set and its remedies, read from the job records. What is
+// shown is what the store holds in clear (endpoint, request id, task outcomes, error texts, mail
+// markers); the sealed request data is never opened here.
+
+import type { Job, Queue } from 'bullmq';
+import type { QueuedRun, RunProgress } from './job.js';
+import { readProgress } from './job.js';
+import type { QueueSettings } from './settings.js';
+import { openStore, type Store } from './store.js';
+
+export const JOB_STATES = ['failed', 'waiting', 'active', 'delayed', 'completed'] as const;
+export type JobStateName = (typeof JOB_STATES)[number];
+
+export interface JobSummary {
+  readonly jobId: string;
+  readonly requestId: string;
+  readonly endpoint: string;
+  readonly state: string;
+  /** Attempts that ended (failed or completed). */
+  readonly attempts: number;
+  readonly enqueuedAt: string;
+  readonly finishedAt: string | null;
+  /** The first task recorded failed, and its error. */
+  readonly failedTask: string | null;
+  readonly error: string | null;
+  readonly fingerprint: string;
+}
+
+export interface JobDetail extends JobSummary {
+  readonly tasks: RunProgress['tasks'];
+  readonly mail: RunProgress['mail'];
+  /** Messages a crash left being sent and that were not sent again. */
+  readonly deliveryUnknown: readonly { readonly task: string; readonly message: number; readonly messageId: string }[];
+  readonly config: RunProgress['config'] | null;
+  readonly log: readonly string[];
+}
+
+export class JobsAdmin {
+  private constructor(
+    private readonly store: Store,
+    private readonly queue: Queue,
+  ) {}
+
+  /** Fails (rather than waiting) when the store cannot be reached. */
+  static async open(settings: Pick<QueueSettings, 'url' | 'backend' | 'name'> & Partial<QueueSettings>): Promise<JobsAdmin> {
+    let lastError: Error | null = null;
+    const store = await openStore(settings as QueueSettings, 'admin', (error) => (lastError = error));
+    try {
+      await store.ping();
+    } catch (error) {
+      await store.close();
+      throw lastError ?? error;
+    }
+    return new JobsAdmin(store, store.newQueue());
+  }
+
+  async list(state: JobStateName, limit: number): Promise<JobSummary[]> {
+    const jobs = (await this.queue.getJobs([state], 0, limit - 1)) as Job[];
+    return Promise.all(jobs.filter((j) => j !== undefined && j !== null).map((j) => this.summary(j, state)));
+  }
+
+  /** The jobs of a request (a forward makes two), or the job with this id. */
+  async find(id: string): Promise<Job[]> {
+    if (id.includes('.')) {
+      const job = (await this.queue.getJob(id)) as Job | undefined;
+      return job === undefined ? [] : [job];
+    }
+    const found: Job[] = [];
+    const batch = 1000;
+    for (const state of JOB_STATES) {
+      for (let start = 0; ; start += batch) {
+        const jobs = (await this.queue.getJobs([state], start, start + batch - 1)) as Job[];
+        for (const job of jobs) if ((job?.data as QueuedRun | undefined)?.requestId === id) found.push(job);
+        if (jobs.length < batch) break;
+      }
+    }
+    return found;
+  }
+
+  async detail(job: Job): Promise<JobDetail> {
+    const state = await job.getState();
+    const progress = readProgress(job.progress);
+    const deliveryUnknown = Object.entries(progress.mail).flatMap(([task, messages]) =>
+      Object.entries(messages).flatMap(([index, record]) => (record.state === 'unknown' || record.state === 'sending' ? [{ task, message: Number(index) + 1, messageId: record.messageId }] : [])),
+    );
+    const { logs } = await this.queue.getJobLogs(job.id!);
+    return { ...(await this.summary(job, state)), tasks: progress.tasks, mail: progress.mail, deliveryUnknown, config: progress.config ?? null, log: logs };
+  }
+
+  async failed(): Promise<Job[]> {
+    return ((await this.queue.getJobs(['failed'], 0, -1)) as Job[]).filter((j) => j !== undefined && j !== null);
+  }
+
+  /** Back to waiting: the next run does only the tasks that did not succeed. */
+  async retry(job: Job): Promise<void> {
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+  }
+
+  async discard(job: Job): Promise<void> {
+    await job.remove();
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+  }
+
+  private async summary(job: Job, state: string): Promise<JobSummary> {
+    const data = job.data as QueuedRun;
+    const progress = readProgress(job.progress);
+    const failed = Object.entries(progress.tasks).find(([, r]) => r.outcome === 'failed');
+    return {
+      jobId: job.id!,
+      requestId: data.requestId,
+      endpoint: data.endpoint,
+      state,
+      attempts: job.attemptsMade,
+      enqueuedAt: new Date(data.enqueuedAt).toISOString(),
+      finishedAt: job.finishedOn !== undefined ? new Date(job.finishedOn).toISOString() : null,
+      failedTask: failed?.[0] ?? null,
+      error: failed?.[1].error ?? (job.failedReason || null),
+      fingerprint: data.fingerprint,
+    };
+  }
+}

@@ -1,0 +1,371 @@
+// The worker's side of the queue: BullMQ hands it one job per task run; it rebuilds the run from
+// its own compiled endpoints.xml and environment, and runs it on the same task engine as an
+// in-process run, taking up where the checkpoint says:
+//
+// - after each task outcome, the outcome and the intermediate values (sealed) are written to the
+//   job's progress, so a retried or recovered job runs only what is unfinished;
+// - around each mail message a sending/sent marker is written, after checking that this worker
+//   still holds the job's lock; a message left "sending" by a crash is not sent again unless
+//   --email-redelivery at-least-once (it is reported delivery-unknown);
+// - a transient failure is retried by BullMQ (full-jitter backoff, a long Retry-After honoured),
+//   a permanent one goes straight to the failed set;
+// - on shutdown, running jobs get --shutdown-timeout to finish; the rest are checkpointed and
+//   handed back to the queue at once, without counting an attempt.
+
+import type { Job, Worker } from 'bullmq';
+import type { Application } from '../compiler/ast.js';
+import { describeError } from '../errors.js';
+import { bindParameters } from '../runtime/parameters.js';
+import type { TaskEngine, TaskReport } from '../runtime/task-runner.js';
+import { TaskError } from '../tasks/errors.js';
+import type { EffectLedger } from '../tasks/kind.js';
+import type { ExpansionScope } from '../template/expand.js';
+import { endpointFingerprint, hasPositionalTaskIds } from './fingerprint.js';
+import { RequestUploads } from '../upload.js';
+import { FINISHED_OUTCOMES, readProgress, sealIntermediate, unsealIntermediate, unsealRun, uploadsFromJob, type QueuedRun, type RunProgress, type SealedRun } from './job.js';
+import type { JobFields, QueueObserver } from './observer.js';
+import { MAX_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
+import { openStore, type Store } from './store.js';
+
+/** What the consumer needs of the application it runs jobs for (serve's LoadedApplication is one). */
+export interface RunnableApplication {
+  readonly application: Application;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  taskEngine(): TaskEngine;
+}
+
+/** How long tasks still running when a job is handed back may take to record their outcome. */
+const HAND_BACK_GRACE_MS = 1_000;
+
+/** A failure that BullMQ retries; carries the peer's Retry-After for the backoff. */
+class RetryableRunError extends Error {
+  override readonly name = 'RetryableRunError';
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | null,
+  ) {
+    super(message);
+  }
+}
+
+interface ActiveRun {
+  interrupted: boolean;
+  interrupt(): void;
+}
+
+export class QueueConsumer {
+  private readonly active = new Set<ActiveRun>();
+  private worker!: Worker;
+  private health: { readonly up: boolean; stop(): void } | null = null;
+
+  private constructor(
+    private readonly settings: QueueSettings,
+    private readonly store: Store,
+    private readonly current: () => RunnableApplication,
+    private readonly observer: QueueObserver,
+  ) {}
+
+  /** `watch`: report the store's state and check its configuration (when no producer in the process does). */
+  static async open(settings: QueueSettings, current: () => RunnableApplication, observer: QueueObserver, watch: boolean): Promise<QueueConsumer> {
+    const store = await openStore(settings, 'worker', () => {});
+    const consumer = new QueueConsumer(settings, store, current, observer);
+    if (watch) consumer.health = store.watch(observer);
+    consumer.worker = store.newWorker((job, token) => consumer.process(job as Job<QueuedRun>, token), {
+      concurrency: settings.concurrency,
+      lockDuration: settings.lockDurationMs,
+      stalledInterval: settings.lockDurationMs,
+      maxStalledCount: MAX_STALLED_COUNT,
+      settings: { backoffStrategy: (attemptsMade, _type, error, job) => backoffDelay(attemptsMade, error, job?.opts.backoff, settings.backoffMs) },
+    });
+    consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
+    consumer.worker.on('failed', (job, error) => {
+      // BullMQ itself fails a job that stalled too often; the processor reports every other failure.
+      if (job !== undefined && /stalled more than/.test(error.message)) {
+        const data = job.data as QueuedRun;
+        const fields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id ?? '', attempt: job.attemptsMade };
+        observer.log('error', 'job failed for good: it stalled too often (its worker keeps dying)', { ...fields, reason: error.message });
+        observer.finished(fields, 'failed');
+      }
+    });
+    return consumer;
+  }
+
+  /**
+   * Stops taking jobs; running ones get `timeoutMs` to finish, then are interrupted, checkpointed
+   * and handed back to the queue for another worker (no attempt counted).
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    // Nothing runs while the store is down; BullMQ's close would wait for a connection first.
+    if (this.active.size === 0 && !this.store.connected) {
+      this.health?.stop();
+      await this.store.close();
+      return;
+    }
+    const closing = this.worker.close();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      closing.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      for (const run of this.active) run.interrupt();
+      await closing;
+    }
+    this.health?.stop();
+    await this.store.close();
+  }
+
+  get up(): boolean {
+    return this.health?.up ?? true;
+  }
+
+  get running(): number {
+    return this.active.size;
+  }
+
+  private async process(job: Job<QueuedRun>, token: string | undefined): Promise<void> {
+    const { bullmq } = this.store;
+    const data = job.data;
+    const jobId = job.id!;
+    const fields: JobFields = { requestId: data.requestId, endpoint: data.endpoint, jobId, attempt: job.attemptsMade + 1 };
+    const progress = readProgress(job.progress);
+    const loaded = this.current();
+    const keys = this.settings.keys;
+    // The attempt history `jobs show` prints.
+    const history = (text: string) => job.log(`${new Date().toISOString()} attempt ${fields.attempt}: ${text}`).catch(() => 0);
+    const permanent = async (outcome: 'failed' | 'config-changed', message: string) => {
+      await job.updateProgress(progress).catch(() => {});
+      await history(`failed for good: ${message}`);
+      this.observer.log('error', 'job failed for good', { ...fields, reason: message });
+      this.observer.finished(fields, outcome);
+      return new bullmq.UnrecoverableError(message);
+    };
+
+    const endpoint = loaded.application.endpointsByName.get(data.endpoint);
+    if (endpoint === undefined) throw await permanent('config-changed', `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
+    let sealed: SealedRun;
+    let intermediate: Map<string, string>;
+    try {
+      sealed = unsealRun(keys, jobId, data.sealed);
+      intermediate = unsealIntermediate(keys, jobId, progress.sealedIntermediate);
+    } catch (error) {
+      throw await permanent('failed', `the job cannot be read: ${describeError(error)}`);
+    }
+
+    let parameters: ReadonlyMap<string, string> = new Map(sealed.parameters);
+    const fingerprint = endpointFingerprint(loaded.application, endpoint);
+    if (fingerprint !== data.fingerprint) {
+      const policy = hasPositionalTaskIds(endpoint) ? 'strict' : this.settings.onConfigChange;
+      progress.config = { fingerprint, mismatch: policy };
+      if (policy === 'strict') {
+        const why = policy !== this.settings.onConfigChange ? ' (its tasks have no explicit ids, so finished tasks cannot be matched)' : '';
+        throw await permanent('config-changed', `config-changed: the endpoint "${data.endpoint}" changed since the request was queued${why}`);
+      }
+      const finishedGone = Object.entries(progress.tasks).filter(([id, r]) => FINISHED_OUTCOMES.has(r.outcome) && !endpoint.tasks.some((t) => t.id === id));
+      if (finishedGone.length > 0) {
+        throw await permanent('config-changed', `config-changed: finished task "${finishedGone[0]![0]}" is no longer in the endpoint "${data.endpoint}"`);
+      }
+      // New defaults and rules apply; a parameter that became required and was not sent fails the job.
+      const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])));
+      if (!bound.ok) throw await permanent('config-changed', `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
+      parameters = bound.parameters;
+    }
+
+    const finished = new Set(Object.entries(progress.tasks).flatMap(([id, r]) => (FINISHED_OUTCOMES.has(r.outcome) ? [id] : [])));
+    const firstStart = job.attemptsMade === 0 && Object.keys(progress.tasks).length === 0;
+    this.observer.started(fields, firstStart ? Math.max(0, Date.now() - data.enqueuedAt) / 1000 : null);
+    this.observer.log('info', job.stalledCounter > 0 ? 'job resumed after a stall' : 'job started', { ...fields, finishedTasks: finished.size });
+
+    const checkpoint = new Checkpoint(job, token, progress, intermediate, this.settings, this.observer, fields);
+    const scope: ExpansionScope = { parameters, system: sealed.system, env: loaded.env };
+    const run = loaded.taskEngine().start({
+      endpoint,
+      scope,
+      // The job's own copy, in memory: nothing to remove when the run is over.
+      uploads: new RequestUploads(uploadsFromJob(sealed.uploads), () => {}),
+      requestId: data.requestId,
+      durable: { resume: { finished, intermediate }, recorded: (report) => checkpoint.recorded(report), effects: (task) => checkpoint.ledger(task.id) },
+    });
+    const active: ActiveRun = {
+      interrupted: false,
+      interrupt() {
+        this.interrupted = true;
+        run.interrupt(new TaskError('the worker is shutting down', { code: 'shutting-down', transient: true }));
+      },
+    };
+    this.active.add(active);
+    let result;
+    try {
+      result = await run.result;
+      if (!result.ok && active.interrupted) await Promise.race([run.settled, new Promise((resolve) => setTimeout(resolve, HAND_BACK_GRACE_MS))]);
+      else await run.settled;
+      await (result.ok ? checkpoint.completed() : checkpoint.flush());
+    } finally {
+      this.active.delete(active);
+    }
+
+    if (result.ok) {
+      checkpoint.close();
+      this.observer.log('info', 'job completed', { ...fields });
+      this.observer.finished(fields, 'completed');
+      return;
+    }
+    if (active.interrupted) {
+      checkpoint.close();
+      await history('handed back: the worker is shutting down');
+      await job.moveToDelayed(Date.now(), token);
+      this.observer.log('info', 'job handed back to the queue: the worker is shutting down', { ...fields });
+      this.observer.finished(fields, 'interrupted');
+      throw new bullmq.DelayedError();
+    }
+    checkpoint.close();
+    const { error, failedTask } = result;
+    const message = `task "${failedTask}" failed: ${error.message}`;
+    if (!error.transient) throw await permanent('failed', message);
+    if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
+      await history(`retry scheduled: ${message}`);
+      this.observer.log('warn', 'job retry scheduled', { ...fields, reason: message, code: error.code });
+      this.observer.finished(fields, 'retrying');
+      throw new RetryableRunError(message, error.retryAfterMs);
+    }
+    await history(`failed for good after ${job.attemptsMade + 1} attempts: ${message}`);
+    this.observer.log('error', 'job failed for good', { ...fields, reason: `${message} (after ${job.attemptsMade + 1} attempts)` });
+    this.observer.finished(fields, 'failed');
+    throw new Error(message);
+  }
+}
+
+/** Full jitter, as inside an attempt (tasks/retry.ts), on the scale of --queue-backoff; at least what the peer asked for. */
+export function backoffDelay(attemptsMade: number, error: Error | undefined, backoff: unknown, fallbackMs: number, random: () => number = Math.random): number {
+  const base = typeof backoff === 'object' && backoff !== null && typeof (backoff as { delay?: unknown }).delay === 'number' ? (backoff as { delay: number }).delay : fallbackMs;
+  const ceiling = Math.min(MAX_BACKOFF_MS, base * 2 ** Math.max(0, attemptsMade - 1));
+  const delay = Math.floor(random() * ceiling);
+  const asked = error instanceof RetryableRunError ? error.retryAfterMs : null;
+  return asked === null ? delay : Math.max(delay, Math.min(asked, MAX_BACKOFF_MS));
+}
+
+/** The job's progress record, written after each task outcome and around each mail message, one write at a time. */
+class Checkpoint {
+  private chain: Promise<boolean> = Promise.resolve(true);
+  private closed = false;
+
+  constructor(
+    private readonly job: Job<QueuedRun>,
+    private readonly token: string | undefined,
+    private readonly progress: RunProgress,
+    private readonly intermediate: Map<string, string>,
+    private readonly settings: QueueSettings,
+    private readonly observer: QueueObserver,
+    private readonly fields: JobFields,
+  ) {}
+
+  recorded(report: TaskReport): void {
+    const { task, outcome, attempts, error, reason } = report;
+    this.progress.tasks[task.id] = {
+      outcome,
+      attempts,
+      at: Date.now(),
+      ...(error !== undefined ? { error: error.message, code: error.code } : reason !== undefined ? { error: reason } : {}),
+    };
+    if (report.outputs !== undefined && report.outputs.size > 0) {
+      for (const [name, value] of report.outputs) this.intermediate.set(name, value);
+      this.progress.sealedIntermediate = sealIntermediate(this.settings.keys, this.job.id!, this.intermediate);
+    }
+    this.writeSoon();
+  }
+
+  /**
+   * A task outcome is written a tick later: when it was the run's last task, the run completes
+   * first and the job's completion makes the checkpoint moot (one store round trip fewer per job).
+   */
+  private writeSoon(): void {
+    if (this.pending !== null) return;
+    this.pending = setImmediate(() => {
+      this.pending = null;
+      void this.write();
+    });
+  }
+
+  private pending: NodeJS.Immediate | null = null;
+
+  ledger(taskId: string): EffectLedger {
+    // Made on the first message: tasks that send no mail leave no record.
+    const records = () => (this.progress.mail[taskId] ??= {});
+    return {
+      before: async (step, messageId) => {
+        const mail = records();
+        const previous = mail[step];
+        if (previous?.state === 'sent') return 'done';
+        if (previous !== undefined && this.settings.emailRedelivery === 'at-most-once') {
+          if (previous.state === 'sending') {
+            mail[step] = { ...previous, state: 'unknown', at: Date.now() };
+            await this.write();
+            this.observer.log('warn', 'delivery-unknown: a crash left this message being sent; it is not sent again (--email-redelivery at-least-once would resend it)', {
+              ...this.fields,
+              task: taskId,
+              message: step + 1,
+              messageId: previous.messageId,
+            });
+            this.observer.deliveryUnknown(this.fields, taskId);
+          }
+          return 'unknown';
+        }
+        // The fence: a worker whose lock has passed to another must not send.
+        if (this.token === undefined || (await this.job.extendLock(this.token, this.settings.lockDurationMs).catch(() => 0)) !== 1) return 'lost';
+        mail[step] = { state: 'sending', messageId, at: Date.now() };
+        if (!(await this.write())) throw new TaskError('the sending marker could not be written to the queue; not sent', { code: 'connection', transient: true });
+        return 'go';
+      },
+      after: async (step) => {
+        const mail = records();
+        mail[step] = { ...mail[step]!, state: 'sent', at: Date.now() };
+        await this.write();
+      },
+    };
+  }
+
+  flush(): Promise<boolean> {
+    if (this.pending !== null) {
+      clearImmediate(this.pending);
+      this.pending = null;
+      void this.write();
+    }
+    return this.chain;
+  }
+
+  /** The run completed: the job's completion is its record, so a checkpoint not yet written is not needed. */
+  completed(): Promise<boolean> {
+    if (this.pending !== null) {
+      clearImmediate(this.pending);
+      this.pending = null;
+    }
+    return this.chain;
+  }
+
+  /** The job is leaving this worker: later outcomes must not overwrite another worker's record. */
+  close(): void {
+    this.closed = true;
+  }
+
+  private write(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (this.pending !== null) {
+      clearImmediate(this.pending);
+      this.pending = null;
+    }
+    const snapshot = structuredClone(this.progress);
+    this.chain = this.chain.then(() =>
+      this.job.updateProgress(snapshot).then(
+        () => true,
+        (error: unknown) => {
+          this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
+          return false;
+        },
+      ),
+    );
+    return this.chain;
+  }
+}

@@ -1,0 +1,116 @@
+// The job model: one job per task run (a request and an endpoint; a forward makes two). What is
+// stored in clear says what the job is and where it stands; what came from the request (bound
+// parameters, system values, uploads an Email task attaches) and the intermediate values are
+// sealed (seal.ts). Never stored: ${env:…} values, settings files, `hash`, expanded requests —
+// the worker expands the tasks again with its own configuration and environment.
+
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { TaskOutcome } from '../runtime/observer.js';
+import type { TaskErrorCode } from '../tasks/errors.js';
+import type { SystemParameter } from '../template/types.js';
+import type { Upload } from '../upload.js';
+import { seal, unseal, type QueueKey } from './seal.js';
+
+/** job.data: written once, at enqueue. */
+export interface QueuedRun {
+  readonly v: 1;
+  readonly endpoint: string;
+  readonly requestId: string;
+  /** endpointFingerprint() of the enqueuing configuration. */
+  readonly fingerprint: string;
+  readonly enqueuedAt: number;
+  /** SealedRun, sealed with the job id as additional data. */
+  readonly sealed: string;
+}
+
+/** Inside QueuedRun.sealed. */
+export interface SealedRun {
+  readonly parameters: readonly (readonly [string, string])[];
+  readonly system: Record<SystemParameter, string>;
+  readonly uploads?: readonly { readonly fieldName: string; readonly filename: string; readonly contentType: string; readonly content: string }[];
+}
+
+/** The checkpoint, in job.progress: rewritten after each task outcome and around each mail message. */
+export interface RunProgress {
+  readonly tasks: Record<string, TaskRecord>;
+  /** Per Email task, per message index. */
+  readonly mail: Record<string, Record<string, MailRecord>>;
+  /** The intermediate values produced so far, sealed with `${jobId}#intermediate`. */
+  sealedIntermediate?: string;
+  /** Set when the run went on under a configuration other than the one it was enqueued under. */
+  config?: { readonly fingerprint: string; readonly mismatch: 'current' | 'strict' };
+}
+
+export interface TaskRecord {
+  readonly outcome: TaskOutcome;
+  readonly attempts: number;
+  /** Log text of a failure (method, origin and path only: no secrets, no values). */
+  readonly error?: string;
+  readonly code?: TaskErrorCode;
+  readonly at: number;
+}
+
+export interface MailRecord {
+  /** sending: the SMTP transaction began; sent: the server accepted it; unknown: a crash left it sending and it was not resent. */
+  readonly state: 'sending' | 'sent' | 'unknown';
+  readonly messageId: string;
+  readonly at: number;
+}
+
+/** Outcomes that need no new run when the job is taken up again. */
+export const FINISHED_OUTCOMES: ReadonlySet<TaskOutcome> = new Set(['succeeded', 'skipped', 'ignored-failure']);
+
+/**
+ * `<request id>.<8 hex of the endpoint>`: a forward's target and source get distinct ids, and
+ * enqueuing the same run twice stores it once. BullMQ refuses ids with ':' and integer ids.
+ */
+export function jobIdFor(requestId: string, endpoint: string): string {
+  const safe = requestId.replace(/[^A-Za-z0-9_-]/g, '_');
+  return `${safe}.${createHash('sha256').update(endpoint).digest('hex').slice(0, 8)}`;
+}
+
+export function sealRun(keys: readonly QueueKey[], jobId: string, run: SealedRun): string {
+  return seal(keys, JSON.stringify(run), jobId);
+}
+
+export function unsealRun(keys: readonly QueueKey[], jobId: string, sealed: string): SealedRun {
+  return JSON.parse(unseal(keys, sealed, jobId)) as SealedRun;
+}
+
+/** The job's own copy of the uploads, read from memory or from the request's temporary files, which go with the request. */
+export async function uploadsToJob(uploads: readonly Upload[]): Promise<SealedRun['uploads']> {
+  return Promise.all(
+    uploads.map(async (u) => {
+      const content = u.source.kind === 'buffer' ? u.source.content : await readFile(u.source.path);
+      return { fieldName: u.fieldName, filename: u.filename, contentType: u.contentType, content: content.toString('base64') };
+    }),
+  );
+}
+
+export function uploadsFromJob(uploads: SealedRun['uploads']): Upload[] {
+  return (uploads ?? []).map((u) => {
+    const content = Buffer.from(u.content, 'base64');
+    return { fieldName: u.fieldName, filename: u.filename, contentType: u.contentType, size: content.length, source: { kind: 'buffer', content } };
+  });
+}
+
+const INTERMEDIATE = '#intermediate';
+
+export function sealIntermediate(keys: readonly QueueKey[], jobId: string, values: ReadonlyMap<string, string>): string {
+  return seal(keys, JSON.stringify([...values]), jobId + INTERMEDIATE);
+}
+
+export function unsealIntermediate(keys: readonly QueueKey[], jobId: string, sealed: string | undefined): Map<string, string> {
+  if (sealed === undefined) return new Map();
+  return new Map(JSON.parse(unseal(keys, sealed, jobId + INTERMEDIATE)) as [string, string][]);
+}
+
+/** job.progress as written by this version, or an empty record (a new job, or someone else's number). */
+export function readProgress(progress: unknown): RunProgress {
+  if (typeof progress === 'object' && progress !== null && 'tasks' in progress && 'mail' in progress) {
+    const p = progress as RunProgress;
+    return { tasks: { ...p.tasks }, mail: Object.fromEntries(Object.entries(p.mail).map(([k, v]) => [k, { ...v }])), ...(p.sealedIntermediate !== undefined ? { sealedIntermediate: p.sealedIntermediate } : {}), ...(p.config !== undefined ? { config: p.config } : {}) };
+  }
+  return { tasks: {}, mail: {} };
+}

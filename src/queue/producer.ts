@@ -1,0 +1,94 @@
+// serve's side of the queue: a tasks="background" run is stored as one job before the request is
+// answered. The store is asked with a bound (ENQUEUE_TIMEOUT_MS) on a connection without an
+// offline queue, so a store that is down gives a prompt 503 (or, with --queue-fallback
+// in-process, a local run) rather than a request that hangs. A job is added by one Redis script:
+// it is stored whole or not at all.
+
+import { performance } from 'node:perf_hooks';
+import type { Queue } from 'bullmq';
+import type { Application } from '../compiler/ast.js';
+import { describeError } from '../errors.js';
+import type { BackgroundRun } from '../runtime/pipeline.js';
+import type { TaskKinds } from '../tasks/registry.js';
+import { endpointFingerprint } from './fingerprint.js';
+import { jobIdFor, sealRun, uploadsToJob, type QueuedRun, type SealedRun } from './job.js';
+import type { EnqueueOutcome, QueueObserver } from './observer.js';
+import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, FAILED_RETENTION_SECONDS, type QueueSettings } from './settings.js';
+import { openStore, type Store } from './store.js';
+
+export const BACKOFF_TYPE = 'endpoint-service';
+
+export class QueueProducer {
+  private constructor(
+    private readonly settings: QueueSettings,
+    private readonly store: Store,
+    private readonly queue: Queue,
+    private readonly kinds: TaskKinds,
+    private readonly observer: QueueObserver,
+    private readonly health: { readonly up: boolean; stop(): void },
+  ) {}
+
+  /** Never fails for a store that is down: the connection keeps trying, and enqueues are refused meanwhile. */
+  static async open(settings: QueueSettings, kinds: TaskKinds, observer: QueueObserver): Promise<QueueProducer> {
+    const store = await openStore(settings, 'producer', () => {});
+    const queue = store.newQueue();
+    const health = store.watch(observer);
+    return new QueueProducer(settings, store, queue, kinds, observer, health);
+  }
+
+  get up(): boolean {
+    return this.health.up;
+  }
+
+  async enqueue(application: Application, run: BackgroundRun): Promise<EnqueueOutcome> {
+    const started = performance.now();
+    const { endpoint, requestId } = run;
+    const jobId = jobIdFor(requestId, endpoint.name);
+    let outcome: EnqueueOutcome;
+    try {
+      const sealed: SealedRun = {
+        parameters: [...run.scope.parameters],
+        system: run.scope.system,
+        ...(run.uploads.length > 0 && endpoint.tasks.some((t) => this.kinds.of(t).readsUploads(t)) ? { uploads: await uploadsToJob(run.uploads) } : {}),
+      };
+      const data: QueuedRun = { v: 1, endpoint: endpoint.name, requestId, fingerprint: endpointFingerprint(application, endpoint), enqueuedAt: Date.now(), sealed: sealRun(this.settings.keys, jobId, sealed) };
+      await bounded(
+        this.queue.add(endpoint.name, data, {
+          jobId,
+          attempts: this.settings.attempts,
+          backoff: { type: BACKOFF_TYPE, delay: this.settings.backoffMs },
+          removeOnComplete: COMPLETED_RETENTION,
+          removeOnFail: { age: FAILED_RETENTION_SECONDS },
+        }),
+        ENQUEUE_TIMEOUT_MS,
+      );
+      outcome = 'queued';
+    } catch (error) {
+      outcome = this.settings.fallback === 'in-process' ? 'in-process' : 'refused';
+      this.observer.log('warn', outcome === 'in-process' ? 'the queue cannot take the run; running its tasks in this process' : 'the queue cannot take the run; answered 503', {
+        requestId,
+        endpoint: endpoint.name,
+        jobId,
+        reason: describeError(error),
+      });
+    }
+    this.observer.enqueued(endpoint.name, outcome, (performance.now() - started) / 1000);
+    return outcome;
+  }
+
+  async close(): Promise<void> {
+    this.health.stop();
+    await this.store.close();
+  }
+}
+
+function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  promise.catch(() => {});
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the queue store did not answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

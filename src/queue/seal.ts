@@ -1,0 +1,58 @@
+// What the queue stores of a request is sealed with AES-256-GCM under ENDPOINT_SERVICE_QUEUE_KEY:
+// form data and tokens from an auth call must not sit in the store in clear. Each blob is
+// base64url(key id | 96-bit nonce | ciphertext | tag), bound to its job by the additional
+// authenticated data, so a blob copied into another job does not open.
+
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+
+export interface QueueKey {
+  readonly key: Buffer;
+  /** The first byte of the key's SHA-256: tells a blob sealed under another key from a damaged one. */
+  readonly id: number;
+}
+
+/** 32 bytes written as base64 (44 characters) or hex (64 characters); null for anything else. */
+export function parseQueueKey(text: string): QueueKey | null {
+  const trimmed = text.trim();
+  let key: Buffer | null = null;
+  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) key = Buffer.from(trimmed, 'hex');
+  else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)) key = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  if (key === null || key.length !== 32) return null;
+  return { key, id: createHash('sha256').update(key).digest()[0]! };
+}
+
+export class SealError extends Error {
+  override readonly name = 'SealError';
+}
+
+/** Seals `plain` for the job `aad` under the first key. */
+export function seal(keys: readonly QueueKey[], plain: string, aad: string): string {
+  const { key, id } = keys[0]!;
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  cipher.setAAD(Buffer.from(aad, 'utf8'));
+  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return Buffer.concat([Buffer.from([id]), nonce, body, cipher.getAuthTag()]).toString('base64url');
+}
+
+/** Opens a sealed blob with whichever key sealed it (the current one or ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS). */
+export function unseal(keys: readonly QueueKey[], sealed: string, aad: string): string {
+  const blob = Buffer.from(sealed, 'base64url');
+  if (blob.length < 1 + NONCE_BYTES + TAG_BYTES) throw new SealError('the sealed payload is too short');
+  const candidates = keys.filter((k) => k.id === blob[0]);
+  if (candidates.length === 0) throw new SealError('the payload was sealed under another ENDPOINT_SERVICE_QUEUE_KEY');
+  for (const { key } of candidates) {
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, blob.subarray(1, 1 + NONCE_BYTES));
+      decipher.setAAD(Buffer.from(aad, 'utf8'));
+      decipher.setAuthTag(blob.subarray(blob.length - TAG_BYTES));
+      return Buffer.concat([decipher.update(blob.subarray(1 + NONCE_BYTES, blob.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+    } catch {
+      // The next candidate, if any: two keys may share a first hash byte.
+    }
+  }
+  throw new SealError('the sealed payload cannot be opened: damaged, moved from another job, or sealed under another key');
+}

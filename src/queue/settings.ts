@@ -1,0 +1,51 @@
+// The queue's settings, already checked by the command line (src/cli/queue-options.ts).
+
+import type { QueueKey } from './seal.js';
+
+export type QueueBackend = 'redis' | 'postgres';
+
+export interface QueueSettings {
+  /** As given: may hold a password, so never logged. */
+  readonly url: string;
+  readonly backend: QueueBackend;
+  /** BullMQ's queue name: one per application (several applications may share a Redis). */
+  readonly name: string;
+  /** The current key first, then ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS. */
+  readonly keys: readonly QueueKey[];
+  /** Attempts of a run in all, first included (--queue-attempts). */
+  readonly attempts: number;
+  /** Base of the full-jitter backoff between attempts (--queue-backoff). */
+  readonly backoffMs: number;
+  /** How long a worker's lock on a job lasts unrenewed: after a crash, the job waits that long. */
+  readonly lockDurationMs: number;
+  /** Jobs run at once by one process. */
+  readonly concurrency: number;
+  /** serve: also run jobs (--no-queue-consume: false). */
+  readonly consume: boolean;
+  /** serve --queue-fallback in-process: run the tasks here when the store cannot take them. */
+  readonly fallback: 'none' | 'in-process';
+  readonly onConfigChange: 'current' | 'strict';
+  readonly emailRedelivery: 'at-most-once' | 'at-least-once';
+}
+
+/** How long serve waits for the store to acknowledge a job before answering 503. */
+export const ENQUEUE_TIMEOUT_MS = 2_000;
+/** The longest wait between attempts, whatever the backoff or Retry-After. */
+export const MAX_BACKOFF_MS = 30 * 60_000;
+/** A job that has stalled (its worker died) more often than this fails instead of looping. */
+export const MAX_STALLED_COUNT = 2;
+export const COMPLETED_RETENTION = { age: 3600, count: 1000 } as const;
+export const FAILED_RETENTION_SECONDS = 14 * 24 * 3600;
+
+/** The store a URL names, or why none: `redis://`, `rediss://`; `postgres://`, `postgresql://` (experimental). */
+export function backendOf(url: string): QueueBackend | string {
+  let scheme: string;
+  try {
+    scheme = new URL(url).protocol;
+  } catch {
+    return 'is not a URL (such as redis://127.0.0.1:6379)';
+  }
+  if (scheme === 'redis:' || scheme === 'rediss:') return 'redis';
+  if (scheme === 'postgres:' || scheme === 'postgresql:') return 'postgres';
+  return `has the scheme "${scheme.slice(0, -1)}"; expected redis://, rediss://, postgres:// or postgresql://`;
+}

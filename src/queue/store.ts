@@ -1,0 +1,156 @@
+// Opens the store a queue URL names. bullmq and ioredis are loaded here, on first use, as got
+// and nodemailer are: validate, dry-run and serve without --queue never load them
+// (test/queue/lazy.test.ts), so their start-up is what it was.
+
+import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
+import type { Redis as RedisClient, RedisOptions } from 'ioredis';
+import type { QueueObserver } from './observer.js';
+import type { QueueSettings } from './settings.js';
+import { watchPostgres, watchStore } from './store-health.js';
+
+export type Bullmq = typeof import('bullmq');
+
+let loaded: Promise<{ bullmq: Bullmq; Redis: typeof RedisClient }> | null = null;
+
+export function loadEngine(): Promise<{ bullmq: Bullmq; Redis: typeof RedisClient }> {
+  loaded ??= Promise.all([import('bullmq'), import('ioredis')]).then(([bullmq, ioredis]) => ({ bullmq, Redis: ioredis.Redis }));
+  return loaded;
+}
+
+/** What each use needs of its connection. */
+export type ConnectionRole =
+  /** serve's enqueue: fails at once while the store is down (no offline queue), so the answer can be a 503. */
+  | 'producer'
+  /** A BullMQ Worker: blocking commands, retried for ever. */
+  | 'worker'
+  /** jobs …: a command that should fail, not hang, when the store is down. */
+  | 'admin';
+
+export function redisOptions(role: ConnectionRole): RedisOptions {
+  const common: RedisOptions = { connectTimeout: 2_000, retryStrategy: (times) => Math.min(200 * times, 2_000), lazyConnect: false };
+  switch (role) {
+    case 'producer':
+      return { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 1 };
+    case 'worker':
+      return { ...common, maxRetriesPerRequest: null };
+    case 'admin':
+      return { ...common, maxRetriesPerRequest: 1, retryStrategy: (times) => (times > 3 ? null : 300) };
+  }
+}
+
+export interface Store {
+  readonly bullmq: Bullmq;
+  newQueue(options?: Partial<QueueOptions>): Queue;
+  newWorker(processor: Processor, options: Omit<WorkerOptions, 'connection'>): Worker;
+  /** Whether the store answers, kept up to date and logged on changes; Redis also checks its persistence and eviction settings. */
+  watch(observer: QueueObserver): { readonly up: boolean; stop(): void };
+  /** Resolves once the store answers; rejects when it cannot be reached. */
+  ping(): Promise<void>;
+  /** Connected now (a store that is down has nothing to close politely). */
+  readonly connected: boolean;
+  close(): Promise<void>;
+}
+
+/** Connections for `role` to the store of `settings`. Errors of the connection go to `onError` (never unhandled). */
+export async function openStore(settings: QueueSettings, role: ConnectionRole, onError: (error: Error) => void): Promise<Store> {
+  if (settings.backend === 'postgres') return openPostgres(settings, role, onError);
+  const { bullmq, Redis } = await loadEngine();
+  const clients: RedisClient[] = [];
+  const connect = (r: ConnectionRole) => {
+    const client = new Redis(settings.url, redisOptions(r));
+    client.on('error', onError);
+    clients.push(client);
+    return client;
+  };
+  const client = connect(role);
+  const closables: { close(): Promise<void> }[] = [];
+  return {
+    bullmq,
+    watch: (observer) => watchStore(client, observer),
+    ping: async () => {
+      await client.ping();
+    },
+    get connected() {
+      return client.status === 'ready';
+    },
+    newQueue(options = {}) {
+      const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
+      queue.on('error', onError);
+      closables.push(queue);
+      return queue;
+    },
+    newWorker(processor, options) {
+      const worker = new bullmq.Worker(settings.name, processor, { ...options, connection: connect('worker') });
+      worker.on('error', onError);
+      closables.push(worker);
+      return worker;
+    },
+    async close() {
+      // A store that is down has nothing to be closed politely: BullMQ's close would wait for it.
+      const down = client.status !== 'ready';
+      for (const c of clients) if (c.status !== 'ready') c.disconnect();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled(closables.map((c) => c.close())), new Promise((resolve) => (timer = setTimeout(resolve, down ? 200 : 10_000)))]);
+      clearTimeout(timer);
+      await Promise.allSettled(clients.map((c) => (c.status === 'ready' ? c.quit().catch(() => c.disconnect()) : c.disconnect())));
+    },
+  };
+}
+
+/**
+ * BullMQ's PostgreSQL backend (experimental): the same queue classes over a `pg` pool per queue
+ * and worker, its schema migrated on first use. PostgreSQL keeps what it commits, so there is
+ * no persistence check; a dedicated one-connection pool answers health and ping.
+ */
+/** What is used of pg's Pool (the package ships no types of its own). */
+interface PgPool {
+  query(text: string): Promise<unknown>;
+  on(event: 'error', listener: (error: Error) => void): void;
+  end(): Promise<void>;
+}
+const PG_MODULE = 'pg';
+
+async function openPostgres(settings: QueueSettings, role: ConnectionRole, onError: (error: Error) => void): Promise<Store> {
+  const [bullmq, pg] = await Promise.all([import('bullmq'), import(PG_MODULE) as Promise<{ default: { Pool: new (config: object) => PgPool } }>]);
+  const connection = { connectionString: settings.url, migrate: true, connectionTimeoutMillis: 2_000 };
+  const probe = new pg.default.Pool({ connectionString: settings.url, max: 1, connectionTimeoutMillis: 2_000 });
+  probe.on('error', onError);
+  let connected = false;
+  const ping = async () => {
+    try {
+      await probe.query('SELECT 1');
+      connected = true;
+    } catch (error) {
+      connected = false;
+      throw error;
+    }
+  };
+  const closables: { close(): Promise<void> }[] = [];
+  const backend = bullmq.createPostgresBackend as unknown as undefined;
+  return {
+    bullmq,
+    watch: (observer) => watchPostgres(ping, observer),
+    ping,
+    get connected() {
+      return connected || role === 'worker';
+    },
+    newQueue(options = {}) {
+      const queue = new bullmq.Queue(settings.name, { ...options, connection } as unknown as QueueOptions, backend);
+      queue.on('error', onError);
+      closables.push(queue);
+      return queue;
+    },
+    newWorker(processor, options) {
+      const worker = new bullmq.Worker(settings.name, processor, { ...options, connection } as unknown as WorkerOptions, backend);
+      worker.on('error', onError);
+      closables.push(worker);
+      return worker;
+    },
+    async close() {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled(closables.map((c) => c.close())), new Promise((resolve) => (timer = setTimeout(resolve, connected ? 10_000 : 500)))]);
+      clearTimeout(timer);
+      await probe.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,137 @@
+// `endpoint-service worker`: a process that runs queued task runs only. It compiles the same
+// endpoints.xml as serve, runs jobs on the same task engine, and answers /_health and /_metrics
+// on its own port. SIGTERM drains: no new jobs, running ones get --shutdown-timeout, the rest are
+// checkpointed and handed back to the queue for another worker.
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Application } from '../compiler/ast.js';
+import { describeError } from '../errors.js';
+import { LoadedApplication } from '../runtime/loaded.js';
+import type { RuntimeObserver, TaskOutcomeEvent } from '../runtime/observer.js';
+import type { QueueSettings } from '../queue/settings.js';
+import type { HostAllowlist } from '../tasks/host-allowlist.js';
+import { TASK_KINDS } from '../tasks/registry.js';
+import { formatDuration } from '../units.js';
+import type { Logger } from './log.js';
+import { ServiceMetrics } from './metrics.js';
+import { originOf } from './options.js';
+import { HAND_BACK_MS, QueueRuntime } from './queue-runtime.js';
+import { forceExit } from './serving.js';
+import { watchApplication, type Compiler } from './watch.js';
+
+export const WORKER_READY_PREFIX = 'endpoint-service worker listening on ';
+
+export interface WorkerSettings {
+  readonly file: string;
+  readonly port: number;
+  readonly host: string;
+  readonly smtpUrl: string | undefined;
+  readonly allowedTaskHosts: HostAllowlist | null;
+  /** --deny-private-addresses, as serve's: the queue must not be a way around it. */
+  readonly denyPrivateAddresses: boolean;
+  readonly idempotencyKeys: boolean;
+  readonly shutdownTimeoutMs: number;
+  readonly watch: boolean;
+  readonly queue: QueueSettings;
+}
+
+export function runWorker(settings: WorkerSettings, logger: Logger, application: Application, compile: Compiler, env: Readonly<Record<string, string | undefined>>): void {
+  const metrics = new ServiceMetrics();
+  const observer: RuntimeObserver = {
+    taskFinished(event: TaskOutcomeEvent) {
+      metrics.taskFinished(event);
+      const level = event.outcome === 'failed' ? 'error' : event.outcome === 'ignored-failure' ? 'warn' : 'info';
+      const { requestId, endpoint, taskId: task, kind, outcome, attempts, error, code } = event;
+      logger.log(level, 'task', { requestId, endpoint, task, kind, outcome, durationMs: Math.round(event.durationMs * 10) / 10, attempts, error, code });
+    },
+    warn: (message, fields) => logger.log('warn', message, fields),
+  };
+  const load = (app: Application) =>
+    new LoadedApplication(app, {
+      env,
+      observer,
+      upstreamTimeoutMs: 60_000,
+      kinds: TASK_KINDS,
+      ...(settings.smtpUrl !== undefined ? { smtpUrl: settings.smtpUrl } : {}),
+      allowedTaskHosts: settings.allowedTaskHosts,
+      denyPrivateAddresses: settings.denyPrivateAddresses,
+      idempotencyKeys: settings.idempotencyKeys,
+    });
+  let current = load(application);
+  const retired = new Set<LoadedApplication>();
+  const queue = new QueueRuntime(settings.queue, logger, metrics.registry, TASK_KINDS, { produce: false, consume: true }, () => current);
+  let shuttingDown = false;
+
+  const server: Server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const send = (status: number, type: string, body: string) => {
+      response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+      response.end(request.method === 'HEAD' ? undefined : body);
+    };
+    if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, 'text/plain', 'method not allowed\n');
+    if (path === '/_health') {
+      if (shuttingDown) return send(503, 'application/json', '{"status":"shutting down"}');
+      return send(200, 'application/json', `{"status":"ok","queue":"${queue.up ? 'up' : 'unreachable'}","running":${current.runningTaskRuns}}`);
+    }
+    if (path === '/_metrics') {
+      metrics.render().then(
+        (text) => send(200, metrics.contentType, text),
+        (error: unknown) => send(500, 'text/plain', `metrics failed: ${describeError(error)}\n`),
+      );
+      return;
+    }
+    send(404, 'text/plain', 'a worker answers /_health and /_metrics only\n');
+  });
+
+  const reload = () => {
+    const next = compile(true);
+    if (next === null) return;
+    const previous = current;
+    current = load(next);
+    retired.add(previous);
+    void previous
+      .tasksSettled()
+      .then(() => previous.close())
+      .finally(() => retired.delete(previous));
+    logger.log('info', 'application reloaded', { file: settings.file, endpoints: next.endpoints.length });
+  };
+  let stopWatching: (() => void) | null = null;
+
+  let started = false;
+  const shutdown = (why: string) => {
+    if (started) {
+      if (why === 'SIGINT') forceExit(logger);
+      return;
+    }
+    started = true;
+    shuttingDown = true;
+    stopWatching?.();
+    logger.log('info', 'shutting down', { reason: why, timeout: formatDuration(settings.shutdownTimeoutMs) });
+    const everything = (async () => {
+      await queue.drain(settings.shutdownTimeoutMs);
+      await Promise.allSettled([current.close(), ...[...retired].map((a) => a.close())]);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    })();
+    const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs + HAND_BACK_MS).unref());
+    void Promise.race([everything.then(() => 'done' as const), deadline]).then((outcome) => {
+      logger.log(outcome === 'done' ? 'info' : 'warn', outcome === 'done' ? 'shutdown complete' : 'shutdown timeout reached; exiting with jobs still running (they are resumed after their lock expires)');
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('unhandledRejection', (error) => logger.log('error', 'unhandled promise rejection', { error: describeError(error, { stack: true }) }));
+  process.on('uncaughtException', (error) => logger.log('error', 'uncaught exception', { error: describeError(error, { stack: true }) }));
+
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    const reason = error.code === 'EADDRINUSE' ? `${originOf(settings.host, settings.port)} is already in use` : describeError(error, { stack: true });
+    process.stderr.write(`endpoint-service: cannot listen: ${reason}\n`);
+    process.exit(1);
+  });
+  server.listen({ port: settings.port, host: settings.host }, () => {
+    const address = server.address() as AddressInfo;
+    process.stdout.write(`${WORKER_READY_PREFIX}${originOf(settings.host, address.port)}\n`);
+    if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
+  });
+}

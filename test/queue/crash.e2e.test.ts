@@ -1,0 +1,125 @@
+// A worker killed in the middle of a task: after its lock expires another worker resumes the
+// job from its checkpoint. Each effect reaches its peer once (counted by Idempotency-Key and
+// Message-ID), the checkpointed task is not run again, and no mail goes out twice.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpPeer } from '../helpers/http-peer.js';
+import { SmtpPeer } from '../helpers/smtp-peer.js';
+import { startServe, type RunningService } from '../helpers/serve.js';
+import { eventually, inspect, QUEUE_KEY, queueFixture, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
+
+const url = await testRedisUrl();
+const name = uniqueQueueName('crash');
+
+describe.skipIf(url === null)('a worker killed mid-task', () => {
+  let peer: HttpPeer;
+  let smtp: SmtpPeer;
+  let serve: RunningService;
+  const workers: RunningWorker[] = [];
+  let store: ReturnType<typeof inspect>;
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const worker = () => {
+    const w = startWorker(queueFixture('durable'), url!, name, ['--smtp-url', smtp.url, '--queue-lock-duration', '2s'], { PEER: peer.origin });
+    workers.push(w);
+    return w;
+  };
+
+  beforeAll(async () => {
+    peer = await HttpPeer.start();
+    peer.route('/first', { status: 201, json: { id: 'C-1' } });
+    // The first call never gets its answer while its worker lives; the retry is answered.
+    peer.route('/slow', { status: 200, hold: () => held }, { status: 200, body: 'ok' });
+    smtp = await SmtpPeer.start();
+    store = inspect(url!, name);
+    serve = await startServe(queueFixture('durable'), ['--queue', url!, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+  });
+  afterAll(async () => {
+    release();
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await serve?.stop();
+    await peer?.close();
+    await smtp?.close();
+    await store?.close();
+    await stopSpawnedRedis();
+  });
+
+  it('resumes from the checkpoint on another worker, every effect once', async () => {
+    const response = await fetch(`${serve.url}/chain`, { method: 'POST', body: new URLSearchParams({ email: 'a@example.test' }) });
+    expect(response.status).toBe(200);
+    const requestId = response.headers.get('x-request-id')!;
+    const [job] = await store.queue.getJobs(['waiting']);
+    const jobId = job!.id!;
+
+    const first = worker();
+    await peer.waitForRequests(1, '/slow');
+    // The first task's outcome is in the checkpoint before the worker dies.
+    await eventually(async () => ((await store.queue.getJob(jobId))?.progress as { tasks?: Record<string, { outcome: string }> })?.tasks?.first?.outcome === 'succeeded' || undefined, 'the checkpoint of "first"');
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+
+    const second = worker();
+    await eventually(async () => ((await store.queue.getJobState(jobId)) === 'completed' ? true : undefined), 'the job to complete on the second worker', 40_000);
+    const resumed = await second.waitForLog((l) => l.jobId === jobId && typeof l.finishedTasks === 'number');
+    expect(resumed).toMatchObject({ msg: 'job resumed after a stall', requestId, finishedTasks: 1 });
+
+    // "first" was checkpointed: not run again.
+    expect(peer.requestsTo('/first').length).toBe(1);
+    // "second" was cut off: sent again with the same key, and answered once.
+    const slow = peer.requestsTo('/slow');
+    expect(slow.length).toBe(2);
+    expect(new Set(slow.map((r) => r.headers['idempotency-key'])).size).toBe(1);
+    expect(slow.filter((r) => r.endedAt !== null).length).toBe(1);
+    // It ran with the intermediate value from the checkpoint.
+    expect(slow[1]!.body).toBe('customer=C-1');
+    // One mail.
+    expect(smtp.messages.length).toBe(1);
+    expect(new Set(smtp.messages.map((m) => m.parsed.messageId)).size).toBe(1);
+  });
+});
+
+describe.skipIf(url === null)('a job that kills every worker that runs it', () => {
+  const loopName = uniqueQueueName('stall');
+  let peer: HttpPeer;
+  let serve: RunningService;
+  const workers: RunningWorker[] = [];
+  let store: ReturnType<typeof inspect>;
+
+  beforeAll(async () => {
+    peer = await HttpPeer.start();
+    peer.route('/flaky', { never: true });
+    store = inspect(url!, loopName);
+    serve = await startServe(queueFixture('durable'), ['--queue', url!, '--queue-name', loopName, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+  });
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await serve?.stop();
+    await peer?.close();
+    await store?.close();
+  });
+
+  it('ends in the failed set after 2 stalls instead of looping', async () => {
+    const response = await fetch(`${serve.url}/flaky`, { method: 'POST' });
+    expect(response.status).toBe(200);
+    const [job] = await store.queue.getJobs(['waiting']);
+    const start = () => {
+      const w = startWorker(queueFixture('durable'), url!, loopName, ['--smtp-url', 'smtp://127.0.0.1:1', '--queue-lock-duration', '1s'], { PEER: peer.origin });
+      workers.push(w);
+      return w;
+    };
+    for (let kill = 1; kill <= 3; kill++) {
+      const w = start();
+      await peer.waitForRequests(kill, '/flaky');
+      w.child.kill('SIGKILL');
+      await w.exited;
+    }
+    // A living worker's stall check finds the third stall and fails the job.
+    start();
+    const state = await eventually(async () => {
+      const s = await store.queue.getJobState(job!.id!);
+      return s === 'failed' ? s : undefined;
+    }, 'the job to fail', 40_000);
+    expect(state).toBe('failed');
+    expect((await store.queue.getJob(job!.id!))!.failedReason).toMatch(/stalled more than allowable limit/);
+    expect(peer.requestsTo('/flaky').length).toBe(3);
+  });
+});
