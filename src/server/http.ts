@@ -15,10 +15,12 @@ import { ERROR_PAGE_HEADERS, errorPage, prefersHtml } from './error-page.js';
 import type { Upload } from '../upload.js';
 import { readBody } from './body.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
+import type { Guards } from '../runtime/guards.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 import { type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
+import { compileTrust, forwardedClientIp, socketAddress, type TrustFunction } from './client-ip.js';
 
 /** How long the headers of a request may take. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -68,14 +70,18 @@ export class HttpService {
   private pending = 0;
   private idleWaiters: (() => void)[] = [];
   private listeningOrigin = '';
+  /** --trust-proxy, compiled; null: the socket's address. */
+  private readonly trust: TrustFunction | null;
 
   constructor(
     readonly state: HttpServerState,
     private readonly settings: ServeSettings,
     private readonly logger: Logger,
     private readonly metrics: ServiceMetrics,
+    private readonly guards: Guards | null = null,
   ) {
     this.prefix = settings.basePath + '/';
+    this.trust = settings.trustProxy === null ? null : compileTrust(settings.trustProxy);
     this.server = createServer<typeof IncomingMessage, typeof TrackedResponse>(
       {
         ServerResponse: TrackedResponse,
@@ -228,12 +234,44 @@ export class HttpService {
       const problem = parseUrlEncoded(url.slice(question + 1), raw, 'query string');
       if (problem !== null) return this.refuse(request, response, 400, problem, requestId);
     }
-    if (method === 'GET') {
+    // Rate limits by the client's address: before the body is read (docs/behaviour.md, "Public forms").
+    if (endpoint.protections !== null && endpoint.protections.limitsByClient.length > 0 && this.guards !== null) {
+      return this.withTimeout(response, this.limitByClient(this.guards, request, response, application, endpoint, raw, requestId));
+    }
+    return this.dispatch(request, response, application, endpoint, raw, requestId);
+  }
+
+  private dispatch(request: IncomingMessage, response: TrackedResponse, application: LoadedApplication, endpoint: Endpoint, raw: ValueMap, requestId: string): void | Promise<void> {
+    if (request.method === 'GET') {
       const result = runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId) });
       if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
       return this.withTimeout(response, result.then((answer) => this.answer(response, answer, requestId)));
     }
     return this.withTimeout(response, this.answerPost(request, response, application, endpoint, raw, requestId));
+  }
+
+  private async limitByClient(
+    guards: Guards,
+    request: IncomingMessage,
+    response: TrackedResponse,
+    application: LoadedApplication,
+    endpoint: Endpoint,
+    raw: ValueMap,
+    requestId: string,
+  ): Promise<void> {
+    const client = this.clientIp(request);
+    const exceeded = await guards.limit(endpoint, endpoint.protections!.limitsByClient, () => client, requestId);
+    if (exceeded !== null) {
+      for (const [name, value] of Object.entries(exceeded.headers)) response.setHeader(name, value);
+      return this.refuse(request, response, 429, 'too many requests; try again later', requestId);
+    }
+    if (response.headersSent || response.destroyed) return;
+    // Within withTimeout already: the rest is awaited, not timed a second time.
+    if (request.method === 'GET') {
+      const answer = await runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId) });
+      return this.answer(response, answer, requestId);
+    }
+    return this.answerPost(request, response, application, endpoint, raw, requestId);
   }
 
   private async answerMetrics(response: TrackedResponse): Promise<void> {
@@ -276,7 +314,11 @@ export class HttpService {
   }
 
   private requestInfo(request: IncomingMessage, requestId: string): RequestInfo {
-    return { requestId, clientIp: clientIp(request), userAgent: request.headers['user-agent'] ?? '', baseUrl: this.baseUrl(request) };
+    return { requestId, clientIp: this.clientIp(request), userAgent: request.headers['user-agent'] ?? '', baseUrl: this.baseUrl(request) };
+  }
+
+  clientIp(request: IncomingMessage): string {
+    return this.trust === null ? socketAddress(request) : forwardedClientIp(request, this.trust);
   }
 
   /**
@@ -332,11 +374,6 @@ function methodNotAllowed(response: TrackedResponse, allow: string): void {
   writeProblem(response, 405, `the method must be ${allow.replace(', ', ' or ')}`, response.requestId);
 }
 
-function clientIp(request: IncomingMessage): string {
-  const address = request.socket.remoteAddress ?? '';
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
-}
-
 /** A page of the service's own host posting to it is not cross-origin, whatever --cors lists. */
 function sameOrigin(origin: string, host: string | undefined): boolean {
   if (host === undefined || origin === 'null') return false;
@@ -390,6 +427,7 @@ function writeResponse(response: ServerResponse, answer: RuntimeResponse, reques
       writeBody(response, answer.status, answer.contentType, answer.body);
       return;
     case 'problem':
+      if (answer.headers !== undefined) for (const name in answer.headers) response.setHeader(name, answer.headers[name]!);
       writeProblem(response, answer.status, answer.detail, requestId, answer.errors);
       return;
     case 'file': {

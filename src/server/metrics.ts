@@ -117,6 +117,13 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  private readonly guards = new Counter({
+    name: 'endpoint_service_guard_outcomes_total',
+    help: 'Requests stopped or let through by a protection (honeypot, rate-limit, captcha), by endpoint, check and outcome',
+    labelNames: ['endpoint', 'check', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     if (cluster.isWorker) {
       // Answers the primary's collection requests with this registry.
@@ -136,6 +143,10 @@ export class ServiceMetrics {
     if (event.outcome !== 'skipped' && event.outcome !== 'not-started') {
       this.taskDurations.observe({ endpoint: event.endpoint, task: event.taskId, kind: event.kind }, event.durationMs / 1000);
     }
+  }
+
+  guardNoted(endpoint: string, check: string, outcome: string): void {
+    this.guards.inc({ endpoint, check, outcome });
   }
 
   get contentType(): string {

@@ -14,6 +14,7 @@ import { ServiceMetrics } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
+import { ServiceGuards } from './guards.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
@@ -31,6 +32,7 @@ export interface ServingOptions {
 export function serve(options: ServingOptions): void {
   const { settings, logger } = options;
   const metrics = new ServiceMetrics();
+  const guards = new ServiceGuards({ store: settings.rateLimitStore, prefix: settings.rateLimitPrefix }, logger, metrics);
   const observer: RuntimeObserver = {
     taskFinished(event: TaskOutcomeEvent) {
       metrics.taskFinished(event);
@@ -61,12 +63,13 @@ export function serve(options: ServingOptions): void {
       allowedTaskHosts: settings.allowedTaskHosts,
       denyPrivateAddresses: settings.denyPrivateAddresses,
       idempotencyKeys: settings.idempotencyKeys,
+      guards,
     });
 
   const state: HttpServerState = { current: load(options.application), shuttingDown: false };
   /** Applications replaced by a reload whose task runs may still be going. */
   const retired = new Set<LoadedApplication>();
-  const service = new HttpService(state, settings, logger, metrics);
+  const service = new HttpService(state, settings, logger, metrics, guards);
   const server = service.server;
   // Open connections, for the shutdown (see there).
   const sockets = new Set<Socket>();
@@ -81,6 +84,7 @@ export function serve(options: ServingOptions): void {
     if (result === null) return;
     const previous = state.current;
     state.current = load(result);
+    void guards.open(result);
     retired.add(previous);
     void previous
       .tasksSettled()
@@ -119,7 +123,7 @@ export function serve(options: ServingOptions): void {
       // A request that was still arriving at the first wait has been answered by now.
       await service.idle();
       await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled())]);
-      await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close())]);
+      await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close()), guards.close()]);
     })();
     const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs).unref());
     void Promise.race([everything.then(() => 'done' as const), deadline]).then((outcome) => {
@@ -155,7 +159,7 @@ export function serve(options: ServingOptions): void {
     process.stderr.write(`endpoint-service: cannot listen: ${reason}\n`);
     process.exit(1);
   });
-  server.listen({ port: settings.port, host: settings.host }, () => {
+  void guards.open(options.application).then(() => server.listen({ port: settings.port, host: settings.host }, () => {
     const address = server.address() as AddressInfo;
     const origin = originOf(settings.host, address.port);
     service.setListeningOrigin(origin);
@@ -163,7 +167,7 @@ export function serve(options: ServingOptions): void {
       process.stdout.write(`${READY_PREFIX}${origin}\n`);
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
-  });
+  }));
 }
 
 /** A second Ctrl-C: the person at the terminal does not want to wait for the graceful end. */
