@@ -1,0 +1,162 @@
+// CAPTCHA verification through the real binary against a real local verifier: a node:http
+// server answering in each provider's siteverify format (Cloudflare Turnstile, hCaptcha,
+// reCAPTCHA: a form POST of secret, response and remoteip, answered with JSON `success`, and
+// `score` for reCAPTCHA v3), reached through verify-url. Nothing may reach the CRM unless the
+// token was verified; each case ends with a verified request to show the CRM was reachable.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpPeer } from '../helpers/http-peer.js';
+import { fixture, StartedServices, type RunningService } from '../helpers/serve.js';
+
+const FIXTURE = fixture('captcha');
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+
+interface Verification {
+  readonly path: string;
+  readonly form: URLSearchParams;
+}
+
+/** Answers by token: valid, invalid, low (score 0.1), high (score 0.9), fail500, hang. */
+class Verifier {
+  readonly received: Verification[] = [];
+  private readonly hanging = new Set<http.ServerResponse>();
+  private constructor(readonly server: http.Server) {}
+
+  static async start(): Promise<Verifier> {
+    let verifier!: Verifier;
+    const server = http.createServer((request, response) => {
+      let body = '';
+      request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      request.on('end', () => verifier.answer(request, body, response));
+    });
+    verifier = new Verifier(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return verifier;
+  }
+
+  get origin(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  private answer(request: http.IncomingMessage, body: string, response: http.ServerResponse): void {
+    const form = new URLSearchParams(body);
+    this.received.push({ path: request.url ?? '', form });
+    const json = (value: unknown, status = 200) => {
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(value));
+    };
+    const provider = request.headers['content-type']?.startsWith('application/x-www-form-urlencoded') ? request.url : null;
+    if (provider === null) return json({ success: false, 'error-codes': ['bad-request'] });
+    switch (form.get('response')) {
+      case 'valid':
+        return json({ success: true, challenge_ts: new Date().toISOString(), hostname: 'example.test', 'error-codes': [] });
+      case 'high':
+        return json({ success: true, score: 0.9, action: 'contact', hostname: 'example.test' });
+      case 'low':
+        return json({ success: true, score: 0.1, action: 'contact', hostname: 'example.test' });
+      case 'fail500':
+        return json({ error: 'internal' }, 500);
+      case 'hang':
+        this.hanging.add(response);
+        return;
+      default:
+        return json({ success: false, 'error-codes': ['invalid-input-response'] });
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.hanging) response.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+let peer: HttpPeer;
+let verifier: Verifier;
+let service: RunningService;
+const services = new StartedServices();
+const SECRETS = { TURNSTILE_SECRET: 'turnstile-secret-1', HCAPTCHA_SECRET: 'hcaptcha-secret-2', RECAPTCHA_SECRET: 'recaptcha-secret-3' };
+
+beforeAll(async () => {
+  peer = await HttpPeer.start();
+  for (const p of ['turnstile', 'hcaptcha', 'recaptcha']) peer.route(`/crm/${p}`, { status: 200, body: 'ok' });
+  verifier = await Verifier.start();
+  service = await services.start(FIXTURE, ['--trust-proxy', '1'], { PEER: peer.origin, VERIFIER: verifier.origin, ...SECRETS });
+});
+afterAll(async () => {
+  await services.stopAll();
+  await peer?.close();
+  await verifier?.close();
+});
+
+function post(endpoint: string, pairs: readonly (readonly [string, string])[], headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${service.url}/${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(pairs.map(([k, v]) => [k, v])).toString() });
+}
+
+const CASES = [
+  { endpoint: 'turnstile', field: 'cf-turnstile-response', path: '/turnstile/v0/siteverify', secret: SECRETS.TURNSTILE_SECRET, valid: 'valid' },
+  { endpoint: 'hcaptcha', field: 'token', path: '/hcaptcha/siteverify', secret: SECRETS.HCAPTCHA_SECRET, valid: 'valid' },
+  { endpoint: 'recaptcha', field: 'g-recaptcha-response', path: '/recaptcha/api/siteverify', secret: SECRETS.RECAPTCHA_SECRET, valid: 'high' },
+] as const;
+
+describe.each(CASES)('<captcha provider="$endpoint">', ({ endpoint, field, path, secret, valid }) => {
+  it('sends the token, the secret and the client address to the verifier once, and runs the tasks only when it is verified', async () => {
+    const crm = peer.requestsTo(`/crm/${endpoint}`).length;
+    const asked = verifier.received.length;
+    const refused = await post(endpoint, [['name', 'Bot'], [field, 'invalid']], { 'x-forwarded-for': '203.0.113.50' });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    const missing = await post(endpoint, [['name', 'Bot']]);
+    expect(missing.status).toBe(403);
+    const blank = await post(endpoint, [['name', 'Bot'], [field, '  ']]);
+    expect(blank.status).toBe(403);
+    // A browser gets the page, same status.
+    const page = await post(endpoint, [['name', 'Bot'], [field, 'invalid']], { accept: BROWSER_ACCEPT });
+    expect(page.status).toBe(403);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+
+    const ok = await post(endpoint, [['name', 'Ada'], [field, valid]], { 'x-forwarded-for': '203.0.113.51' });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toBe('thanks Ada');
+    // Missing and blank tokens never reach the verifier; the others each once.
+    const calls = verifier.received.slice(asked);
+    expect(calls.map((c) => [c.path, c.form.get('response'), c.form.get('secret'), c.form.get('remoteip')])).toEqual([
+      [path, 'invalid', secret, '203.0.113.50'],
+      [path, 'invalid', secret, '127.0.0.1'],
+      [path, valid, secret, '203.0.113.51'],
+    ]);
+    const arrived = peer.requestsTo(`/crm/${endpoint}`).slice(crm);
+    expect(arrived.map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['Ada']);
+  });
+
+  it('fails closed: a verifier answering 500 is a 503 with Retry-After, and nothing runs', async () => {
+    const crm = peer.requestsTo(`/crm/${endpoint}`).length;
+    const answer = await post(endpoint, [['name', 'Bot'], [field, 'fail500']]);
+    expect(answer.status).toBe(503);
+    expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await post(endpoint, [['name', 'Ada'], [field, valid]])).status).toBe(200);
+    expect(peer.requestsTo(`/crm/${endpoint}`).slice(crm).map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['Ada']);
+    const metrics = await (await fetch(`${service.url}/_metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`endpoint_service_guard_outcomes_total\\{endpoint="${endpoint}",check="captcha",outcome="unavailable"\\} [1-9]`));
+  });
+});
+
+describe('reCAPTCHA v3 scores and a verifier that hangs', () => {
+  it('refuses a token whose score is below min-score', async () => {
+    const crm = peer.requestsTo('/crm/recaptcha').length;
+    expect((await post('recaptcha', [['name', 'Bot'], ['g-recaptcha-response', 'low']])).status).toBe(403);
+    // A score of 0.9 passes (above); 'valid' carries no score at all and is refused under a min-score.
+    expect((await post('recaptcha', [['name', 'NoScore'], ['g-recaptcha-response', 'valid']])).status).toBe(403);
+    expect((await post('recaptcha', [['name', 'Ada'], ['g-recaptcha-response', 'high']])).status).toBe(200);
+    expect(peer.requestsTo('/crm/recaptcha').slice(crm).map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['Ada']);
+  });
+
+  it('a verifier that never answers is a 503 with Retry-After once its timeout is over, and nothing runs', async () => {
+    const crm = peer.requestsTo('/crm/turnstile').length;
+    const answer = await post('turnstile', [['name', 'Bot'], ['cf-turnstile-response', 'hang']]);
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).not.toBeNull();
+    expect(peer.requestsTo('/crm/turnstile').length).toBe(crm);
+  }, 20_000);
+});
