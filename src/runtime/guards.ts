@@ -35,5 +35,7 @@ export interface Guards {
   limit(endpoint: Endpoint, rules: readonly RateLimitRule[], key: (rule: RateLimitRule) => string, requestId: string): Promise<LimitExceeded | null>;
   /** Verifies `token` once (never cached) with the provider, or locally for altcha. */
   verifyCaptcha(rule: CaptchaRule, request: CaptchaRequest): Promise<CaptchaVerdict>;
+  /** A new ALTCHA challenge, signed with `hmacKey`, as the widget asks for it (JSON). */
+  altchaChallenge(hmacKey: string): Promise<string>;
   noted(endpoint: Endpoint, event: GuardEvent, requestId: string, fields?: Record<string, unknown>): void;
 }

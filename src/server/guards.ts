@@ -20,6 +20,10 @@ import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 
 export const CAPTCHA_TIMEOUT_MS = 5000;
+/** How long an ALTCHA challenge may be solved, and its solution remembered as spent. */
+export const ALTCHA_LIFETIME_MS = 10 * 60_000;
+/** Work for the client: the widget tries up to this many numbers (about a second on a phone). */
+const ALTCHA_MAX_NUMBER = 100_000;
 /** At most one warning this often while the store is away. */
 const STORE_WARNING_INTERVAL_MS = 10_000;
 
@@ -77,20 +81,22 @@ export class ServiceGuards implements Guards {
     const name = `${this.settings.prefix}${endpoint.name}:${rule.id}`;
     let limiter = this.limiters.get(name);
     if (limiter !== undefined) return limiter;
-    if (this.library === null) throw new Error('the rate limiter was not opened');
-    const { RateLimiterMemory, RateLimiterCluster, RateLimiterRedis, BurstyRateLimiter } = this.library;
-    const make = (keyPrefix: string, points: number, duration: number): Limiter => {
-      const options = { keyPrefix, points, duration };
-      if (this.settings.store !== null) return new RateLimiterRedis({ ...options, storeClient: this.redisClient(), rejectIfRedisNotReady: true });
-      if (cluster.isWorker) return new RateLimiterCluster({ ...options, timeoutMs: 1000 });
-      return new RateLimiterMemory(options);
-    };
     const seconds = rule.perMs / 1000;
-    const main = make(name, rule.requests, seconds);
+    const main = this.make(name, rule.requests, seconds);
     // burst: that many more requests, from a reserve that refills over ten windows.
-    limiter = rule.burst > 0 ? new BurstyRateLimiter(main as RateLimiterAbstract, make(`${name}:burst`, rule.burst, seconds * 10) as RateLimiterAbstract) : main;
+    limiter = rule.burst > 0 ? new this.library!.BurstyRateLimiter(main as RateLimiterAbstract, this.make(`${name}:burst`, rule.burst, seconds * 10) as RateLimiterAbstract) : main;
     this.limiters.set(name, limiter);
     return limiter;
+  }
+
+  /** A counter in this service's store: Redis, the primary (workers), or this process's memory. */
+  private make(keyPrefix: string, points: number, duration: number): Limiter {
+    if (this.library === null) throw new Error('the rate limiter was not opened');
+    const { RateLimiterMemory, RateLimiterCluster, RateLimiterRedis } = this.library;
+    const options = { keyPrefix, points, duration };
+    if (this.settings.store !== null) return new RateLimiterRedis({ ...options, storeClient: this.redisClient(), rejectIfRedisNotReady: true });
+    if (cluster.isWorker) return new RateLimiterCluster({ ...options, timeoutMs: 1000 });
+    return new RateLimiterMemory(options);
   }
 
   private redisClient(): import('ioredis').Redis {
@@ -103,7 +109,9 @@ export class ServiceGuards implements Guards {
    * resolves once the first connection attempt is over. Called again after a reload.
    */
   async open(application: Application): Promise<void> {
-    if (this.library !== null || !application.endpoints.some((e) => e.protections !== null && (e.protections.limitsByClient.length > 0 || e.protections.limitsByParameter.length > 0))) return;
+    const counts = (e: Application['endpoints'][number]) =>
+      e.protections !== null && (e.protections.limitsByClient.length > 0 || e.protections.limitsByParameter.length > 0 || e.protections.captcha?.provider === 'altcha');
+    if (this.library !== null || !application.endpoints.some(counts)) return;
     this.library = await import('rate-limiter-flexible');
     if (this.settings.store === null) return;
     const { Redis } = await import('ioredis');
@@ -136,8 +144,48 @@ export class ServiceGuards implements Guards {
     if (this.redis !== null) this.redis.disconnect();
   }
 
+  async altchaChallenge(hmacKey: string): Promise<string> {
+    const { createChallenge } = await import('altcha-lib');
+    const challenge = await createChallenge({ hmacKey, maxNumber: ALTCHA_MAX_NUMBER, expires: new Date(Date.now() + ALTCHA_LIFETIME_MS) });
+    return JSON.stringify(challenge);
+  }
+
+  /**
+   * An ALTCHA solution: checked locally (signature, proof of work, expiry), then marked spent
+   * for the challenge's lifetime in the same store as the rate limits (memory, the primary with
+   * workers, Redis), so a replay is refused by every process and instance.
+   */
+  private async verifyAltcha(secret: string, token: string): Promise<CaptchaVerdict> {
+    const refused = (reason: string): CaptchaVerdict => ({ ok: false, status: 403, detail: 'the CAPTCHA was not solved', reason });
+    const { verifySolution } = await import('altcha-lib');
+    let signature: unknown;
+    try {
+      signature = (JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { signature?: unknown }).signature;
+      if (typeof signature !== 'string' || !(await verifySolution(token, secret, true))) return refused('the altcha solution is wrong or expired');
+    } catch {
+      return refused('the altcha field is not a solution');
+    }
+    try {
+      await this.spentChallenges().consume(signature);
+    } catch (rejection) {
+      if (rejection instanceof this.library!.RateLimiterRes) return refused('the altcha solution was used before');
+      return unavailable(`spent altcha challenges cannot be checked: ${describeError(rejection)}`);
+    }
+    return { ok: true };
+  }
+
+  private spentChallenges(): Limiter {
+    const name = `${this.settings.prefix}altcha-spent`;
+    let limiter = this.limiters.get(name);
+    if (limiter === undefined) {
+      limiter = this.make(name, 1, ALTCHA_LIFETIME_MS / 1000);
+      this.limiters.set(name, limiter);
+    }
+    return limiter;
+  }
+
   async verifyCaptcha(rule: CaptchaRule, { secret, verifyUrl, token, clientIp }: CaptchaRequest): Promise<CaptchaVerdict> {
-    if (rule.provider === 'altcha') return { ok: false, status: 403, detail: 'the CAPTCHA was not solved', reason: 'altcha is not verified by this version' };
+    if (rule.provider === 'altcha') return this.verifyAltcha(secret, token);
     const got = await (this.got ??= import('got').then((m) => m.default));
     let answer;
     try {

@@ -20,6 +20,8 @@ import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 import { type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
+import { expandTemplate } from '../template/expand.js';
+import { SYSTEM_PARAMETERS, type SystemParameter } from '../template/types.js';
 import { compileTrust, forwardedClientIp, socketAddress, type TrustFunction } from './client-ip.js';
 
 /** How long the headers of a request may take. */
@@ -38,6 +40,8 @@ const PROBE_ALLOW = 'GET, HEAD';
 const LINGER_MS = 5000;
 const LINGER_MIN_BYTES = 16 * 1024 * 1024;
 const NO_UPLOADS: readonly Upload[] = [];
+/** A key is ${env:...} only: it reads no system value. */
+const NO_SYSTEM_VALUES = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
 const HEALTHY = '{"status":"ok"}';
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
 const SAFE_HOST = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
@@ -208,6 +212,7 @@ export class HttpService {
       response.setHeader('access-control-expose-headers', 'x-request-id');
     }
 
+    if (endpoint === undefined && path.startsWith(this.altchaPrefix)) return this.answerAltcha(response, application, path.slice(this.altchaPrefix.length), method);
     if (endpoint === undefined) return writeProblem(response, 404, `there is no endpoint at ${truncatePath(path)}`, requestId);
     if (method === 'OPTIONS' && cors !== null) {
       if (!originAllowed) {
@@ -272,6 +277,21 @@ export class HttpService {
       return this.answer(response, answer, requestId);
     }
     return this.answerPost(request, response, application, endpoint, raw, requestId);
+  }
+
+  /** `<base-path>/_altcha/<endpoint>`: a challenge for an endpoint with <captcha provider="altcha"> (never an endpoint name: they start with a letter or digit). */
+  private get altchaPrefix(): string {
+    return this.prefix + '_altcha/';
+  }
+
+  private async answerAltcha(response: TrackedResponse, application: LoadedApplication, name: string, method: string): Promise<void> {
+    const captcha = application.application.endpointsByName.get(name)?.protections?.captcha;
+    if (captcha?.provider !== 'altcha' || this.guards === null) return writeProblem(response, 404, `there is no ALTCHA challenge at ${truncatePath(response.path)}`, response.requestId);
+    if (method !== 'GET') return methodNotAllowed(response, 'GET');
+    const challenge = await this.guards.altchaChallenge(expandTemplate(captcha.secret, { parameters: new Map(), system: NO_SYSTEM_VALUES, env: application.env }));
+    // Each challenge is good for one solution: a cache must not hand the same one out twice.
+    response.setHeader('cache-control', 'no-store');
+    writeBody(response, 200, 'application/json', challenge);
   }
 
   private async answerMetrics(response: TrackedResponse): Promise<void> {

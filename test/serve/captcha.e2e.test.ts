@@ -4,6 +4,7 @@
 // `score` for reCAPTCHA v3), reached through verify-url. Nothing may reach the CRM unless the
 // token was verified; each case ends with a verified request to show the CRM was reachable.
 import http from 'node:http';
+import { createChallenge, solveChallenge, type Challenge } from 'altcha-lib';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
@@ -76,11 +77,11 @@ let peer: HttpPeer;
 let verifier: Verifier;
 let service: RunningService;
 const services = new StartedServices();
-const SECRETS = { TURNSTILE_SECRET: 'turnstile-secret-1', HCAPTCHA_SECRET: 'hcaptcha-secret-2', RECAPTCHA_SECRET: 'recaptcha-secret-3' };
+const SECRETS = { TURNSTILE_SECRET: 'turnstile-secret-1', HCAPTCHA_SECRET: 'hcaptcha-secret-2', RECAPTCHA_SECRET: 'recaptcha-secret-3', ALTCHA_KEY: 'altcha-hmac-key-4' };
 
 beforeAll(async () => {
   peer = await HttpPeer.start();
-  for (const p of ['turnstile', 'hcaptcha', 'recaptcha']) peer.route(`/crm/${p}`, { status: 200, body: 'ok' });
+  for (const p of ['turnstile', 'hcaptcha', 'recaptcha', 'altcha']) peer.route(`/crm/${p}`, { status: 200, body: 'ok' });
   verifier = await Verifier.start();
   service = await services.start(FIXTURE, ['--trust-proxy', '1'], { PEER: peer.origin, VERIFIER: verifier.origin, ...SECRETS });
 });
@@ -159,4 +160,81 @@ describe('reCAPTCHA v3 scores and a verifier that hangs', () => {
     expect(answer.headers.get('retry-after')).not.toBeNull();
     expect(peer.requestsTo('/crm/turnstile').length).toBe(crm);
   }, 20_000);
+});
+
+/** What the ALTCHA widget does: the challenge solved by trying numbers, sent base64-encoded. */
+async function solve(challenge: Challenge, number?: number): Promise<string> {
+  const solution = await solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;
+  if (solution === null) throw new Error('the challenge could not be solved');
+  const payload = { algorithm: challenge.algorithm, challenge: challenge.challenge, number: number ?? solution.number, salt: challenge.salt, signature: challenge.signature };
+  return Buffer.from(JSON.stringify(payload)).toString('base64');
+}
+
+async function challengeFrom(target: RunningService, endpoint = 'altcha'): Promise<Challenge> {
+  const answer = await fetch(`${target.url}/_altcha/${endpoint}`);
+  expect(answer.status).toBe(200);
+  expect(answer.headers.get('cache-control')).toBe('no-store');
+  return (await answer.json()) as Challenge;
+}
+
+/** A POST over a connection of its own, so the primary of --workers hands each to the next worker. */
+function postOnNewConnection(target: RunningService, endpoint: string, form: Record<string, string>): Promise<{ status: number; requestId: string }> {
+  const url = new URL(`${target.url}/${endpoint}`);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' } },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode!, requestId: String(response.headers['x-request-id']) }));
+      },
+    );
+    request.on('error', reject);
+    request.end(new URLSearchParams(form).toString());
+  });
+}
+
+describe('<captcha provider="altcha">', () => {
+  it('serves a challenge, accepts its solution once, and refuses a replay, a wrong number or a foreign signature', async () => {
+    const crm = peer.requestsTo('/crm/altcha').length;
+    const asked = verifier.received.length;
+    const challenge = await challengeFrom(service);
+    const solution = await solve(challenge);
+    const first = await post('altcha', [['name', 'Ada'], ['altcha', solution]]);
+    expect(first.status).toBe(200);
+    expect((await post('altcha', [['name', 'Replay'], ['altcha', solution]])).status).toBe(403);
+
+    const another = await challengeFrom(service);
+    const right = await solveChallenge(another.challenge, another.salt, another.algorithm, another.maxnumber).promise;
+    expect((await post('altcha', [['name', 'Wrong'], ['altcha', await solve(another, (right!.number + 1) % (another.maxnumber ?? 100_000))]])).status).toBe(403);
+    // Signed with a key the service does not have.
+    const foreign = await createChallenge({ hmacKey: 'someone-else', maxNumber: 1000 });
+    expect((await post('altcha', [['name', 'Foreign'], ['altcha', await solve(foreign)]])).status).toBe(403);
+    expect((await post('altcha', [['name', 'Garbage'], ['altcha', 'not base64 json']])).status).toBe(403);
+    expect((await post('altcha', [['name', 'None']])).status).toBe(403);
+
+    expect(peer.requestsTo('/crm/altcha').slice(crm).map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['Ada']);
+    // Verified by the service itself: no third party was asked.
+    expect(verifier.received.length).toBe(asked);
+  });
+
+  it('has no challenge for an endpoint without altcha', async () => {
+    expect((await fetch(`${service.url}/_altcha/turnstile`)).status).toBe(404);
+    expect((await fetch(`${service.url}/_altcha/nothing-here`)).status).toBe(404);
+    expect((await fetch(`${service.url}/_altcha/altcha`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('with --workers 2, a solution spent at one worker is refused by the other', async () => {
+    const workers = await services.start(FIXTURE, ['--workers', '2'], { PEER: peer.origin, VERIFIER: verifier.origin, ...SECRETS });
+    const crm = peer.requestsTo('/crm/altcha').length;
+    const solution = await solve(await challengeFrom(workers));
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await postOnNewConnection(workers, 'altcha', { name: `try-${i}`, altcha: solution }));
+    expect(answers.map((a) => a.status)).toEqual([200, 403, 403, 403]);
+    await workers.waitForLog((l) => l.msg === 'request' && l.requestId === answers[3]!.requestId);
+    const ids = answers.map((a) => a.requestId);
+    const pids = new Set(workers.logs().filter((l) => l.msg === 'request' && ids.includes(String(l.requestId))).map((l) => l.pid));
+    // Without this the case could pass with one worker answering every request.
+    expect(pids.size).toBe(2);
+    expect(peer.requestsTo('/crm/altcha').slice(crm).map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['try-0']);
+  });
 });
