@@ -175,6 +175,13 @@ describe('<rate-limit> in one process', () => {
     expect(status).toBe(200);
   });
 
+  it('burst="2" lets two more through above the limit, then refuses', async () => {
+    const client = freshClient();
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await post(trusting, 'bursty', [], from(client))).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+
   it('by="parameter:email" limits per address, whichever client sends it', async () => {
     const before = peer.requestsTo('/crm/newsletter').length;
     const statuses: number[] = [];
