@@ -177,6 +177,8 @@ export interface Protections {
   readonly limitsByClient: readonly RateLimitRule[];
   /** Checked after the parameters are bound. */
   readonly limitsByParameter: readonly RateLimitRule[];
+  /** A honeypot, a CAPTCHA or a limit by parameter: the pipeline has checks to make (limits by client are the server's). */
+  readonly afterBinding: boolean;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -61,11 +61,13 @@ export function readProtections(ctx: CompileContext, read: ReadElement, inherite
 /** For the Endpoint: null when nothing is to be checked. */
 export function endpointProtections(p: InheritedProtections): Protections | null {
   if (p.honeypot === null && p.captcha === null && p.limits.length === 0) return null;
+  const limitsByParameter = p.limits.filter((l) => l.byParameter !== null);
   return {
     honeypot: p.honeypot,
     captcha: p.captcha,
     limitsByClient: p.limits.filter((l) => l.byParameter === null),
-    limitsByParameter: p.limits.filter((l) => l.byParameter !== null),
+    limitsByParameter,
+    afterBinding: p.honeypot !== null || p.captcha !== null || limitsByParameter.length > 0,
   };
 }
 

@@ -79,7 +79,7 @@ export function runRequest(context: PipelineContext, request: EndpointRequest): 
   };
   const decision = decideRequest(input);
   // Decided at compile time: an endpoint without protections looks no further than this.
-  if (request.endpoint.protections !== null && decision.kind === 'proceed') return guarded(context, input, request, decision);
+  if (request.endpoint.protections?.afterBinding === true && decision.kind === 'proceed') return guarded(context, input, request, decision);
   if (decision.kind === 'proceed' && decision.tasks.length === 0 && decision.response?.kind === 'respond') {
     return { response: decision.response.response, outcome: 'success' };
   }

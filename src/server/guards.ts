@@ -9,9 +9,15 @@
 // (fail closed, 503).
 
 import cluster from 'node:cluster';
+import { createRequire } from 'node:module';
 import type { Got } from 'got';
 import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 type Library = typeof import('rate-limiter-flexible');
+
+/** rate-limiter-flexible's MemoryStorage (lib/component/MemoryStorage), which has no typings: a fixed window per key. */
+interface MemoryStorage {
+  incrby(key: string, value: number, durationSec: number): Pick<RateLimiterRes, 'consumedPoints' | 'msBeforeNext' | 'remainingPoints'>;
+}
 import type { Application, CaptchaRule, Endpoint, RateLimitRule } from '../compiler/ast.js';
 import type { CaptchaRequest, CaptchaVerdict, GuardEvent, Guards, LimitExceeded } from '../runtime/guards.js';
 import { describeError } from '../errors.js';
@@ -42,6 +48,8 @@ export class ServiceGuards implements Guards {
   private redis: import('ioredis').Redis | null = null;
   private lastStoreWarning = 0;
   private got: Promise<Got> | null = null;
+  /** One process: rate-limiter-flexible's own memory storage, used synchronously; else null. */
+  private memory: MemoryStorage | null = null;
   /** rate-limiter-flexible, loaded by open() when the application has rate limits. */
   private library: Library | null = null;
 
@@ -51,7 +59,32 @@ export class ServiceGuards implements Guards {
     private readonly metrics: ServiceMetrics,
   ) {}
 
-  async limit(endpoint: Endpoint, rules: readonly RateLimitRule[], key: (rule: RateLimitRule) => string, requestId: string): Promise<LimitExceeded | null> {
+  /**
+   * In one process the count is kept by rate-limiter-flexible's memory storage, called
+   * synchronously: a request under its limits stays on the synchronous path (docs/performance.md,
+   * "Rate limits"). With workers or Redis the count is elsewhere and the answer a promise.
+   */
+  limit(endpoint: Endpoint, rules: readonly RateLimitRule[], key: (rule: RateLimitRule) => string, requestId: string): LimitExceeded | null | Promise<LimitExceeded | null> {
+    const memory = this.memory;
+    if (memory === null) return this.limitInStore(endpoint, rules, key, requestId);
+    for (const rule of rules) {
+      const name = `${this.settings.prefix}${endpoint.name}:${rule.id}`;
+      const k = key(rule);
+      const seconds = rule.perMs / 1000;
+      let counted = memory.incrby(`${name}:${k}`, 1, seconds);
+      let allowed = counted.consumedPoints <= rule.requests;
+      // burst: that many more requests, from a reserve that refills over ten windows.
+      if (!allowed && rule.burst > 0) allowed = memory.incrby(`${name}:burst:${k}`, 1, seconds * 10).consumedPoints <= rule.burst;
+      if (!allowed) {
+        this.noted(endpoint, { check: 'rate-limit', outcome: 'limited' }, requestId, { window: formatDuration(rule.perMs), requests: rule.requests });
+        counted = { consumedPoints: counted.consumedPoints, msBeforeNext: counted.msBeforeNext, remainingPoints: 0 };
+        return { rule, headers: limitHeaders(rule, counted) };
+      }
+    }
+    return null;
+  }
+
+  private async limitInStore(endpoint: Endpoint, rules: readonly RateLimitRule[], key: (rule: RateLimitRule) => string, requestId: string): Promise<LimitExceeded | null> {
     for (const rule of rules) {
       const limiter = this.limiterFor(endpoint, rule);
       try {
@@ -113,7 +146,13 @@ export class ServiceGuards implements Guards {
       e.protections !== null && (e.protections.limitsByClient.length > 0 || e.protections.limitsByParameter.length > 0 || e.protections.captcha?.provider === 'altcha');
     if (this.library !== null || !application.endpoints.some(counts)) return;
     this.library = await import('rate-limiter-flexible');
-    if (this.settings.store === null) return;
+    if (this.settings.store === null) {
+      if (!cluster.isWorker) {
+        const MemoryStorage = createRequire(import.meta.url)('rate-limiter-flexible/lib/component/MemoryStorage/MemoryStorage.js') as new () => MemoryStorage;
+        this.memory = new MemoryStorage();
+      }
+      return;
+    }
     const { Redis } = await import('ioredis');
     const redis = new Redis(this.settings.store, {
       // A command while Redis is away fails at once (the request is let through) instead of waiting.
@@ -164,6 +203,10 @@ export class ServiceGuards implements Guards {
       if (typeof signature !== 'string' || !(await verifySolution(token, secret, true))) return refused('the altcha solution is wrong or expired');
     } catch {
       return refused('the altcha field is not a solution');
+    }
+    if (this.memory !== null) {
+      const spent = this.memory.incrby(`${this.settings.prefix}altcha-spent:${signature}`, 1, ALTCHA_LIFETIME_MS / 1000);
+      return spent.consumedPoints > 1 ? refused('the altcha solution was used before') : { ok: true };
     }
     try {
       await this.spentChallenges().consume(signature);

@@ -15,7 +15,7 @@ import { ERROR_PAGE_HEADERS, errorPage, prefersHtml } from './error-page.js';
 import type { Upload } from '../upload.js';
 import { readBody } from './body.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
-import type { Guards } from '../runtime/guards.js';
+import type { Guards, LimitExceeded } from '../runtime/guards.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 import { type ServeSettings } from './options.js';
@@ -241,7 +241,10 @@ export class HttpService {
     }
     // Rate limits by the client's address: before the body is read (docs/behaviour.md, "Public forms").
     if (endpoint.protections !== null && endpoint.protections.limitsByClient.length > 0 && this.guards !== null) {
-      return this.withTimeout(response, this.limitByClient(this.guards, request, response, application, endpoint, raw, requestId));
+      const client = this.clientIp(request);
+      const exceeded = this.guards.limit(endpoint, endpoint.protections.limitsByClient, () => client, requestId);
+      if (exceeded instanceof Promise) return this.withTimeout(response, exceeded.then((e) => this.afterLimit(e, request, response, application, endpoint, raw, requestId)));
+      if (exceeded !== null) return this.tooManyRequests(exceeded, request, response, requestId);
     }
     return this.dispatch(request, response, application, endpoint, raw, requestId);
   }
@@ -255,8 +258,14 @@ export class HttpService {
     return this.withTimeout(response, this.answerPost(request, response, application, endpoint, raw, requestId));
   }
 
-  private async limitByClient(
-    guards: Guards,
+  private tooManyRequests(exceeded: LimitExceeded, request: IncomingMessage, response: TrackedResponse, requestId: string): void {
+    for (const name in exceeded.headers) response.setHeader(name, exceeded.headers[name]!);
+    return this.refuse(request, response, 429, 'too many requests; try again later', requestId);
+  }
+
+  /** The rest of a request whose limits were counted elsewhere (workers, Redis); within withTimeout already. */
+  private async afterLimit(
+    exceeded: LimitExceeded | null,
     request: IncomingMessage,
     response: TrackedResponse,
     application: LoadedApplication,
@@ -264,20 +273,15 @@ export class HttpService {
     raw: ValueMap,
     requestId: string,
   ): Promise<void> {
-    const client = this.clientIp(request);
-    const exceeded = await guards.limit(endpoint, endpoint.protections!.limitsByClient, () => client, requestId);
-    if (exceeded !== null) {
-      for (const [name, value] of Object.entries(exceeded.headers)) response.setHeader(name, value);
-      return this.refuse(request, response, 429, 'too many requests; try again later', requestId);
-    }
+    if (exceeded !== null) return this.tooManyRequests(exceeded, request, response, requestId);
     if (response.headersSent || response.destroyed) return;
-    // Within withTimeout already: the rest is awaited, not timed a second time.
     if (request.method === 'GET') {
       const answer = await runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId) });
       return this.answer(response, answer, requestId);
     }
     return this.answerPost(request, response, application, endpoint, raw, requestId);
   }
+
 
   /** `<base-path>/_altcha/<endpoint>`: a challenge for an endpoint with <captcha provider="altcha"> (never an endpoint name: they start with a letter or digit). */
   private get altchaPrefix(): string {
