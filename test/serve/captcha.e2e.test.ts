@@ -4,7 +4,9 @@
 // `score` for reCAPTCHA v3), reached through verify-url. Nothing may reach the CRM unless the
 // token was verified; each case ends with a verified request to show the CRM was reachable.
 import http from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { createChallenge, solveChallenge, type Challenge } from 'altcha-lib';
+import { Redis } from 'ioredis';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
@@ -236,5 +238,23 @@ describe('<captcha provider="altcha">', () => {
     // Without this the case could pass with one worker answering every request.
     expect(pids.size).toBe(2);
     expect(peer.requestsTo('/crm/altcha').slice(crm).map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['try-0']);
+  });
+
+  it('with --rate-limit-store, a solution spent at one instance is refused by another sharing the Redis', async () => {
+    const prefix = `endpoint-service-test:${randomUUID()}:`;
+    const args = ['--rate-limit-store', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', '--rate-limit-prefix', prefix];
+    const environment = { PEER: peer.origin, VERIFIER: verifier.origin, ...SECRETS };
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    try {
+      const [a, b] = await Promise.all([services.start(FIXTURE, args, environment), services.start(FIXTURE, args, environment)]);
+      const solution = await solve(await challengeFrom(a));
+      expect((await postOnNewConnection(a, 'altcha', { name: 'first', altcha: solution })).status).toBe(200);
+      expect((await postOnNewConnection(b, 'altcha', { name: 'replay', altcha: solution })).status).toBe(403);
+      expect((await redis.keys(`${prefix}altcha-spent*`)).length).toBe(1);
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
   });
 });
