@@ -1,7 +1,9 @@
 // P1: an endpoint with two query parameters and an empty success, served by the real binary
 // (--workers 1), against a bare node:http server doing the same minimum work
 // (p1-baseline.mjs: route, parse and check two parameters, empty 200 with x-request-id).
-// Targets: >= 0.90x the baseline's req/s, p99 <= 1.2x the baseline's.
+// Targets: >= 0.90x the baseline's req/s, p99 <= 1.2x the baseline's. A third variant serves
+// the same endpoint with a <rate-limit> by client address in memory (p1-query-limited/), against
+// endpoint-service without it in the same run: target >= 0.90x req/s.
 // --otel adds the same service with tracing on (every request sampled, spans exported to
 // bench/otlp-sink.mjs); --before DIR adds the build in DIR (a copy of an earlier version:
 // DIR/bin/endpoint-service.js), all measured in the same rounds.
@@ -14,6 +16,7 @@ const USAGE = `Usage: node bench/p1-query.mjs [--quick] [--rounds N] [--duration
 
 P1: an endpoint with two query parameters served by endpoint-service (--workers 1) against a
 bare node:http server, measured alternately. Targets: req/s >= 0.90x, p99 <= 1.2x the baseline's.
+Also the same endpoint with a <rate-limit> (in memory) against it without: req/s >= 0.90x.
 
   --quick          shorter run (3 rounds x 4 s instead of 5 x 10 s)
   --rounds N       rounds per variant
@@ -31,9 +34,11 @@ const PATH = '/p1?a=hello&b=w%C3%B6rld';
 
 const service = await startService(app);
 const baseline = await startScript('p1-baseline.mjs');
+const limited = await startService(path.join(benchDir, 'p1-query-limited/endpoints.xml'));
 const variants = [
   { name: 'bare node:http', url: baseline.url + PATH, server: baseline, samples: [] },
   { name: 'endpoint-service', url: service.url + PATH, server: service, samples: [] },
+  { name: '  + <rate-limit>', url: limited.url + PATH, server: limited, samples: [] },
 ];
 const helpers = [];
 if (o.before !== undefined) {
@@ -69,12 +74,15 @@ for (const v of variants) {
       `server CPU ${spread(s.map((x) => x.cpuPct))} %, ${spread(s.map((x) => x.cpuUsPerReq), 1)} µs/req`,
   );
 }
-const [base, svc] = variants.map((v) => v.samples);
+const [base, svc, lim] = variants.map((v) => v.samples);
 const rpsRatio = median(svc.map((x) => x.rps)) / median(base.map((x) => x.rps));
 const p99Ratio = median(svc.map((x) => x.p99)) / median(base.map((x) => x.p99));
 const cpuRatio = median(svc.map((x) => x.cpuUsPerReq)) / median(base.map((x) => x.cpuUsPerReq));
 console.log(`  ratio service/bare (of medians): req/s ${rpsRatio.toFixed(2)}x, p99 ${p99Ratio.toFixed(2)}x, CPU per request ${cpuRatio.toFixed(2)}x`);
-for (const v of variants.slice(2)) {
+const limitRatio = median(lim.map((x) => x.rps)) / median(svc.map((x) => x.rps));
+const limitP99Ratio = median(lim.map((x) => x.p99)) / median(svc.map((x) => x.p99));
+console.log(`  ratio with/without <rate-limit> (of medians): req/s ${limitRatio.toFixed(2)}x, p99 ${limitP99Ratio.toFixed(2)}x`);
+for (const v of variants.slice(3)) {
   const m = (xs, key) => median(xs.map((x) => x[key]));
   console.log(
     `  ratio ${v.name}/bare: req/s ${(m(v.samples, 'rps') / m(base, 'rps')).toFixed(2)}x, p99 ${(m(v.samples, 'p99') / m(base, 'p99')).toFixed(2)}x, CPU per request ${(m(v.samples, 'cpuUsPerReq') / m(base, 'cpuUsPerReq')).toFixed(2)}x; ` +
@@ -84,4 +92,5 @@ for (const v of variants.slice(2)) {
 emitResult('p1', [
   check('P1 req/s vs bare node:http', `${rpsRatio.toFixed(3)}x`, '>= 0.90x', rpsRatio >= 0.9),
   check('P1 p99 vs bare node:http', `${p99Ratio.toFixed(3)}x`, '<= 1.2x', p99Ratio <= 1.2),
+  check('P1 with <rate-limit> vs without', `${limitRatio.toFixed(3)}x`, '>= 0.90x', limitRatio >= 0.9),
 ]);

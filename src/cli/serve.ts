@@ -9,6 +9,7 @@ import { compileApplication, type Application, type Diagnostic } from '../compil
 import { TASK_KINDS } from '../tasks/registry.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import type { ServeSettings } from '../server/options.js';
+import { compileTrust, type TrustProxy } from '../server/client-ip.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
 import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
 import { durationExpectation, formatSize, parseDuration, parseSize } from '../units.js';
@@ -37,6 +38,9 @@ interface ServeFlags extends QueueFlags {
   /** commander's negated flag: false with --no-idempotency-key. */
   idempotencyKey: boolean;
   otel?: boolean;
+  trustProxy?: TrustProxy;
+  rateLimitStore?: string;
+  rateLimitPrefix: string;
 }
 
 // Defaults as the help shows them, in the unit the option takes, and read with the option's own
@@ -81,6 +85,37 @@ function corsOrigins(text: string): string {
     );
   }
   return text;
+}
+
+/** --trust-proxy: a number of hops (1 for one load balancer), or addresses and CIDR ranges. */
+function trustProxy(text: string): TrustProxy {
+  const value = text.trim();
+  const trust: TrustProxy = /^\d+$/.test(value)
+    ? { hops: Number(value) }
+    : { addresses: value.split(',').map((a) => a.trim()).filter((a) => a !== '') };
+  if ('hops' in trust ? trust.hops < 1 || trust.hops > 64 : trust.addresses.length === 0) {
+    throw new InvalidArgumentError('expected a number of proxy hops from 1 to 64, or addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1 (or loopback, linklocal, uniquelocal).');
+  }
+  try {
+    compileTrust(trust);
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message}; expected a number of proxy hops, or addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1.`);
+  }
+  return trust;
+}
+
+/** --rate-limit-store: a Redis URL, checked without echoing it (it may hold a password). */
+function redisUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw new InvalidArgumentError('expected a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS).');
+  }
+  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
+    throw new InvalidArgumentError('expected a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS).');
+  }
+  return text.trim();
 }
 
 function logFormat(text: string): LogFormat {
@@ -136,6 +171,17 @@ export function registerServe(program: Command, returning: Returning): void {
       '--deny-private-addresses',
       'tasks and response-from-url connect to no loopback, private, link-local (169.254.169.254) or unspecified address, checked after DNS resolution and on every redirect; an --allow-task-host address or range lets one through',
     )
+    .option(
+      '--trust-proxy <hops|addresses>',
+      'take the client address from X-Forwarded-For (else Forwarded) as far as these proxies are trusted: a number of hops (1 behind one load balancer), or comma-separated addresses and CIDR ranges (loopback, uniquelocal too); default: the socket address',
+      trustProxy,
+    )
+    .option(
+      '--rate-limit-store <url>',
+      'count <rate-limit>s in Redis (redis://host:6379 or rediss://), one count for every instance using it; default: in memory, one count for all --workers',
+      redisUrl,
+    )
+    .option('--rate-limit-prefix <prefix>', 'put before every rate limit key in the store, so services sharing one Redis keep apart', 'endpoint-service:')
     .option('--no-idempotency-key', 'do not add an Idempotency-Key header to POST and PATCH HttpRequest tasks (one written in the task is still sent)')
     .option(
       '--otel',
@@ -290,6 +336,9 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     idempotencyKeys: flags.idempotencyKey,
     otel: tracingWanted(flags.otel === true, process.env),
     queue: resolveQueueSettings(flags, usage, 'serve'),
+    trustProxy: flags.trustProxy ?? null,
+    rateLimitStore: flags.rateLimitStore ?? null,
+    rateLimitPrefix: flags.rateLimitPrefix,
   };
 }
 

@@ -137,6 +137,51 @@ export interface OutputIntermediateValue {
 }
 
 // ---------------------------------------------------------------------------------------
+// Protections of a public form (<honeypot>, <captcha>, <rate-limit>)
+
+/** <rate-limit requests per by burst>: at most `requests` (+ `burst`) per window, per key. */
+export interface RateLimitRule {
+  readonly requests: number;
+  /** The window, a whole number of seconds in ms. */
+  readonly perMs: number;
+  /** null: by the client's address; else the bound value of this parameter. */
+  readonly byParameter: string | null;
+  /** Extra requests a key may make in one window above `requests`. */
+  readonly burst: number;
+  /** The same in every process and instance serving this file: part of the store's key. */
+  readonly id: string;
+  readonly position: Position;
+}
+
+export type CaptchaProvider = 'turnstile' | 'hcaptcha' | 'recaptcha' | 'altcha';
+
+export interface CaptchaRule {
+  readonly provider: CaptchaProvider;
+  /** The site secret (turnstile, hcaptcha, recaptcha) or the HMAC key (altcha); ${env:...} only. */
+  readonly secret: Template;
+  /** The form field that carries the token or the solution. */
+  readonly parameter: string;
+  /** reCAPTCHA v3: the lowest score accepted; null: any. */
+  readonly minScore: number | null;
+  /** The siteverify URL, ${env:...} allowed (empty for altcha). */
+  readonly verifyUrl: Template;
+  readonly position: Position;
+}
+
+/** An endpoint's checks before anything runs; null on the Endpoint when it has none. */
+export interface Protections {
+  /** The trap field: a request that fills it is answered as its success would be, and nothing runs. */
+  readonly honeypot: string | null;
+  readonly captcha: CaptchaRule | null;
+  /** Checked before the body is read. */
+  readonly limitsByClient: readonly RateLimitRule[];
+  /** Checked after the parameters are bound. */
+  readonly limitsByParameter: readonly RateLimitRule[];
+  /** A honeypot, a CAPTCHA or a limit by parameter: the pipeline has checks to make (limits by client are the server's). */
+  readonly afterBinding: boolean;
+}
+
+// ---------------------------------------------------------------------------------------
 // Endpoints and the application
 
 export type TasksMode = 'wait' | 'background';
@@ -156,6 +201,8 @@ export interface Endpoint {
   /** In file order. */
   readonly tasks: readonly Task[];
   readonly taskGraph: TaskGraph;
+  /** null: none, and the request path does not look further. */
+  readonly protections: Protections | null;
   readonly position: Position;
 }
 

@@ -21,8 +21,8 @@ export function lintDestination(ctx: CompileContext, url: Template, kind: Destin
 
 /**
  * recipient-from-request when a mail recipient (to, cc, bcc) comes from a request parameter and
- * nothing stops any client from using the endpoint: no guard of `scope.clientGuards` (today hash
- * authentication; CAPTCHA and rate limits would join the list).
+ * nothing stops any client from using the endpoint: no guard of `scope.clientGuards` (hash
+ * authentication, a CAPTCHA, a rate limit).
  */
 export function lintRecipient(ctx: CompileContext, recipient: Template, scope: NameScope, position: Position): void {
   if (guarded(scope.clientGuards ?? [])) return;

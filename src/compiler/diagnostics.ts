@@ -127,6 +127,14 @@ export const DIAGNOSTICS = {
     severity: 'error',
     message: (name: string, suggestion?: string) => `<include-in-hash> names "${name}", which is not a parameter declared for this endpoint.${dym(suggestion)}`,
   },
+  'unknown-rate-limit-parameter': {
+    severity: 'error',
+    message: (name: string, suggestion?: string) => `<rate-limit by="parameter:${name}"> names a parameter that is not declared here.${dym(suggestion)}`,
+  },
+  'secret-in-file': {
+    severity: { validate: 'warning', serve: 'off', 'dry-run': 'off' },
+    message: (attribute: string) => `This ${attribute} is written into the file: anyone who reads the file can use it. Take it from the environment with \${env:NAME}.`,
+  },
   'hash-without-security': {
     severity: 'error',
     message: () => `<include-in-hash> needs a security.xml with a <secret-key> beside endpoints.xml: without it no request can be authenticated.`,
@@ -262,7 +270,7 @@ export const DIAGNOSTICS = {
   'recipient-from-request': {
     severity: { validate: 'warning', serve: 'off', 'dry-run': 'off' },
     message: (parameters: readonly string[]) =>
-      `This recipient comes from ${names(parameters)} and the endpoint has no hash authentication: any client can make this service send mail to any address. Write the address yourself, or protect the endpoint with security.xml and <include-in-hash>.`,
+      `This recipient comes from ${names(parameters)} and nothing guards the endpoint (no hash authentication, CAPTCHA or rate limit): any client can make this service send mail to any address. Write the address yourself, or protect the endpoint with security.xml and <include-in-hash>, a <captcha> or a <rate-limit>.`,
   },
 
   // Settings files

@@ -8,9 +8,10 @@ import { type Position } from '../position.js';
 import { readElement, requireAttribute, single, type CompileContext, type ReadElement } from './context.js';
 import { compileError, compileSuccess, type ResponseScopes } from './responses.js';
 import { compileTask, readTaskHeader, type TaskHeader, type TaskKindIndex } from './tasks.js';
-import type { NameScope } from './templates.js';
+import type { ClientGuard, NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
 import { buildTaskGraph } from './task-graph.js';
+import { endpointProtections, NO_PROTECTIONS, PROTECTION_ELEMENTS, readProtections, type InheritedProtections } from './protections.js';
 
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const PARAMETER_NAME = /^[A-Za-z0-9_.-]+$/;
@@ -19,6 +20,8 @@ const SYSTEM: ReadonlySet<string> = new Set(SYSTEM_PARAMETERS);
 export interface Inherited {
   readonly parameters: ReadonlyMap<string, ParameterDeclaration>;
   readonly separator: string;
+  /** <honeypot>, <captcha>, <rate-limit> of the folders above; absent: none. */
+  readonly protections?: InheritedProtections;
 }
 
 export interface EndpointEnvironment {
@@ -30,11 +33,13 @@ export interface EndpointEnvironment {
 export function compileFolder(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment, out: (endpoint: Endpoint) => void): void {
   const read = readElement(ctx, element, {
     attributes: ['multiple-value-separator'],
-    children: ['parameter', 'endpoint-folder', 'endpoint'],
+    children: ['parameter', 'endpoint-folder', 'endpoint', ...PROTECTION_ELEMENTS],
   });
+  const parameters = declareParameters(ctx, read.children('parameter'), inherited.parameters);
   const scope: Inherited = {
-    parameters: declareParameters(ctx, read.children('parameter'), inherited.parameters),
+    parameters,
     separator: separatorOf(ctx, read.attr('multiple-value-separator'), inherited.separator),
+    protections: readProtections(ctx, read, inherited.protections ?? NO_PROTECTIONS, parameters),
   };
   for (const child of read.known) {
     if (child.name === 'endpoint-folder') compileFolder(ctx, child, scope, env, out);
@@ -134,7 +139,7 @@ function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | 
 function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment): Endpoint | null {
   const read = readElement(ctx, element, {
     attributes: ['name', 'multiple-value-separator', 'tasks'],
-    children: ['parameter', 'include-in-hash', 'success', 'error', 'task'],
+    children: ['parameter', 'include-in-hash', 'success', 'error', 'task', ...PROTECTION_ELEMENTS],
   });
   const before = ctx.diagnostics.errorCount;
   const nameAttr = requireAttribute(ctx, read, 'name');
@@ -142,6 +147,11 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
   if (nameAttr) ctx.endpointNames.push({ name: nameAttr.value, position: nameAttr.position });
   const parameters = declareParameters(ctx, read.children('parameter'), inherited.parameters);
   const separator = separatorOf(ctx, read.attr('multiple-value-separator'), inherited.separator);
+  const protections = endpointProtections(readProtections(ctx, read, inherited.protections ?? NO_PROTECTIONS, parameters));
+  // What keeps any client from using the endpoint freely, for recipient-from-request.
+  const clientGuards: ClientGuard[] = env.hasSecurity ? ['hash'] : [];
+  if (protections?.captcha) clientGuards.push('captcha');
+  if (protections !== null && (protections.limitsByClient.length > 0 || protections.limitsByParameter.length > 0)) clientGuards.push('rate-limit');
   const tasksAttr = read.attr('tasks');
   let tasksMode: Endpoint['tasksMode'] = 'wait';
   if (tasksAttr) {
@@ -203,7 +213,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
       errorAction: false,
       envOnly: false,
       where: `in task "${h.id}"`,
-      clientGuards: env.hasSecurity ? ['hash'] : [],
+      clientGuards,
     };
     const task = compileTask(ctx, env.taskKinds, h, scope);
     if (task) tasks.push(task);
@@ -290,6 +300,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     error,
     tasks: tasks.slice(),
     taskGraph: graph,
+    protections,
     position: element.position,
   };
 }

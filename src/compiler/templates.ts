@@ -27,8 +27,8 @@ export interface NameScope {
   readonly clientGuards?: readonly ClientGuard[];
 }
 
-/** Something that stops any client from using an endpoint freely: hash authentication (security.xml). */
-export type ClientGuard = 'hash';
+/** Something that stops any client from using an endpoint freely: hash authentication (security.xml), a CAPTCHA, a rate limit. */
+export type ClientGuard = 'hash' | 'captcha' | 'rate-limit';
 
 export const ENV_ONLY_SCOPE: NameScope = {
   parameters: new Map(),

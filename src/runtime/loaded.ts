@@ -8,6 +8,7 @@ import type { TaskKinds } from '../tasks/registry.js';
 import { SYSTEM_PARAMETERS, type SystemParameter } from '../template/types.js';
 import { resolveSecretKeys } from './hash.js';
 import type { RuntimeObserver } from './observer.js';
+import type { Guards } from './guards.js';
 import type { PipelineContext } from './pipeline.js';
 import { TaskEngine } from './task-runner.js';
 
@@ -25,6 +26,8 @@ export interface LoadOptions {
   readonly idempotencyKeys?: boolean;
   /** serve --queue: background runs go to the durable queue. */
   readonly enqueueTasks?: PipelineContext['enqueueTasks'];
+  /** Rate limits and CAPTCHA verification; needed only by an application that uses them. */
+  readonly guards?: Guards;
 }
 
 export class LoadedApplication implements PipelineContext {
@@ -36,6 +39,7 @@ export class LoadedApplication implements PipelineContext {
   readonly idempotencyKeys: boolean;
   readonly enqueueTasks: PipelineContext['enqueueTasks'];
   readonly outbound: OutboundPolicy;
+  readonly guards: Guards | null;
   private engine: TaskEngine | null = null;
   private readonly running = new Set<Promise<void>>();
   private readonly uploadReaders: ReadonlySet<Endpoint>;
@@ -50,6 +54,7 @@ export class LoadedApplication implements PipelineContext {
     this.kinds = options.kinds;
     this.idempotencyKeys = options.idempotencyKeys ?? true;
     this.enqueueTasks = options.enqueueTasks;
+    this.guards = options.guards ?? null;
     this.outbound = { allowedHosts: options.allowedTaskHosts ?? null, denyPrivateAddresses: options.denyPrivateAddresses ?? false };
     const system = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
     this.secretKeys = application.security === null ? null : resolveSecretKeys(application.security, { parameters: new Map(), system, env: this.env });

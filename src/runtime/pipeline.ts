@@ -26,6 +26,8 @@ import { prepareBeforeSideEffects, type PreparedTasks } from './preparation.js';
 import type { TaskEngine } from './task-runner.js';
 import type { TaskKinds } from '../tasks/registry.js';
 import type { Span } from '../tracing.js';
+import type { Guards } from './guards.js';
+import { expandTemplate } from '../template/expand.js';
 
 export type { RequestInfo } from './decision.js';
 
@@ -40,6 +42,8 @@ export interface PipelineContext extends ActionContext {
   readonly kinds: TaskKinds;
   /** HttpRequest tasks send an Idempotency-Key (serve --no-idempotency-key: false). */
   readonly idempotencyKeys: boolean;
+  /** Rate limits and CAPTCHA; null when nothing serves them (dry-run, tests without protections). */
+  readonly guards: Guards | null;
   /** Created on first use, so an application without tasks never opens an SMTP pool. */
   taskEngine(): TaskEngine;
   /** Every started task run is handed here, so shutdown can wait for it. */
@@ -96,10 +100,84 @@ export function runRequest(context: PipelineContext, request: EndpointRequest): 
     secretKeys: context.secretKeys,
   };
   const decision = decideRequest(input);
+  // Decided at compile time: an endpoint without protections looks no further than this.
+  if (request.endpoint.protections?.afterBinding === true && decision.kind === 'proceed') return guarded(context, input, request, decision);
   if (decision.kind === 'proceed' && decision.tasks.length === 0 && decision.response?.kind === 'respond') {
     return { response: decision.response.response, outcome: 'success' };
   }
   return execute(context, input, request, decision);
+}
+
+/**
+ * The checks that come after the parameters are bound and before preparation (the first side
+ * effect): the honeypot, rate limits by a parameter, the CAPTCHA. Rate limits by client address
+ * were checked by the server before the body was read (docs/behaviour.md, "Public forms").
+ */
+async function guarded(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Proceed): Promise<PipelineResult> {
+  const protections = request.endpoint.protections!;
+  const { info } = request;
+  if (protections.honeypot !== null && filled(request.raw.get(protections.honeypot))) {
+    context.guards?.noted(request.endpoint, { check: 'honeypot', outcome: 'caught' }, info.requestId);
+    return answerWithoutTasks(context, input, request, decision);
+  }
+  const guards = context.guards;
+  if (guards === null) return execute(context, input, request, decision);
+  if (protections.limitsByParameter.length > 0) {
+    const parameters = decision.scope.parameters;
+    const exceeded = await guards.limit(request.endpoint, protections.limitsByParameter, (rule) => parameters.get(rule.byParameter!) ?? '', info.requestId);
+    if (exceeded !== null) return { response: tooManyRequests(exceeded.headers), outcome: 'error' };
+  }
+  const captcha = protections.captcha;
+  if (captcha !== null) {
+    const token = request.raw.get(captcha.parameter)?.[0]?.trim() ?? '';
+    if (token === '') {
+      guards.noted(request.endpoint, { check: 'captcha', outcome: 'missing' }, info.requestId);
+      return { response: problem(403, `the CAPTCHA was not solved (no "${captcha.parameter}" field)`), outcome: 'error' };
+    }
+    const envScope = { parameters: NO_PARAMETERS, system: decision.scope.system, env: context.env };
+    const verdict = await guards.verifyCaptcha(captcha, {
+      secret: expandTemplate(captcha.secret, envScope),
+      verifyUrl: expandTemplate(captcha.verifyUrl, envScope),
+      token,
+      clientIp: info.clientIp,
+      requestId: info.requestId,
+    });
+    if (!verdict.ok) {
+      guards.noted(request.endpoint, { check: 'captcha', outcome: verdict.status === 503 ? 'unavailable' : 'refused' }, info.requestId, { reason: verdict.reason });
+      const response: RuntimeResponse =
+        verdict.status === 503 ? { kind: 'problem', status: 503, detail: verdict.detail, headers: RETRY_SOON } : problem(403, verdict.detail);
+      return { response, outcome: 'error' };
+    }
+  }
+  return execute(context, input, request, decision);
+}
+
+const RETRY_SOON: Readonly<Record<string, string>> = { 'retry-after': '5' };
+
+export function tooManyRequests(headers: Readonly<Record<string, string>>): RuntimeResponse {
+  return { kind: 'problem', status: 429, detail: 'too many requests; try again later', headers };
+}
+
+function filled(values: readonly string[] | undefined): boolean {
+  return values !== undefined && values.some((v) => v.trim() !== '');
+}
+
+/**
+ * A honeypot hit: the answer its success would give, forwards followed, and no task started
+ * anywhere along the chain. A response that waits for tasks cannot be built without them: it
+ * is an empty 200.
+ */
+async function answerWithoutTasks(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Proceed): Promise<PipelineResult> {
+  let current: Decision = decision;
+  let target = request;
+  for (;;) {
+    if (current.kind !== 'proceed') return execute(context, input, target, current);
+    const response: ResponseDecision | null = current.response;
+    if (response === null) return { response: { kind: 'empty', status: 200 }, outcome: 'success' };
+    if (response.kind !== 'forward') return realize(context, input, target, current, response, null);
+    current = response.target;
+    target = { ...target, endpoint: current.endpoint };
+  }
 }
 
 /** `prepared`: the tasks of a forward chain, prepared when the chain was decided; null at its start. */
@@ -138,7 +216,7 @@ async function proceed(context: PipelineContext, input: DecisionInput, request: 
     if (queued === 'queued') return { response: response ?? { kind: 'empty', status: 200 }, outcome: 'success' };
     if (queued === 'refused') {
       if (response !== null) discardResponse(response);
-      const refusal = { kind: 'problem', status: 503, detail: 'the tasks could not be queued; try again later', retryAfterSeconds: QUEUE_RETRY_AFTER_SECONDS } as const;
+      const refusal = { kind: 'problem', status: 503, detail: 'the tasks could not be queued; try again later', headers: { 'retry-after': String(QUEUE_RETRY_AFTER_SECONDS) } } as const;
       return { response: refusal, outcome: 'error' };
     }
   }

@@ -26,7 +26,14 @@ export type RuntimeResponse =
     }
   | { readonly kind: 'body'; readonly status: number; readonly contentType: string; readonly body: string }
   /** application/problem+json; `detail` and `errors` are safe for a client. */
-  | { readonly kind: 'problem'; readonly status: number; readonly detail: string; readonly errors?: readonly ParameterError[]; readonly retryAfterSeconds?: number };
+  | {
+      readonly kind: 'problem';
+      readonly status: number;
+      readonly detail: string;
+      readonly errors?: readonly ParameterError[];
+      /** Sent with it (Retry-After, RateLimit). */
+      readonly headers?: Readonly<Record<string, string>>;
+    };
 
 export function discardResponse(response: RuntimeResponse): void {
   if (response.kind === 'file') response.file.close().catch(() => {});

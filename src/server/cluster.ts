@@ -98,5 +98,13 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
+  // Rate limits in memory count in the primary, so the workers share one limit.
+  if (settings.rateLimitStore === null) {
+    void import('rate-limiter-flexible').then(({ RateLimiterClusterMaster }) => {
+      new RateLimiterClusterMaster();
+      for (let i = 0; i < settings.workers; i++) fork();
+    });
+    return;
+  }
   for (let i = 0; i < settings.workers; i++) fork();
 }

@@ -15,11 +15,15 @@ import { ERROR_PAGE_HEADERS, errorPage, prefersHtml } from './error-page.js';
 import { RequestUploads } from '../upload.js';
 import { readBody, type BodyIntake } from './body.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
+import type { Guards, LimitExceeded } from '../runtime/guards.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 import { type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
 import { ATTR, NO_SPAN, NO_TRACING, type Span, type Tracing } from '../tracing.js';
+import { expandTemplate } from '../template/expand.js';
+import { SYSTEM_PARAMETERS, type SystemParameter } from '../template/types.js';
+import { compileTrust, forwardedClientIp, socketAddress, type TrustFunction } from './client-ip.js';
 
 /** How long the headers of a request may take. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -39,6 +43,8 @@ const PROBE_ALLOW = 'GET, HEAD';
 const LINGER_MS = 5000;
 const LINGER_MIN_BYTES = 16 * 1024 * 1024;
 const NO_UPLOADS = RequestUploads.NONE;
+/** A key is ${env:...} only: it reads no system value. */
+const NO_SYSTEM_VALUES = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
 const HEALTHY = '{"status":"ok"}';
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
 const SAFE_HOST = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
@@ -73,6 +79,8 @@ export class HttpService {
   private pending = 0;
   private idleWaiters: (() => void)[] = [];
   private listeningOrigin = '';
+  /** --trust-proxy, compiled; null: the socket's address. */
+  private readonly trust: TrustFunction | null;
 
   constructor(
     readonly state: HttpServerState,
@@ -80,9 +88,11 @@ export class HttpService {
     private readonly logger: Logger,
     private readonly metrics: ServiceMetrics,
     private readonly bodies: BodyIntake,
+    private readonly guards: Guards | null = null,
     private readonly tracing: Tracing = NO_TRACING,
   ) {
     this.prefix = settings.basePath + '/';
+    this.trust = settings.trustProxy === null ? null : compileTrust(settings.trustProxy);
     this.server = createServer<typeof IncomingMessage, typeof TrackedResponse>(
       {
         ServerResponse: TrackedResponse,
@@ -212,6 +222,7 @@ export class HttpService {
       response.setHeader('access-control-expose-headers', 'x-request-id');
     }
 
+    if (endpoint === undefined && path.startsWith(this.altchaPrefix)) return this.answerAltcha(response, application, path.slice(this.altchaPrefix.length), method);
     if (endpoint === undefined) return writeProblem(response, 404, `there is no endpoint at ${truncatePath(path)}`, requestId);
     if (method === 'OPTIONS' && cors !== null) {
       if (!originAllowed) {
@@ -238,12 +249,63 @@ export class HttpService {
       const problem = parseUrlEncoded(url.slice(question + 1), raw, 'query string');
       if (problem !== null) return this.refuse(request, response, 400, problem, requestId);
     }
-    if (method === 'GET') {
+    // Rate limits by the client's address: before the body is read (docs/behaviour.md, "Public forms").
+    if (endpoint.protections !== null && endpoint.protections.limitsByClient.length > 0 && this.guards !== null) {
+      const client = this.clientIp(request);
+      const exceeded = this.guards.limit(endpoint, endpoint.protections.limitsByClient, () => client, requestId);
+      if (exceeded instanceof Promise) return this.withTimeout(response, exceeded.then((e) => this.afterLimit(e, request, response, application, endpoint, raw, requestId)));
+      if (exceeded !== null) return this.tooManyRequests(exceeded, request, response, requestId);
+    }
+    return this.dispatch(request, response, application, endpoint, raw, requestId);
+  }
+
+  private dispatch(request: IncomingMessage, response: TrackedResponse, application: LoadedApplication, endpoint: Endpoint, raw: ValueMap, requestId: string): void | Promise<void> {
+    if (request.method === 'GET') {
       const result = runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
       if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
       return this.withTimeout(response, result.then((answer) => this.answer(response, answer, requestId)));
     }
     return this.withTimeout(response, this.answerPost(request, response, application, endpoint, raw, requestId));
+  }
+
+  private tooManyRequests(exceeded: LimitExceeded, request: IncomingMessage, response: TrackedResponse, requestId: string): void {
+    for (const name in exceeded.headers) response.setHeader(name, exceeded.headers[name]!);
+    return this.refuse(request, response, 429, 'too many requests; try again later', requestId);
+  }
+
+  /** The rest of a request whose limits were counted elsewhere (workers, Redis); within withTimeout already. */
+  private async afterLimit(
+    exceeded: LimitExceeded | null,
+    request: IncomingMessage,
+    response: TrackedResponse,
+    application: LoadedApplication,
+    endpoint: Endpoint,
+    raw: ValueMap,
+    requestId: string,
+  ): Promise<void> {
+    if (exceeded !== null) return this.tooManyRequests(exceeded, request, response, requestId);
+    if (response.headersSent || response.destroyed) return;
+    if (request.method === 'GET') {
+      const answer = await runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
+      return this.answer(response, answer, requestId);
+    }
+    return this.answerPost(request, response, application, endpoint, raw, requestId);
+  }
+
+
+  /** `<base-path>/_altcha/<endpoint>`: a challenge for an endpoint with <captcha provider="altcha"> (never an endpoint name: they start with a letter or digit). */
+  private get altchaPrefix(): string {
+    return this.prefix + '_altcha/';
+  }
+
+  private async answerAltcha(response: TrackedResponse, application: LoadedApplication, name: string, method: string): Promise<void> {
+    const captcha = application.application.endpointsByName.get(name)?.protections?.captcha;
+    if (captcha?.provider !== 'altcha' || this.guards === null) return writeProblem(response, 404, `there is no ALTCHA challenge at ${truncatePath(response.path)}`, response.requestId);
+    if (method !== 'GET') return methodNotAllowed(response, 'GET');
+    const challenge = await this.guards.altchaChallenge(expandTemplate(captcha.secret, { parameters: new Map(), system: NO_SYSTEM_VALUES, env: application.env }));
+    // Each challenge is good for one solution: a cache must not hand the same one out twice.
+    response.setHeader('cache-control', 'no-store');
+    writeBody(response, 200, 'application/json', challenge);
   }
 
   private async answerMetrics(response: TrackedResponse): Promise<void> {
@@ -296,7 +358,11 @@ export class HttpService {
   }
 
   private requestInfo(request: IncomingMessage, requestId: string): RequestInfo {
-    return { requestId, clientIp: clientIp(request), userAgent: request.headers['user-agent'] ?? '', baseUrl: this.baseUrl(request) };
+    return { requestId, clientIp: this.clientIp(request), userAgent: request.headers['user-agent'] ?? '', baseUrl: this.baseUrl(request) };
+  }
+
+  clientIp(request: IncomingMessage): string {
+    return this.trust === null ? socketAddress(request) : forwardedClientIp(request, this.trust);
   }
 
   /**
@@ -369,11 +435,6 @@ function methodNotAllowed(response: TrackedResponse, allow: string): void {
   writeProblem(response, 405, `the method must be ${allow.replace(', ', ' or ')}`, response.requestId);
 }
 
-function clientIp(request: IncomingMessage): string {
-  const address = request.socket.remoteAddress ?? '';
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
-}
-
 /** A page of the service's own host posting to it is not cross-origin, whatever --cors lists. */
 function sameOrigin(origin: string, host: string | undefined): boolean {
   if (host === undefined || origin === 'null') return false;
@@ -427,7 +488,7 @@ function writeResponse(response: ServerResponse, answer: RuntimeResponse, reques
       writeBody(response, answer.status, answer.contentType, answer.body);
       return;
     case 'problem':
-      if (answer.retryAfterSeconds !== undefined) response.setHeader('retry-after', String(answer.retryAfterSeconds));
+      if (answer.headers !== undefined) for (const name in answer.headers) response.setHeader(name, answer.headers[name]!);
       writeProblem(response, answer.status, answer.detail, requestId, answer.errors);
       return;
     case 'file': {

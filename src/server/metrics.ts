@@ -119,6 +119,13 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  private readonly guards = new Counter({
+    name: 'endpoint_service_guard_outcomes_total',
+    help: 'Requests stopped or let through by a protection (honeypot, rate-limit, captcha), by endpoint, check and outcome',
+    labelNames: ['endpoint', 'check', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     if (cluster.isWorker) {
       // Answers the primary's collection requests with this registry.
@@ -157,6 +164,10 @@ export class ServiceMetrics {
   private gauge(name: string, help: string, value: () => number, type: 'gauge' | 'counter' = 'gauge'): void {
     const metric = { name, help, type, aggregator: 'sum', get: async () => ({ name, help, type, aggregator: 'sum', values: [{ labels: {}, value: value() }] }) };
     this.registry.registerMetric(metric as unknown as Counter);
+  }
+
+  guardNoted(endpoint: string, check: string, outcome: string): void {
+    this.guards.inc({ endpoint, check, outcome });
   }
 
   get contentType(): string {

@@ -4,6 +4,7 @@
 import type { QueueSettings } from '../queue/settings.js';
 import type { HostAllowlist } from '../tasks/host-allowlist.js';
 import type { LogFormat } from './log.js';
+import type { TrustProxy } from './client-ip.js';
 
 export interface ServeSettings {
   /** The endpoints.xml as given. */
@@ -36,6 +37,12 @@ export interface ServeSettings {
   readonly queue: QueueSettings | null;
   /** Export OpenTelemetry traces (--otel, or an OTLP endpoint in the environment). */
   readonly otel: boolean;
+  /** --trust-proxy: whose X-Forwarded-For / Forwarded is believed; null: the socket's address is the client's. */
+  readonly trustProxy: TrustProxy | null;
+  /** --rate-limit-store: redis://…; null: in memory (one count per service through the primary with workers). */
+  readonly rateLimitStore: string | null;
+  /** --rate-limit-prefix: before every key in the store. */
+  readonly rateLimitPrefix: string;
 }
 
 /** `http://HOST:PORT`, with an IPv6 host in brackets. */

@@ -18,6 +18,7 @@ import { HAND_BACK_MS, QueueRuntime } from './queue-runtime.js';
 import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
+import { ServiceGuards } from './guards.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
@@ -37,6 +38,7 @@ export interface ServingOptions {
 export function serve(options: ServingOptions): void {
   const { settings, logger } = options;
   const metrics = new ServiceMetrics();
+  const guards = new ServiceGuards({ store: settings.rateLimitStore, prefix: settings.rateLimitPrefix }, logger, metrics);
   const observer: RuntimeObserver = {
     taskFinished(event: TaskOutcomeEvent) {
       metrics.taskFinished(event);
@@ -71,6 +73,7 @@ export function serve(options: ServingOptions): void {
       allowedTaskHosts: settings.allowedTaskHosts,
       denyPrivateAddresses: settings.denyPrivateAddresses,
       idempotencyKeys: settings.idempotencyKeys,
+      guards,
     });
 
   const state: HttpServerState = { current: load(options.application), shuttingDown: false, queue };
@@ -78,7 +81,7 @@ export function serve(options: ServingOptions): void {
   const retired = new Set<LoadedApplication>();
   const tracing = options.tracing ?? NO_TRACING;
   const bodies = openBodyIntake(settings, logger, metrics);
-  const service = new HttpService(state, settings, logger, metrics, bodies, tracing);
+  const service = new HttpService(state, settings, logger, metrics, bodies, guards, tracing);
   const server = service.server;
   // Open connections, for the shutdown (see there).
   const sockets = new Set<Socket>();
@@ -93,6 +96,7 @@ export function serve(options: ServingOptions): void {
     if (result === null) return;
     const previous = state.current;
     state.current = load(result);
+    void guards.open(result);
     retired.add(previous);
     void previous
       .tasksSettled()
@@ -131,7 +135,7 @@ export function serve(options: ServingOptions): void {
       // A request that was still arriving at the first wait has been answered by now.
       await service.idle();
       await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled()), queue?.drain(settings.shutdownTimeoutMs)]);
-      await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close())]);
+      await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close()), guards.close()]);
       // Every request and task has ended, so has its span: the last batch is exported now.
       await tracing.shutdown();
     })();
@@ -169,7 +173,7 @@ export function serve(options: ServingOptions): void {
     process.stderr.write(`endpoint-service: cannot listen: ${reason}\n`);
     process.exit(1);
   });
-  server.listen({ port: settings.port, host: settings.host }, () => {
+  void guards.open(options.application).then(() => server.listen({ port: settings.port, host: settings.host }, () => {
     const address = server.address() as AddressInfo;
     const origin = originOf(settings.host, address.port);
     service.setListeningOrigin(origin);
@@ -177,7 +181,7 @@ export function serve(options: ServingOptions): void {
       process.stdout.write(`${READY_PREFIX}${origin}\n`);
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
-  });
+  }));
 }
 
 /**

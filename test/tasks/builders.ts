@@ -102,6 +102,7 @@ export function endpoint(tasks: readonly Task[], name = 'test'): Endpoint {
     error: { action: { kind: 'empty' }, position: null },
     tasks,
     taskGraph,
+    protections: null,
     position: at,
   };
 }

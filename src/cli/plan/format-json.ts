@@ -8,6 +8,8 @@ export function formatPlanJson(plan: Plan): string {
       response: { kind: endpoint.response.kind, status: endpoint.response.status },
       tasks: endpoint.tasks.map((task) => taskJson(task, plan.simulation !== null)),
       stages: endpoint.stages,
+      // Only for an endpoint that has any: documents of others keep exactly their keys.
+      ...(endpoint.protections === null ? {} : { protections: endpoint.protections }),
     })),
   };
   return JSON.stringify(document, null, 2) + '\n';

@@ -4,6 +4,7 @@ import type { ChalkInstance } from 'chalk';
 import type { TextLine } from '../../tasks/kind.js';
 import type { EndpointPlan, Plan, ResponsePlan, TaskPlan } from './model.js';
 import { reason } from './labels.js';
+import { protectionSummary } from './protections.js';
 import { SIMULATED_REQUEST } from './simulate.js';
 import { DEFAULT_TASK_TIMEOUT_MS, formatDuration } from '../../units.js';
 
@@ -27,6 +28,13 @@ export function formatPlanText(plan: Plan, c: ChalkInstance): string {
 function endpointText(endpoint: EndpointPlan, simulated: boolean, c: ChalkInstance): string[] {
   const out: string[] = [];
   out.push(`${c.bold.cyan(endpoint.name)} ${c.dim(`(line ${endpoint.line})`)}`);
+  if (endpoint.protections !== null) {
+    out.push(`  protects  ${protectionSummary(endpoint.protections)}`);
+    for (const check of endpoint.protections.checks ?? []) {
+      const mark = check.outcome === 'passes' ? c.green(`[${check.outcome}]`) : check.outcome === 'not-checked' ? c.yellow(`[${check.outcome}]`) : c.red(`[${check.outcome}]`);
+      out.push(`    ${mark} ${check.check}: ${check.detail}`);
+    }
+  }
 
   if (endpoint.failure !== null) {
     const where = endpoint.failure.endpoint === endpoint.name ? '' : ` in forwarded endpoint ${endpoint.failure.endpoint}`;

@@ -1,5 +1,6 @@
 // Short labels shared by the text and graph formats, so every format names things alike.
 import type { EndpointPlan, TaskPlan } from './model.js';
+import { protectionSummary } from './protections.js';
 
 /** Why an edge exists: `after`, `value customer-id`, or both. */
 export function reason(after: boolean, values: readonly string[]): string {
@@ -16,7 +17,8 @@ export function taskLabel(task: TaskPlan): string {
 
 export function responseLabel(endpoint: EndpointPlan): string {
   const r = endpoint.response;
-  return `response: ${endpoint.failure !== null ? 'fails, ' : ''}${r.status ?? '?'} ${r.kind}`;
+  const label = `response: ${endpoint.failure !== null ? 'fails, ' : ''}${r.status ?? '?'} ${r.kind}`;
+  return endpoint.protections === null ? label : `${label}\nafter ${protectionSummary(endpoint.protections)}`;
 }
 
 

@@ -61,6 +61,24 @@ export interface EndpointPlan {
   readonly ignoredParameters: readonly { readonly name: string; readonly suggestion: string | null }[];
   /** Things that could not be checked or shown without I/O or the environment. */
   readonly notes: readonly string[];
+  /** <honeypot>, <captcha>, <rate-limit>; null when the endpoint has none. */
+  readonly protections: ProtectionPlan | null;
+}
+
+export interface ProtectionPlan {
+  readonly honeypot: string | null;
+  /** verifyUrl as written (null for altcha). */
+  readonly captcha: { readonly provider: string; readonly parameter: string; readonly minScore: number | null; readonly verifyUrl: string | null } | null;
+  readonly rateLimits: readonly { readonly requests: number; readonly per: string; readonly by: string; readonly burst: number }[];
+  /** Simulated: the checks serve would make, in its order; null without --param. */
+  readonly checks: readonly ProtectionCheck[] | null;
+}
+
+export interface ProtectionCheck {
+  readonly check: 'honeypot' | 'rate-limit' | 'captcha';
+  /** not-checked: it needs a count or a verifier, which dry-run does not have. */
+  readonly outcome: 'passes' | 'caught' | 'refused' | 'not-checked';
+  readonly detail: string;
 }
 
 export interface TaskPlan {

@@ -13,6 +13,7 @@ import { evaluateCondition } from '../../template/condition.js';
 import { expandTemplate, MissingValueError, type ExpansionScope, type PlaceholderPart } from '../../template/expand.js';
 import type { Condition, Template } from '../../template/types.js';
 import type { EndpointPlan, Plan, PrimaryFailure, ResponsePlan, TaskPlan } from './model.js';
+import { describeProtections, simulateProtections } from './protections.js';
 
 /** The request a simulation pretends to receive: fixed so plans are reproducible. */
 export const SIMULATED_REQUEST: Omit<RequestFacts, 'environment'> = {
@@ -52,6 +53,7 @@ export function buildPlan(application: Application, options: PlanOptions): Plan 
 }
 
 const NOT_RUN = 'the primary action fails, so no task runs';
+const HONEYPOT_NOT_RUN = 'the honeypot is filled, so no task runs';
 
 class EndpointPlanner {
   private readonly notes: string[] = [];
@@ -80,6 +82,7 @@ class EndpointPlanner {
       stages: endpoint.taskGraph.stages,
       edges: endpoint.taskGraph.edges,
       notes: this.notes,
+      protections: describeProtections(endpoint.protections),
     };
     if (this.input === null) {
       return {
@@ -92,23 +95,37 @@ class EndpointPlanner {
         ignoredParameters: [],
       };
     }
-    const ignored = ignoredParameters(endpoint, this.input.raw).map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
+    // The honeypot and CAPTCHA fields are read without being declared: not ignored.
+    const guardFields = [endpoint.protections?.honeypot, endpoint.protections?.captcha?.parameter];
+    const ignored = ignoredParameters(endpoint, this.input.raw).filter((name) => !guardFields.includes(name)).map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
     const decision = decideRequest(this.input);
+    // The checks serve makes before preparation (runtime/pipeline.ts, guarded): a filled
+    // honeypot answers as the success without tasks, a missing CAPTCHA token is a 403.
+    const checks =
+      endpoint.protections === null ? null : simulateProtections(endpoint.protections, this.input.raw, decision.kind === 'proceed' ? decision.scope.parameters : null, SIMULATED_REQUEST.clientIp);
+    const caught = checks?.some((c) => c.outcome === 'caught') === true;
+    const captchaRefused = checks?.some((c) => c.check === 'captcha' && c.outcome === 'refused') === true;
     // The same check serve makes before its first side effect: a value no task can use fails
     // the request, and nothing is sent (so nothing is printed as sent).
-    const preparation = decision.kind === 'proceed' ? prepareBeforeSideEffects({ kinds: this.options.kinds, application: this.application, uploads: [], idempotencyKeys: true }, decision) : null;
-    const outcome =
-      preparation !== null && !preparation.ok
+    const preparation =
+      decision.kind === 'proceed' && !caught && !captchaRefused
+        ? prepareBeforeSideEffects({ kinds: this.options.kinds, application: this.application, uploads: [], idempotencyKeys: true }, decision)
+        : null;
+    const outcome = captchaRefused
+      ? this.refusedOutcome(endpoint, { status: 403, detail: 'the CAPTCHA was not solved', internal: 'no CAPTCHA token' })
+      : preparation !== null && !preparation.ok
         ? this.refusedOutcome(preparation.endpoint, preparation.failure)
         : this.outcome(decision);
-    const runs = outcome.failure === null || outcome.deferred;
+    const runs = (outcome.failure === null || outcome.deferred) && !caught;
+    const notRun = caught ? HONEYPOT_NOT_RUN : NOT_RUN;
     return {
       ...base,
+      protections: base.protections === null ? null : { ...base.protections, checks },
       response: outcome.response,
       responseChosen: outcome.chosen,
       responseNote: outcome.note,
       failure: outcome.failure,
-      tasks: endpoint.tasks.map((t) => (runs && decision.kind === 'proceed' ? this.task(t, decision, null) : this.task(t, null, NOT_RUN))),
+      tasks: endpoint.tasks.map((t) => (runs && decision.kind === 'proceed' ? this.task(t, decision, null) : this.task(t, null, notRun))),
       ignoredParameters: ignored,
     };
   }

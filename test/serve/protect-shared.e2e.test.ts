@@ -1,0 +1,102 @@
+// Rate limits that hold for a whole service, through the real binary: with --workers 2 one
+// count for both workers (the primary counts), and with --rate-limit-store one count for every
+// serve process sharing a Redis (127.0.0.1:6379, shared with other runs: each case uses a key
+// prefix of its own and deletes its keys). A Redis that cannot be reached lets requests through
+// (fail open), logged and counted.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpPeer } from '../helpers/http-peer.js';
+import { fixture, StartedServices, type RunningService } from '../helpers/serve.js';
+import { closedPort } from '../helpers/smtp-peer.js';
+
+const FIXTURE = fixture('protect');
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The fixture's contact form sends mail; no mail is sent in these cases. */
+const SMTP = ['--smtp-url', 'smtp://127.0.0.1:9'];
+
+let peer: HttpPeer;
+const services = new StartedServices();
+const prefixes: string[] = [];
+
+beforeAll(async () => {
+  peer = await HttpPeer.start();
+  peer.route('/crm/limited', { status: 200, body: 'ok' });
+});
+afterAll(async () => {
+  await services.stopAll();
+  await peer?.close();
+  if (prefixes.length > 0) {
+    const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    try {
+      await redis.connect();
+      for (const prefix of prefixes) {
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+      }
+    } finally {
+      redis.disconnect();
+    }
+  }
+});
+
+/** A POST over a connection of its own, so the primary hands each to the next worker. */
+function postOnNewConnection(service: RunningService, endpoint: string): Promise<{ status: number; requestId: string }> {
+  const url = new URL(`${service.url}/${endpoint}`);
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode!, requestId: String(response.headers['x-request-id']) }));
+    });
+    request.on('error', reject);
+    request.end('');
+  });
+}
+
+const pidsOf = (service: RunningService, requestIds: readonly string[]) =>
+  new Set(service.logs().filter((l) => l.msg === 'request' && requestIds.includes(String(l.requestId))).map((l) => l.pid));
+
+describe('one limit for the whole service', () => {
+  it('--workers 2: both workers answer, and together they let 3 requests through, not 3 each', async () => {
+    const service = await services.start(FIXTURE, ['--workers', '2', ...SMTP], { PEER: peer.origin });
+    const before = peer.requestsTo('/crm/limited').length;
+    const answers = [];
+    for (let i = 0; i < 8; i++) answers.push(await postOnNewConnection(service, 'limited'));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
+    await service.waitForLog((l) => l.msg === 'request' && l.requestId === answers[7]!.requestId);
+    // Without this the case could pass with one worker doing all the counting.
+    expect(pidsOf(service, answers.map((a) => a.requestId)).size).toBe(2);
+    expect(peer.requestsTo('/crm/limited').length - before).toBe(3);
+  });
+
+  it('--rate-limit-store redis://: two serve processes sharing it let 3 requests through in all', async () => {
+    const prefix = `endpoint-service-test:${randomUUID()}:`;
+    prefixes.push(prefix);
+    const args = ['--rate-limit-store', REDIS_URL, '--rate-limit-prefix', prefix, ...SMTP];
+    const [a, b] = await Promise.all([services.start(FIXTURE, args, { PEER: peer.origin }), services.start(FIXTURE, args, { PEER: peer.origin })]);
+    const before = peer.requestsTo('/crm/limited').length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await postOnNewConnection(i % 2 === 0 ? a : b, 'limited')).status);
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+    expect(peer.requestsTo('/crm/limited').length - before).toBe(3);
+    // The count is in Redis, under the prefix given.
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect((await redis.keys(`${prefix}*`)).length).toBeGreaterThan(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('a Redis that cannot be reached lets requests through, says so in the log and counts it', async () => {
+    const port = await closedPort();
+    const service = await services.start(FIXTURE, ['--rate-limit-store', `redis://127.0.0.1:${port}`, ...SMTP], { PEER: peer.origin });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await postOnNewConnection(service, 'limited')).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    await service.waitForLog((l) => l.level === 'warn' && String(l.msg).includes('rate limit store cannot be reached'));
+    const metrics = await (await fetch(`${service.url}/_metrics`)).text();
+    expect(metrics).toMatch(/endpoint_service_guard_outcomes_total\{endpoint="limited",check="rate-limit",outcome="store-unavailable"\} 5/);
+  });
+});
