@@ -315,6 +315,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     const checked = resolveSmtpConnection(null, smtpUrl, {});
     if (!checked.ok) usage(`${source}: ${checked.error}`);
   }
+  const queue = resolveQueueSettings(flags, usage, 'serve');
   return {
     file,
     port,
@@ -335,9 +336,10 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     denyPrivateAddresses: flags.denyPrivateAddresses === true,
     idempotencyKeys: flags.idempotencyKey,
     otel: tracingWanted(flags.otel === true, process.env),
-    queue: resolveQueueSettings(flags, usage, 'serve'),
+    queue,
     trustProxy: flags.trustProxy ?? null,
-    rateLimitStore: flags.rateLimitStore ?? null,
+    // Instances that share a durable queue share its Redis: their rate limits count together too.
+    rateLimitStore: flags.rateLimitStore ?? (queue !== null && queue.backend === 'redis' ? queue.url : null),
     rateLimitPrefix: flags.rateLimitPrefix,
   };
 }

@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { fixture, StartedServices, type RunningService } from '../helpers/serve.js';
+import { QUEUE_KEY } from '../helpers/queue.js';
 import { closedPort } from '../helpers/smtp-peer.js';
 
 const FIXTURE = fixture('protect');
@@ -81,6 +82,28 @@ describe('one limit for the whole service', () => {
     expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
     expect(peer.requestsTo('/crm/limited').length - before).toBe(3);
     // The count is in Redis, under the prefix given.
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect((await redis.keys(`${prefix}*`)).length).toBeGreaterThan(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it("--queue without --rate-limit-store: the queue's Redis holds the count, shared by both instances", async () => {
+    const prefix = `endpoint-service-test:${randomUUID()}:`;
+    prefixes.push(prefix);
+    const queueName = `rate-${randomUUID()}`;
+    // BullMQ's own keys of this queue, removed with the counts.
+    prefixes.push(`bull:${queueName}:`);
+    const args = ['--queue', REDIS_URL, '--queue-name', queueName, '--no-queue-consume', '--rate-limit-prefix', prefix, ...SMTP];
+    const env = { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY };
+    const [a, b] = await Promise.all([services.start(FIXTURE, args, env), services.start(FIXTURE, args, env)]);
+    const before = peer.requestsTo('/crm/limited').length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await postOnNewConnection(i % 2 === 0 ? a : b, 'limited')).status);
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+    expect(peer.requestsTo('/crm/limited').length - before).toBe(3);
     const redis = new Redis(REDIS_URL);
     try {
       expect((await redis.keys(`${prefix}*`)).length).toBeGreaterThan(0);
