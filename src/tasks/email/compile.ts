@@ -2,6 +2,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { Task } from '../../compiler/ast.js';
+import { taskWith } from '../../compiler/tasks.js';
 import { compileCondition, CONDITION_ATTRIBUTES } from '../../compiler/conditions.js';
 import { readElement, requireAttribute, resolveInside, single, type CompileContext, type ElementShape, type ReadElement } from '../../compiler/context.js';
 import { lintRecipient } from '../../compiler/destinations.js';
@@ -88,9 +89,8 @@ export function compileEmail(ctx: CompileContext, read: ReadElement, scope: Name
   // Attachments go into the message in the order the author wrote them, whatever their kind.
   attachments.sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
   if (!ok || !from || !subject) return null;
-  return {
-    ...base,
-    kind: 'email',
+  return taskWith(base, {
+    kind: 'email' as const,
     from,
     // Lists of the AST are copied to their exact size (see compileParts).
     to: to.slice(),
@@ -100,7 +100,7 @@ export function compileEmail(ctx: CompileContext, read: ReadElement, scope: Name
     subject,
     bodies: bodies.slice(),
     attachments: attachments.slice(),
-  };
+  });
 }
 
 const CID = /\bsrc\s*=\s*["']cid:([^"']+)["']/gi;

@@ -1,6 +1,7 @@
 // The HttpRequest elements of a <task>: url, method, parameters, headers, basic auth, one body.
 
 import type { Task } from '../../compiler/ast.js';
+import { taskWith } from '../../compiler/tasks.js';
 import { compileJsonBody, compileXmlBody } from '../../compiler/bodies.js';
 import { readElement, requireAttribute, single, type CompileContext, type ElementShape, type ReadElement } from '../../compiler/context.js';
 import { lintDestination } from '../../compiler/destinations.js';
@@ -109,9 +110,8 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
   }
 
   if (!ok || !url) return null;
-  return {
-    ...base,
-    kind: 'http-request',
+  return taskWith(base, {
+    kind: 'http-request' as const,
     url,
     method: method ?? (bodies.length > 0 ? 'POST' : 'GET'),
     // Lists of the AST are copied to their exact size (see compileParts).
@@ -119,6 +119,6 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
     headers: headers.slice(),
     basicAuth,
     body: bodies[0]?.body ?? null,
-  };
+  });
 }
 
