@@ -71,11 +71,9 @@ describe('one limit for the whole service', () => {
     expect(peer.requestsTo('/crm/limited').length - before).toBe(3);
   });
 
-  it('--rate-limit-store redis://: two serve processes sharing it let 3 requests through in all', async () => {
-    const prefix = `endpoint-service-test:${randomUUID()}:`;
-    prefixes.push(prefix);
-    const args = ['--rate-limit-store', REDIS_URL, '--rate-limit-prefix', prefix, ...SMTP];
-    const [a, b] = await Promise.all([services.start(FIXTURE, args, { PEER: peer.origin }), services.start(FIXTURE, args, { PEER: peer.origin })]);
+  /** Two instances started with `args`, six requests alternating between them: one count in Redis under `prefix`. */
+  async function expectOneCountInRedis(args: readonly string[], env: Record<string, string>, prefix: string): Promise<void> {
+    const [a, b] = await Promise.all([services.start(FIXTURE, args, env), services.start(FIXTURE, args, env)]);
     const before = peer.requestsTo('/crm/limited').length;
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await postOnNewConnection(i % 2 === 0 ? a : b, 'limited')).status);
@@ -88,28 +86,21 @@ describe('one limit for the whole service', () => {
     } finally {
       redis.disconnect();
     }
+  }
+
+  it('--rate-limit-store redis://: two serve processes sharing it let 3 requests through in all', async () => {
+    const prefix = `endpoint-service-test:${randomUUID()}:`;
+    prefixes.push(prefix);
+    await expectOneCountInRedis(['--rate-limit-store', REDIS_URL, '--rate-limit-prefix', prefix, ...SMTP], { PEER: peer.origin }, prefix);
   });
 
   it("--queue without --rate-limit-store: the queue's Redis holds the count, shared by both instances", async () => {
     const prefix = `endpoint-service-test:${randomUUID()}:`;
-    prefixes.push(prefix);
     const queueName = `rate-${randomUUID()}`;
-    // BullMQ's own keys of this queue, removed with the counts.
-    prefixes.push(`bull:${queueName}:`);
+    // BullMQ's own keys of this queue are removed with the counts.
+    prefixes.push(prefix, `bull:${queueName}:`);
     const args = ['--queue', REDIS_URL, '--queue-name', queueName, '--no-queue-consume', '--rate-limit-prefix', prefix, ...SMTP];
-    const env = { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY };
-    const [a, b] = await Promise.all([services.start(FIXTURE, args, env), services.start(FIXTURE, args, env)]);
-    const before = peer.requestsTo('/crm/limited').length;
-    const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await postOnNewConnection(i % 2 === 0 ? a : b, 'limited')).status);
-    expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
-    expect(peer.requestsTo('/crm/limited').length - before).toBe(3);
-    const redis = new Redis(REDIS_URL);
-    try {
-      expect((await redis.keys(`${prefix}*`)).length).toBeGreaterThan(0);
-    } finally {
-      redis.disconnect();
-    }
+    await expectOneCountInRedis(args, { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY }, prefix);
   });
 
   it('a Redis that cannot be reached lets requests through, says so in the log and counts it', async () => {
