@@ -294,17 +294,7 @@ class Parser {
   }
 
   private skipSpace(): void {
-    const s = this.s;
-    const n = this.n;
-    let i = this.i;
-    for (; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c === LF || (c === CR && s.charCodeAt(i + 1) !== LF)) {
-        this.line++;
-        this.lineStart = i + 1;
-      } else if (c !== SPACE && c !== TAB && c !== CR) break;
-    }
-    this.i = i;
+    this.i = this.spaceFrom(this.i);
   }
 
   /**
@@ -839,7 +829,7 @@ class Parser {
     let next = 0;
     for (;;) {
       const before = i;
-      i = this.declarationSpace(i);
+      i = this.spaceFrom(i);
       if (i >= n) {
         this.i = n;
         throw this.truncated('the XML declaration <?xml (it needs ?>)');
@@ -872,9 +862,9 @@ class Parser {
         );
       }
       if (next === 0 && k !== 0) throw this.malformed(`the XML declaration must start with the version: write ${example}`, i);
-      i = this.declarationSpace(end);
+      i = this.spaceFrom(end);
       if (s.charCodeAt(i) !== EQUALS) throw this.malformed(`"${name}" in the XML declaration needs a value: ${name}="..."`, i);
-      i = this.declarationSpace(i + 1);
+      i = this.spaceFrom(i + 1);
       const quote = s.charCodeAt(i);
       if (quote !== DQUOTE && quote !== SQUOTE) throw this.malformed(`the value of "${name}" in the XML declaration must be in quotes`, i);
       const valueStart = i + 1;
@@ -900,8 +890,8 @@ class Parser {
     }
   }
 
-  /** Whitespace of the XML declaration from `i` on, line ends counted: the offset after it. */
-  private declarationSpace(i: number): number {
+  /** Whitespace from `i` on, line ends counted: the offset after it. */
+  private spaceFrom(i: number): number {
     const s = this.s;
     const n = this.n;
     for (; i < n; i++) {
