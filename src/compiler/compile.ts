@@ -13,6 +13,7 @@ import { compileEmailSettings, compileSecurity } from './settings.js';
 import { Suggestions } from './suggest.js';
 import { findCycles } from './task-graph.js';
 import { TaskKindIndex } from './tasks.js';
+import { LiteralParts } from './templates.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
 
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
@@ -41,6 +42,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     endpointNames: [],
     forwards: [],
     onElementRead: options.onElementRead,
+    literals: new LiteralParts(),
   };
 
   const securityRoot = readSettingsFile(ctx, 'security.xml', 'security');
@@ -63,7 +65,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
         };
   progress?.({ phase: 'parsing' });
   const decoded = decodeXml(bytes);
-  const parsed = decoded.ok ? parseXml(decoded.text, file) : decoded;
+  const parsed = decoded.ok ? parseXml(decoded.text, file, undefined, options.diagnosticsOnly !== true) : decoded;
   if (!parsed.ok) {
     diagnostics.report(parsed.code, { file, line: parsed.line, column: parsed.column }, parsed.message);
   } else if (parsed.root.name !== 'endpoint-folder') {

@@ -12,6 +12,7 @@ import type { ClientGuard, NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
 import { buildTaskGraph } from './task-graph.js';
 import { endpointProtections, NO_PROTECTIONS, PROTECTION_ELEMENTS, readProtections, type InheritedProtections } from './protections.js';
+import { exact } from './retained.js';
 
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const PARAMETER_NAME = /^[A-Za-z0-9_.-]+$/;
@@ -296,9 +297,9 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     tasksMode,
     includeInHash,
     // Lists of the AST are copied to their exact size (see compileParts).
-    successes: successes.slice(),
+    successes: exact(successes),
     error,
-    tasks: tasks.slice(),
+    tasks: exact(tasks),
     taskGraph: graph,
     protections,
     position: element.position,

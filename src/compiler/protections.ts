@@ -123,7 +123,7 @@ function readCaptcha(ctx: CompileContext, element: ReadElement['element']): Capt
       ctx.diagnostics.report('invalid-value', urlAttr.position, 'verify-url', urlAttr.value, 'an absolute http or https URL');
       ok = false;
     } else verifyUrl = compileTemplate(ctx, value, 'none', ENV_ONLY_SCOPE, urlAttr.position);
-  } else verifyUrl = literalTemplate(CAPTCHA_DEFAULTS[provider].verifyUrl, 'none', element.position);
+  } else verifyUrl = literalTemplate(ctx, CAPTCHA_DEFAULTS[provider].verifyUrl, 'none');
   if (verifyUrl === null) ok = false;
   if (!ok || secret === null || verifyUrl === null) return null;
   return { provider, secret, parameter: parameterAttr?.value ?? CAPTCHA_DEFAULTS[provider].parameter, minScore, verifyUrl, position: element.position };

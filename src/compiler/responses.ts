@@ -12,6 +12,7 @@ import { readElement, requireAttribute, resolveInside, single, type CompileConte
 import { contentTypeFor } from '../content-types.js';
 import { compileTemplate, type NameScope } from './templates.js';
 import { textOf, type XmlElement } from './xml.js';
+import { exact } from './retained.js';
 
 const ACTIONS = ['redirect-to', 'response-from-static', 'response-from-url', 'forward-to-endpoint', 'response-body'] as const;
 const UNSUPPORTED_ACTIONS = ['response-transformation', 'ooxml-parameter-expansion'];
@@ -54,7 +55,7 @@ export function compileSuccess(ctx: CompileContext, element: XmlElement, scopes:
   const action = compileAction(ctx, read, scope, false);
   if (condition === undefined || action === undefined || (condition && conditionUsesIntermediate(condition))) return null;
   return {
-    response: { condition, action, after: afterRefs.map((a) => a.id), inputs: [...inputs], position: element.position },
+    response: { condition, action, after: exact(afterRefs.map((a) => a.id)), inputs: exact([...inputs]), position: element.position },
     afterRefs,
     inputRefs,
   };
@@ -109,7 +110,7 @@ function compileAction(ctx: CompileContext, read: ReadElement, scope: NameScope,
       // A whitelist already decides where a redirect may go.
       if (entries.length === 0) lintDestination(ctx, url, 'redirect', element.position);
       // Copied to its exact size (see compileParts).
-      return { kind: 'redirect', url, whitelist: entries.slice(), position: element.position };
+      return { kind: 'redirect', url, whitelist: exact(entries), position: element.position };
     }
     case 'response-from-static': {
       const r = readElement(ctx, element, { attributes: ['filename', 'download-filename'], children: [] });

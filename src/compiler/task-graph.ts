@@ -1,6 +1,8 @@
 // The task graph of one endpoint: who waits for whom, and why; stages as longest-path levels.
 // Built by the compiler (cycles are a configuration error) and read by dry-run and serve.
 
+import { exact } from './retained.js';
+
 /** Why `to` waits for `from`: an explicit <after>, intermediate values it consumes, or both. */
 export interface TaskEdge {
   readonly from: string;
@@ -55,7 +57,7 @@ export function buildTaskGraph(tasks: readonly TaskNode[]): TaskGraph {
       if (producer !== undefined) note(producer).values.push(input);
     }
     for (const [from, e] of byProducer) {
-      edges.push({ from, to: task.id, after: e.after, values: e.values.slice() });
+      edges.push({ from, to: task.id, after: e.after, values: exact(e.values) });
       dependsOn.get(task.id)!.push(from);
       dependents.get(from)!.push(task.id);
     }
@@ -65,8 +67,8 @@ export function buildTaskGraph(tasks: readonly TaskNode[]): TaskGraph {
   const stages = cycles.length > 0 ? [] : computeStages(tasks.map((t) => t.id), dependsOn);
   // Every endpoint keeps its graph while it is served: lists grown by push are copied to their
   // exact size (a grown list keeps room for 16), which matters with thousands of endpoints.
-  for (const map of [dependsOn, dependents]) for (const [id, list] of map) map.set(id, list.slice());
-  return { order: tasks.map((t) => t.id), dependsOn, dependents, edges: edges.slice(), stages: stages.map((s) => s.slice()), cycles };
+  const kept = (map: Map<string, string[]>) => new Map([...map].map(([id, list]) => [id, exact(list)] as const));
+  return { order: tasks.map((t) => t.id), dependsOn: kept(dependsOn), dependents: kept(dependents), edges: exact(edges), stages: exact(stages.map((s) => exact(s))), cycles: exact(cycles) };
 }
 
 function computeStages(order: readonly string[], dependsOn: ReadonlyMap<string, readonly string[]>): string[][] {

@@ -12,6 +12,7 @@ import { parseBooleanAttribute, readElement, requireAttribute, UNSUPPORTED_INSTE
 import type { TaskKindSyntax } from './task-kind.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
+import { exact } from './retained.js';
 
 /** OpenEndpoints task classes recognised and refused by name (with or without the endpoints.task. prefix). */
 export const UNSUPPORTED_CLASSES: ReadonlySet<string> = new Set(['CreateShortLinkToEndpointTask', 'RequestLogExpressionCaptureTask']);
@@ -181,10 +182,10 @@ export function compileTask(ctx: CompileContext, kinds: TaskKindIndex, header: T
     ignoreIfError,
     timeoutMs,
     retries,
-    after: header.after.map((a) => a.id),
-    inputs: header.inputs.map((i) => i.name),
-    // Lists of the AST are copied to their exact size (see compileParts).
-    outputs: outputs.slice(),
+    // Lists of the AST are kept at their exact size, empty ones shared (see retained.ts).
+    after: exact(header.after.map((a) => a.id)),
+    inputs: exact(header.inputs.map((i) => i.name)),
+    outputs: exact(outputs),
     position: header.element.position,
   };
   const task = header.kind.compile(ctx, read, scope, base, header.element);

@@ -7,6 +7,7 @@ import { type Position } from '../position.js';
 import type { CompileContext } from './context.js';
 import { parseTemplateSource } from '../template/parse.js';
 import { escapeForm, escapeJsonString, escapeXml } from '../template/escape.js';
+import { internalized, NONE } from './retained.js';
 
 const SYSTEM: ReadonlySet<string> = new Set(SYSTEM_PARAMETERS);
 
@@ -54,9 +55,9 @@ export function escapeLiteral(escaping: Escaping, text: string): string {
 }
 
 /** Resolves the placeholders of `source` into parts; null after reporting a problem. */
-export function compileParts(ctx: CompileContext, source: string, escaping: Escaping, scope: NameScope, at: Position): TemplatePart[] | null {
+export function compileParts(ctx: CompileContext, source: string, escaping: Escaping, scope: NameScope, at: Position): readonly TemplatePart[] | null {
   // Most texts of a configuration hold no placeholder: one literal, without splitting.
-  if (!source.includes('${')) return source === '' ? [] : [{ kind: 'literal', text: escapeLiteral(escaping, source) }];
+  if (!source.includes('${')) return ctx.literals.only(escapeLiteral(escaping, source));
   const parsed = parseTemplateSource(source);
   if (!parsed.ok) {
     ctx.diagnostics.report('template-syntax', at, parsed.error.message);
@@ -66,7 +67,9 @@ export function compileParts(ctx: CompileContext, source: string, escaping: Esca
   let ok = true;
   for (const segment of parsed.segments) {
     if (segment.kind === 'text') {
-      pushLiteral(parts, escapeLiteral(escaping, segment.text));
+      // The parser never yields two texts in a row: each literal is whole.
+      const text = escapeLiteral(escaping, segment.text);
+      if (text !== '') parts.push(ctx.literals.part(text));
       continue;
     }
     const part = resolveName(ctx, segment.name, scope, at);
@@ -78,11 +81,30 @@ export function compileParts(ctx: CompileContext, source: string, escaping: Esca
   return ok ? parts.slice() : null;
 }
 
-export function pushLiteral(parts: TemplatePart[], text: string): void {
-  if (text === '') return;
-  const last = parts[parts.length - 1];
-  if (last?.kind === 'literal') parts[parts.length - 1] = { kind: 'literal', text: last.text + text };
-  else parts.push({ kind: 'literal', text });
+/**
+ * Literal parts as the application keeps them: one part object, and one string, per distinct
+ * text of a compile. The same URL, header, address or piece of a body recurs in endpoint after
+ * endpoint; kept once each, a large application needs a fraction of the memory. One per compile,
+ * so that a --watch reload does not keep the texts of earlier versions.
+ */
+export class LiteralParts {
+  private readonly parts = new Map<string, readonly [TemplatePart]>();
+
+  /** The literal part of `text` (not empty). */
+  part(text: string): TemplatePart {
+    return this.only(text)[0]!;
+  }
+
+  /** The parts of a template that is `text` and nothing else: shared too. */
+  only(text: string): readonly TemplatePart[] {
+    if (text === '') return NONE;
+    const known = this.parts.get(text);
+    if (known !== undefined) return known;
+    const kept = internalized(text);
+    const parts: readonly [TemplatePart] = [{ kind: 'literal', text: kept }];
+    this.parts.set(kept, parts);
+    return parts;
+  }
 }
 
 export function compileTemplate(ctx: CompileContext, source: string, escaping: Escaping, scope: NameScope, at: Position): Template | null {
@@ -94,12 +116,12 @@ export function compileTemplate(ctx: CompileContext, source: string, escaping: E
     ctx.diagnostics.report('invalid-value', at, 'a header value, mail address or subject', source, 'a single line');
     return null;
   }
-  return { source, escaping, parts, position: at };
+  return { source, escaping, parts };
 }
 
 /** A literal-only template (values that may not hold placeholders, built by the compiler). */
-export function literalTemplate(text: string, escaping: Escaping, at: Position): Template {
-  return { source: text, escaping, parts: text === '' ? [] : [{ kind: 'literal', text: escapeLiteral(escaping, text) }], position: at };
+export function literalTemplate(ctx: CompileContext, text: string, escaping: Escaping): Template {
+  return { source: text, escaping, parts: ctx.literals.only(escapeLiteral(escaping, text)) };
 }
 
 // Placeholder parts are read-only and repeat throughout an application (the same few names in

@@ -103,6 +103,8 @@ export class XmlDocument {
   constructor(
     readonly source: string,
     readonly file: string,
+    /** Applied to each value and text read: detaches what the AST may keep from the document. */
+    private readonly keep: (text: string) => string,
   ) {
     // About one element per 60 characters in a configuration; the arrays double when needed.
     const elements = Math.max(16, source.length >> 6);
@@ -250,7 +252,8 @@ export class XmlDocument {
     const out: XmlAttribute[] = new Array(end - start);
     for (let a = start; a < end; a++) {
       const valueEnd = this.valueEnd[a]!;
-      const value = valueEnd === DECODED ? this.decodedValues.get(a)! : this.source.slice(this.valueStart[a]!, valueEnd);
+      // Detached from the document: the AST keeps many of these (see internalized).
+      const value = this.keep(valueEnd === DECODED ? this.decodedValues.get(a)! : this.source.slice(this.valueStart[a]!, valueEnd));
       out[a - start] = new AttributeView(this.attributeNames[a]!, value, this.file, this.attributeLine[a]!, this.attributeColumn[a]!);
     }
     return out;
@@ -315,6 +318,11 @@ export class XmlDocument {
   }
 
   textContent(t: number): string {
+    return this.keep(this.rawText(t));
+  }
+
+  /** A slice of the document: only for what is read and let go, or detached once whole. */
+  private rawText(t: number): string {
     const end = this.textEnd[t]!;
     return end === DECODED ? this.decodedTexts.get(t)! : this.source.slice(this.textStart[t]!, end);
   }
@@ -335,9 +343,9 @@ export class XmlDocument {
     for (let k = this.childStart[e]!, end = this.childEnd[e]!; k < end; k++) {
       const ref = refs[k]!;
       if (ref >= 0) continue;
-      out += this.textContent(~ref);
+      out += this.rawText(~ref);
     }
-    return out;
+    return this.keep(out);
   }
 }
 

@@ -7,6 +7,7 @@
 // the same tree for every well-formed input, which is why some comments below name it.
 
 import { XmlDocument, type XmlAttribute, type XmlElement } from './xml-tree.js';
+import { asRead, detached, internalized } from './retained.js';
 
 export { textOf, type XmlAttribute, type XmlElement, type XmlNode, type XmlText } from './xml-tree.js';
 
@@ -42,11 +43,12 @@ export class LineIndex {
 
 /**
  * Parses one XML document. `file` names it in positions; `base` shifts positions when the text
- * is a fragment of another file (an inline body).
+ * is a fragment of another file (an inline body). `kept`: whether what is read from the tree may
+ * be kept after it (see internalized); validate lets every value go and skips that cost.
  */
-export function parseXml(text: string, file: string, base?: { line: number; column: number }): XmlParseResult {
+export function parseXml(text: string, file: string, base?: { line: number; column: number }, kept = true): XmlParseResult {
   if (text.trim() === '') return { ok: false, code: 'file-empty', message: 'the file is empty: it needs a root element', line: 1, column: 1 };
-  const parser = new Parser(text, file, base);
+  const parser = new Parser(text, file, base, kept);
   try {
     return { ok: true, root: parser.document() };
   } catch (error) {
@@ -220,9 +222,10 @@ class Parser {
     private readonly s: string,
     private readonly file: string,
     private readonly base: { line: number; column: number } | undefined,
+    kept: boolean,
   ) {
     this.n = s.length;
-    this.doc = new XmlDocument(s, file);
+    this.doc = new XmlDocument(s, file, kept ? detached : asRead);
     // Small for an inline body, parsed on its own and often.
     this.interned = new Array<string | undefined>(s.length > 65_536 ? INTERNED : 256).fill(undefined);
   }
@@ -913,12 +916,6 @@ const DECLARATION_VALUES = [/^1\.[0-9]+$/, /^[A-Za-z][A-Za-z0-9._-]*$/, /^(?:yes
 function sameText(text: string, s: string, start: number): boolean {
   for (let k = 0; k < text.length; k++) if (text.charCodeAt(k) !== s.charCodeAt(start + k)) return false;
   return true;
-}
-
-function internalized(text: string): string {
-  const holder: Record<string, true> = {};
-  holder[text] = true;
-  return Object.keys(holder)[0]!;
 }
 
 /** Shows control characters of a binary file as escapes in messages. */

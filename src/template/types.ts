@@ -48,7 +48,6 @@ export interface Template {
   readonly escaping: Escaping;
   /** Literal parts are already in their final, escaped form for the context. */
   readonly parts: readonly TemplatePart[];
-  readonly position: Position;
 }
 
 export type ComparisonOperator = 'equals' | 'notequals' | 'gt' | 'ge' | 'lt' | 'le';

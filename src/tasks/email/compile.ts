@@ -11,6 +11,7 @@ import { compileTemplate, type NameScope } from '../../compiler/templates.js';
 import { textOf, type XmlElement } from '../../compiler/xml.js';
 import type { Template } from '../../template/types.js';
 import type { EmailAttachment, EmailBody, EmailTask } from './types.js';
+import { exact } from '../../compiler/retained.js';
 
 export const EMAIL_CHILDREN = ['from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'body', 'attachment-static', 'attachments-from-request-file-uploads'];
 const ATTACHMENT_STATIC_SHAPE: ElementShape = { attributes: ['filename', ...CONDITION_ATTRIBUTES], children: [] };
@@ -93,13 +94,13 @@ export function compileEmail(ctx: CompileContext, read: ReadElement, scope: Name
     kind: 'email' as const,
     from,
     // Lists of the AST are copied to their exact size (see compileParts).
-    to: to.slice(),
-    cc: cc.slice(),
-    bcc: bcc.slice(),
+    to: exact(to),
+    cc: exact(cc),
+    bcc: exact(bcc),
     replyTo,
     subject,
-    bodies: bodies.slice(),
-    attachments: attachments.slice(),
+    bodies: exact(bodies),
+    attachments: exact(attachments),
   });
 }
 
@@ -151,6 +152,6 @@ function compileEmailBody(ctx: CompileContext, element: XmlElement, scope: NameS
       }
     }
   }
-  return { contentType, template, inlineImages, position: element.position };
+  return { contentType, template, inlineImages: exact(inlineImages), position: element.position };
 }
 

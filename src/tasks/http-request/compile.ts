@@ -11,6 +11,7 @@ import { textOf, type XmlElement } from '../../compiler/xml.js';
 import type { Position } from '../../position.js';
 import type { NamedTemplate, Template } from '../../template/types.js';
 import type { HttpMethod, HttpRequestTask, RequestBody } from './types.js';
+import { exact } from '../../compiler/retained.js';
 
 export const HTTP_REQUEST_CHILDREN = ['url', 'method', 'get-parameter', 'post-parameter', 'request-header', 'basic-access-authentication', 'json-body', 'xml-body'];
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
@@ -115,8 +116,8 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
     url,
     method: method ?? (bodies.length > 0 ? 'POST' : 'GET'),
     // Lists of the AST are copied to their exact size (see compileParts).
-    getParameters: getParameters.slice(),
-    headers: headers.slice(),
+    getParameters: exact(getParameters),
+    headers: exact(headers),
     basicAuth,
     body: bodies[0]?.body ?? null,
   });
