@@ -18,6 +18,7 @@ import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
 import { addServeQueueOptions, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 import { compileProgress } from './progress.js';
+import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
 
 interface ServeFlags extends QueueFlags {
   port?: number;
@@ -197,9 +198,15 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
   const logger = createLogger(settings.logFormat, settings.color);
 
   let serving = false;
-  // The start-up compile of the process that prints (not a worker's, not a reload's) shows progress.
-  const startProgress = await compileProgress(process.stderr, !cluster.isWorker);
-  const compile = (printDiagnostics: boolean): Application | null | 'unreadable' => {
+  // With --workers N the primary does not compile at start-up: its workers do, side by side, and
+  // the first of them speaks for all (diagnostics, progress, exit code). Compiling in the primary
+  // first and then again in every worker took twice as long to be ready as one process.
+  const reporting = cluster.isWorker ? process.env[REPORTER_ENV] === '1' : settings.workers <= 1;
+  // The start-up compile of the process that reports shows progress (not a reload's).
+  const startProgress = await compileProgress(process.stderr, reporting);
+  // print: diagnostics on stderr (the reporting process); log: one log line (a worker's reload,
+  // its primary printed them); silent: a worker's start-up compile beside the reporter's.
+  const compile = (diagnostics: 'print' | 'log' | 'silent'): Application | null | 'unreadable' => {
     let result;
     try {
       const progress = serving ? undefined : startProgress;
@@ -219,22 +226,22 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
       return null;
     }
     if (result.unreadable !== null) {
-      if (printDiagnostics) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
-      else logger.log('error', result.unreadable);
+      if (diagnostics === 'print') process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
+      else if (diagnostics === 'log') logger.log('error', result.unreadable);
       return 'unreadable';
     }
     if (result.application === null || result.errorCount > 0) {
-      if (printDiagnostics) process.stderr.write(report(result.diagnostics, result.errorCount, result.warningCount));
-      else logger.log('error', `${file} has errors; still serving the previous version`, { errors: result.errorCount });
+      if (diagnostics === 'print') process.stderr.write(report(result.diagnostics, result.errorCount, result.warningCount));
+      else if (diagnostics === 'log') logger.log('error', `${file} has errors; still serving the previous version`, { errors: result.errorCount });
       return null;
     }
-    if (printDiagnostics && result.warningCount > 0) process.stderr.write(report(result.diagnostics, 0, result.warningCount));
+    if (diagnostics === 'print' && result.warningCount > 0) process.stderr.write(report(result.diagnostics, 0, result.warningCount));
     return result.application;
   };
 
   // A --watch reload: the new application, or null to keep serving the previous one.
   const reload = (print: boolean): Application | null => {
-    const next = compile(print);
+    const next = compile(print ? 'print' : 'log');
     if (next === null || next === 'unreadable') {
       if (print) logger.log('error', `${file} has errors; still serving the previous version`);
       return null;
@@ -242,15 +249,21 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
     return next;
   };
 
-  // A worker compiles quietly: its primary has printed the diagnostics already.
-  const first = compile(!cluster.isWorker);
-  if (first === 'unreadable') return 2;
-  if (first === null) return 1;
   if (cluster.isPrimary && settings.workers > 1) {
     const { runPrimary } = await import('../server/cluster.js');
     serving = true;
     runPrimary(settings, logger, reload);
-  } else {
+    return 0;
+  }
+  const first = compile(reporting ? 'print' : 'silent');
+  if (first === 'unreadable' || first === null) {
+    const code: 1 | 2 = first === null ? 1 : 2;
+    // The primary exits with this code; the reporter has said why.
+    // Letting go of the channel afterwards lets the worker exit with that code too.
+    if (cluster.isWorker) process.send?.({ type: 'endpoint-service:not-compiled', exitCode: code } satisfies WorkerMessage, () => process.disconnect());
+    return code;
+  }
+  {
     const { serve } = await import('../server/serving.js');
     // Each process that answers requests exports its own spans; the SDK is loaded only now.
     const tracing = settings.otel ? await (await import('../server/otel.js')).startTracing({ serviceVersion: packageVersion(), warn: (message) => logger.log('warn', message) }) : undefined;

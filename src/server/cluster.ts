@@ -7,7 +7,8 @@ import type { Logger } from './log.js';
 import { METRICS_REQUEST, METRICS_RESPONSE } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
-import { forceExit, READY_PREFIX, type ControlMessage } from './serving.js';
+import { forceExit, READY_PREFIX } from './serving.js';
+import { REPORTER_ENV, type ControlMessage, type WorkerMessage } from './cluster-messages.js';
 import { watchApplication, type Compiler } from './watch.js';
 
 /** Extra time after --shutdown-timeout for workers to exit on their own before they are killed. */
@@ -21,10 +22,24 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   let listening = 0;
   let quickDeaths = 0;
   const startedAt = new Map<number, number>();
+  // The worker that reports the start-up compile (diagnostics, progress) for all of them; the
+  // others compile quietly, side by side with it.
+  let reporter: Worker | null = null;
+  /** Workers whose start-up compile failed, with the exit code the service then ends with. */
+  const notCompiled = new Map<number, 1 | 2>();
+  /** A quiet worker failed to compile: the reporter is still to say why (or, odder, succeed). */
+  let startFailed = false;
 
   const fork = () => {
-    const worker = cluster.fork();
+    const first = reporter === null && !ready;
+    const worker = cluster.fork(first ? { [REPORTER_ENV]: '1' } : {});
+    if (first) reporter = worker;
     startedAt.set(worker.id, Date.now());
+  };
+  const giveUp = (code: number, why: string | null) => {
+    if (why !== null) process.stderr.write(`endpoint-service: ${why}; stopping\n`);
+    for (const other of workers()) other.kill();
+    process.exit(code);
   };
   const send = (worker: Worker, message: ControlMessage) => {
     if (worker.isConnected()) worker.send(message);
@@ -32,6 +47,8 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   const workers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
 
   cluster.on('listening', (_worker, address) => {
+    // The file changed between the compiles of two workers: they would serve different versions.
+    if (startFailed) return giveUp(1, 'a worker process could not compile the application at start-up');
     listening++;
     if (!ready && listening >= settings.workers) {
       ready = true;
@@ -51,10 +68,17 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
       return;
     }
     if (!ready) {
+      const compileFailure = notCompiled.get(worker.id);
+      if (compileFailure !== undefined) {
+        // The reporter prints the diagnostics: wait for its verdict rather than cut it short.
+        if (worker !== reporter && reporter !== null && !reporter.isDead()) {
+          startFailed = true;
+          return;
+        }
+        return giveUp(compileFailure, null);
+      }
       // A worker that cannot start (port in use, application changed underneath) will not do better on a retry.
-      process.stderr.write(`endpoint-service: a worker process could not start (exit code ${code ?? signal}); stopping\n`);
-      for (const other of workers()) other.kill();
-      process.exit(1);
+      return giveUp(1, `a worker process could not start (exit code ${code ?? signal})`);
     }
     quickDeaths = lived < 5000 ? quickDeaths + 1 : 0;
     const delay = quickDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (quickDeaths - 1));
@@ -63,6 +87,10 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   });
 
   cluster.on('message', (worker, message: { type?: unknown; id?: unknown }) => {
+    if (message?.type === 'endpoint-service:not-compiled') {
+      notCompiled.set(worker.id, (message as WorkerMessage).exitCode);
+      return;
+    }
     if (message?.type !== METRICS_REQUEST) return;
     aggregator.clusterMetrics().then(
       (text) => send(worker, { type: METRICS_RESPONSE, id: message.id, text } as unknown as ControlMessage),

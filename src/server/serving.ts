@@ -19,11 +19,10 @@ import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
 import { ServiceGuards } from './guards.js';
+import type { ControlMessage } from './cluster-messages.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
-/** Messages between the primary and its workers. */
-export type ControlMessage = { readonly type: 'endpoint-service:shutdown' } | { readonly type: 'endpoint-service:reload' };
 
 export interface ServingOptions {
   readonly settings: ServeSettings;

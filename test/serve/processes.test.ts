@@ -46,6 +46,20 @@ describe('starting', () => {
     expect(result.stderr).toContain('1 error, 0 warnings');
   });
 
+  it('with --workers 3, prints the diagnostics once (the workers compile side by side) and exits as one process would', async () => {
+    const result = await runServeToExit(fixture('broken'), ['--port', '0', '--workers', '3']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.match(/error {2}unknown-element/g)).toHaveLength(1);
+    expect(result.stderr.match(/1 error, 0 warnings/g)).toHaveLength(1);
+    // Nothing but the report: no log line from the quiet workers, no "could not start".
+    expect(result.stderr).not.toContain('{"time"');
+    expect(result.stderr).not.toContain('could not start');
+    const unreadable = await runServeToExit(join(tmpdir(), 'no-such-dir', 'endpoints.xml'), ['--port', '0', '--workers', '2']);
+    expect(unreadable.code).toBe(2);
+    expect(unreadable.stderr.match(/no-such-dir/g)).toHaveLength(1);
+  });
+
   it('refuses an unreadable file with exit 2', async () => {
     const result = await runServeToExit(join(tmpdir(), 'no-such-dir', 'endpoints.xml'), ['--port', '0']);
     expect(result.code).toBe(2);
