@@ -1,8 +1,8 @@
 // What the service asks of distributed tracing, small enough that the runtime and the task kinds
 // can use it without knowing OpenTelemetry: a span that takes attributes, ends, starts children
-// and writes its W3C traceparent into a header map. Tracing is off unless serve is asked for it
-// (--otel or the OTEL_* variables); then src/server/otel.ts backs it with the OpenTelemetry SDK,
-// loaded only then. Off, every span is NO_SPAN: no allocation, and every call returns at once.
+// and writes its W3C traceparent into a header map. Tracing is off unless serve or worker is asked
+// for it (--otel or the OTEL_* variables); then src/server/otel.ts backs it with the OpenTelemetry
+// SDK, loaded only then. Off, every span is NO_SPAN: no allocation, and every call returns at once.
 //
 // Attributes never carry a secret: no query string, no credential, no parameter value
 // (docs/behaviour.md, "Traces").
@@ -30,6 +30,11 @@ export interface Tracing {
   readonly enabled: boolean;
   /** The span of one incoming request, under the caller's `traceparent` when it sent a valid one. */
   startServerSpan(name: string, headers: IncomingTraceHeaders): Span;
+  /**
+   * The span of one run of a queued job, under the `traceparent` stored with the job (the
+   * request's span, in another process and maybe much earlier); a new trace without a valid one.
+   */
+  startConsumerSpan(name: string, stored: IncomingTraceHeaders): Span;
   /** Exports what is left and stops; a no-op when off. */
   shutdown(): Promise<void>;
 }
@@ -48,6 +53,7 @@ export const NO_SPAN: Span = {
 export const NO_TRACING: Tracing = {
   enabled: false,
   startServerSpan: () => NO_SPAN,
+  startConsumerSpan: () => NO_SPAN,
   shutdown: () => Promise.resolve(),
 };
 
@@ -60,6 +66,9 @@ export const ATTR = {
   taskAttempt: 'endpoint_service.task.attempt',
   taskAttempts: 'endpoint_service.task.attempts',
   taskOutcome: 'endpoint_service.task.outcome',
+  jobId: 'endpoint_service.job.id',
+  jobAttempt: 'endpoint_service.job.attempt',
+  jobOutcome: 'endpoint_service.job.outcome',
   errorType: 'error.type',
   aborted: 'endpoint_service.aborted',
   method: 'http.request.method',

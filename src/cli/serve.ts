@@ -2,7 +2,7 @@
 // any error) and starts the serving process, or the primary of --workers processes.
 
 import cluster from 'node:cluster';
-import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
@@ -16,6 +16,7 @@ import { durationExpectation, formatSize, parseDuration, parseSize } from '../un
 import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
+import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
 import { addServeQueueOptions, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 import { compileProgress } from './progress.js';
 import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
@@ -183,11 +184,8 @@ export function registerServe(program: Command, returning: Returning): void {
       redisUrl,
     )
     .option('--rate-limit-prefix <prefix>', 'put before every rate limit key in the store, so services sharing one Redis keep apart', 'endpoint-service:')
-    .option('--no-idempotency-key', 'do not add an Idempotency-Key header to POST and PATCH HttpRequest tasks (one written in the task is still sent)')
-    .option(
-      '--otel',
-      'export OpenTelemetry traces over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318 (on by itself when that variable is set)',
-    );
+    .option('--no-idempotency-key', 'do not add an Idempotency-Key header to POST and PATCH HttpRequest tasks (one written in the task is still sent)');
+  addOtelOption(serve);
   addServeQueueOptions(serve).action(returning(runServe));
 }
 
@@ -266,7 +264,7 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
   {
     const { serve } = await import('../server/serving.js');
     // Each process that answers requests exports its own spans; the SDK is loaded only now.
-    const tracing = settings.otel ? await (await import('../server/otel.js')).startTracing({ serviceVersion: packageVersion(), warn: (message) => logger.log('warn', message) }) : undefined;
+    const tracing = await startTracingIfWanted(settings.otel, logger);
     serving = true;
     serve({ settings, logger, application: first, env: process.env, compile: reload, ...(tracing !== undefined ? { tracing } : {}) });
   }
@@ -355,22 +353,6 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     rateLimitStore: flags.rateLimitStore ?? (queue !== null && queue.backend === 'redis' ? queue.url : null),
     rateLimitPrefix: flags.rateLimitPrefix,
   };
-}
-
-/**
- * --otel; without it, an OTLP endpoint in the environment (as an operator's platform sets it),
- * unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none, the standard ways to say no. The
- * command line wins over the environment, as for --port and --smtp-url.
- */
-function tracingWanted(flag: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
-  if (flag) return true;
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return false;
-  const set = (name: string) => (env[name] ?? '').trim() !== '';
-  return set('OTEL_EXPORTER_OTLP_ENDPOINT') || set('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
-}
-
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 /** --upload-dir must be a folder this process can write in; it is not created, so a typo does not make one. */

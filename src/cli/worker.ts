@@ -11,6 +11,7 @@ import { durationExpectation, parseDuration } from '../units.js';
 import type { ExitCode, Returning } from './action.js';
 import { useColor } from './color.js';
 import { FORMATTERS } from './formatters/index.js';
+import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
 import { addQueueLocation, addRunOptions, concurrencyOption, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 
 interface WorkerFlags extends QueueFlags {
@@ -23,6 +24,7 @@ interface WorkerFlags extends QueueFlags {
   shutdownTimeout: number;
   logFormat?: LogFormat;
   watch?: boolean;
+  otel?: boolean;
 }
 
 const DEFAULT_PORT = 9464;
@@ -63,6 +65,7 @@ export function registerWorker(program: Command, returning: Returning): void {
     .addOption(new Option('--shutdown-timeout <duration>', 'on SIGTERM, how long running jobs may take before they are handed back').argParser(duration).default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT))
     .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
     .option('--watch', 'recompile when the application directory changes');
+  addOtelOption(command);
   addQueueLocation(command, true);
   addRunOptions(command).action(returning(runWorkerCommand));
 }
@@ -100,6 +103,8 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
   if (first === 'unreadable') return 2;
   if (first === null) return 1;
   const { runWorker } = await import('../server/worker-process.js');
+  // Each job's run continues the trace of the request that queued it (src/queue/job-trace.ts).
+  const tracing = await startTracingIfWanted(tracingWanted(flags.otel === true, process.env), logger);
   runWorker(
     { file, port: flags.port, host: flags.host, smtpUrl, allowedTaskHosts, denyPrivateAddresses: flags.denyPrivateAddresses === true, idempotencyKeys: flags.idempotencyKey, shutdownTimeoutMs: flags.shutdownTimeout, watch: flags.watch === true, queue },
     logger,
@@ -113,6 +118,7 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
       return next;
     },
     process.env,
+    tracing,
   );
   return 0;
 }

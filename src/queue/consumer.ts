@@ -18,12 +18,14 @@ import { describeError } from '../errors.js';
 import { bindParameters } from '../runtime/parameters.js';
 import type { TaskEngine, TaskReport } from '../runtime/task-runner.js';
 import { TaskError } from '../tasks/errors.js';
+import { NO_TRACING, type Span, type Tracing } from '../tracing.js';
 import type { EffectLedger } from '../tasks/kind.js';
 import type { ExpansionScope } from '../template/expand.js';
 import { endpointFingerprint, hasPositionalTaskIds } from './fingerprint.js';
 import { RequestUploads } from '../upload.js';
 import { FINISHED_OUTCOMES, readProgress, sealIntermediate, unsealIntermediate, unsealRun, uploadsFromJob, type QueuedRun, type RunProgress, type SealedRun } from './job.js';
-import type { JobFields, QueueObserver } from './observer.js';
+import { endJobSpan, startJobSpan } from './job-trace.js';
+import type { JobFields, QueueObserver, RunOutcome } from './observer.js';
 import { MAX_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
 import { openStore, type Store } from './store.js';
 
@@ -63,12 +65,16 @@ export class QueueConsumer {
     private readonly store: Store,
     private readonly current: () => RunnableApplication,
     private readonly observer: QueueObserver,
+    private readonly tracing: Tracing,
   ) {}
 
-  /** `watch`: report the store's state and check its configuration (when no producer in the process does). */
-  static async open(settings: QueueSettings, current: () => RunnableApplication, observer: QueueObserver, watch: boolean): Promise<QueueConsumer> {
+  /**
+   * `watch`: report the store's state and check its configuration (when no producer in the process does).
+   * `tracing`: on, each run of a job is a span in the trace of the request that queued it.
+   */
+  static async open(settings: QueueSettings, current: () => RunnableApplication, observer: QueueObserver, watch: boolean, tracing: Tracing = NO_TRACING): Promise<QueueConsumer> {
     const store = await openStore(settings, 'worker', () => {});
-    const consumer = new QueueConsumer(settings, store, current, observer);
+    const consumer = new QueueConsumer(settings, store, current, observer, tracing);
     if (watch) consumer.health = store.watch(observer);
     consumer.worker = store.newWorker((job, token) => consumer.process(job as Job<QueuedRun>, token), {
       concurrency: settings.concurrency,
@@ -127,20 +133,39 @@ export class QueueConsumer {
   }
 
   private async process(job: Job<QueuedRun>, token: string | undefined): Promise<void> {
+    const data = job.data;
+    const fields: JobFields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id!, attempt: job.attemptsMade + 1 };
+    const span = startJobSpan(this.tracing, data, fields);
+    // How the run ended, as reported; a run that threw before it could say is a failure.
+    const ended: { outcome: RunOutcome; code: string | null } = { outcome: 'failed', code: 'internal' };
+    const endRun = (outcome: RunOutcome, code: string | null = null) => {
+      ended.outcome = outcome;
+      ended.code = code;
+      this.observer.finished(fields, outcome);
+    };
+    try {
+      await this.run(job, token, fields, span, endRun);
+    } finally {
+      endJobSpan(span, ended.outcome, ended.code);
+    }
+  }
+
+  /** `endRun`: every way the run ends reports its outcome there, once. */
+  private async run(job: Job<QueuedRun>, token: string | undefined, fields: JobFields, span: Span, endRun: (outcome: RunOutcome, code?: string) => void): Promise<void> {
     const { bullmq } = this.store;
     const data = job.data;
-    const jobId = job.id!;
-    const fields: JobFields = { requestId: data.requestId, endpoint: data.endpoint, jobId, attempt: job.attemptsMade + 1 };
+    const jobId = fields.jobId;
     const progress = readProgress(job.progress);
     const loaded = this.current();
     const keys = this.settings.keys;
     // The attempt history `jobs show` prints.
     const history = (text: string) => job.log(`${new Date().toISOString()} attempt ${fields.attempt}: ${text}`).catch(() => 0);
-    const permanent = async (outcome: 'failed' | 'config-changed', message: string) => {
+    /** `code`: the failed task's, or why the job could not run at all. */
+    const permanent = async (outcome: 'failed' | 'config-changed', message: string, code: string = outcome) => {
       await job.updateProgress(progress).catch(() => {});
       await history(`failed for good: ${message}`);
       this.observer.log('error', 'job failed for good', { ...fields, reason: message });
-      this.observer.finished(fields, outcome);
+      endRun(outcome, code);
       return new bullmq.UnrecoverableError(message);
     };
 
@@ -152,7 +177,7 @@ export class QueueConsumer {
       sealed = unsealRun(keys, jobId, data.sealed);
       intermediate = unsealIntermediate(keys, jobId, progress.sealedIntermediate);
     } catch (error) {
-      throw await permanent('failed', `the job cannot be read: ${describeError(error)}`);
+      throw await permanent('failed', `the job cannot be read: ${describeError(error)}`, 'unreadable');
     }
 
     let parameters: ReadonlyMap<string, string> = new Map(sealed.parameters);
@@ -187,6 +212,8 @@ export class QueueConsumer {
       // The job's own copy, in memory: nothing to remove when the run is over.
       uploads: new RequestUploads(uploadsFromJob(sealed.uploads), () => {}),
       requestId: data.requestId,
+      // The job's span when tracing is on (NO_SPAN otherwise): the tasks' spans go under it.
+      span,
       durable: { resume: { finished, intermediate }, recorded: (report) => checkpoint.recorded(report), effects: (task) => checkpoint.ledger(task.id) },
     });
     const active: ActiveRun = {
@@ -210,7 +237,7 @@ export class QueueConsumer {
     if (result.ok) {
       checkpoint.close();
       this.observer.log('info', 'job completed', { ...fields });
-      this.observer.finished(fields, 'completed');
+      endRun('completed');
       return;
     }
     if (active.interrupted) {
@@ -218,22 +245,22 @@ export class QueueConsumer {
       await history('handed back: the worker is shutting down');
       await job.moveToDelayed(Date.now(), token);
       this.observer.log('info', 'job handed back to the queue: the worker is shutting down', { ...fields });
-      this.observer.finished(fields, 'interrupted');
+      endRun('interrupted');
       throw new bullmq.DelayedError();
     }
     checkpoint.close();
     const { error, failedTask } = result;
     const message = `task "${failedTask}" failed: ${error.message}`;
-    if (!error.transient) throw await permanent('failed', message);
+    if (!error.transient) throw await permanent('failed', message, error.code);
     if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
       await history(`retry scheduled: ${message}`);
       this.observer.log('warn', 'job retry scheduled', { ...fields, reason: message, code: error.code });
-      this.observer.finished(fields, 'retrying');
+      endRun('retrying', error.code);
       throw new RetryableRunError(message, error.retryAfterMs);
     }
     await history(`failed for good after ${job.attemptsMade + 1} attempts: ${message}`);
     this.observer.log('error', 'job failed for good', { ...fields, reason: `${message} (after ${job.attemptsMade + 1} attempts)` });
-    this.observer.finished(fields, 'failed');
+    endRun('failed', error.code);
     throw new Error(message);
   }
 }

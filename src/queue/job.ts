@@ -22,6 +22,18 @@ export interface QueuedRun {
   readonly enqueuedAt: number;
   /** SealedRun, sealed with the job id as additional data. */
   readonly sealed: string;
+  /**
+   * The request's trace context, stored only by a process that traces (job-trace.ts). In clear:
+   * it names a trace and holds nothing of the request. Optional, so jobs stored without it (by a
+   * process without tracing, or before it existed) still run, and older workers ignore it.
+   */
+  readonly trace?: JobTrace;
+}
+
+/** W3C Trace Context, as the headers carry it. */
+export interface JobTrace {
+  readonly traceparent: string;
+  readonly tracestate?: string;
 }
 
 /** Inside QueuedRun.sealed. */

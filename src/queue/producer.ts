@@ -11,6 +11,7 @@ import { describeError } from '../errors.js';
 import type { BackgroundRun } from '../runtime/pipeline.js';
 import type { TaskKinds } from '../tasks/registry.js';
 import { endpointFingerprint } from './fingerprint.js';
+import { traceOf } from './job-trace.js';
 import { jobIdFor, sealRun, uploadsToJob, type QueuedRun, type SealedRun } from './job.js';
 import type { EnqueueOutcome, QueueObserver } from './observer.js';
 import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, FAILED_RETENTION_SECONDS, type QueueSettings } from './settings.js';
@@ -51,7 +52,16 @@ export class QueueProducer {
         system: run.scope.system,
         ...(run.uploads.length > 0 && endpoint.tasks.some((t) => this.kinds.of(t).readsUploads(t)) ? { uploads: await uploadsToJob(run.uploads) } : {}),
       };
-      const data: QueuedRun = { v: 1, endpoint: endpoint.name, requestId, fingerprint: endpointFingerprint(application, endpoint), enqueuedAt: Date.now(), sealed: sealRun(this.settings.keys, jobId, sealed) };
+      const trace = traceOf(run.span);
+      const data: QueuedRun = {
+        v: 1,
+        endpoint: endpoint.name,
+        requestId,
+        fingerprint: endpointFingerprint(application, endpoint),
+        enqueuedAt: Date.now(),
+        sealed: sealRun(this.settings.keys, jobId, sealed),
+        ...(trace !== undefined ? { trace } : {}),
+      };
       await bounded(
         this.queue.add(endpoint.name, data, {
           jobId,

@@ -25,7 +25,7 @@ import { discardResponse, problem, type RuntimeResponse } from './response.js';
 import { prepareBeforeSideEffects, type PreparedTasks } from './preparation.js';
 import type { TaskEngine } from './task-runner.js';
 import type { TaskKinds } from '../tasks/registry.js';
-import type { Span } from '../tracing.js';
+import { NO_SPAN, type Span } from '../tracing.js';
 import type { Guards } from './guards.js';
 import { expandTemplate } from '../template/expand.js';
 
@@ -63,6 +63,8 @@ export interface BackgroundRun {
   /** Bound parameters and system values (env stays out: the worker uses its own). */
   readonly scope: ExpansionScope;
   readonly uploads: readonly Upload[];
+  /** The request's span (NO_SPAN without tracing): the queued run continues its trace. */
+  readonly span: Span;
 }
 
 /** How long a client is asked to wait before trying a refused background request again. */
@@ -212,7 +214,7 @@ async function proceed(context: PipelineContext, input: DecisionInput, request: 
   }
 
   if (endpoint.tasksMode === 'background' && context.enqueueTasks !== undefined) {
-    const queued = await context.enqueueTasks({ endpoint, requestId: request.info.requestId, scope: decision.scope, uploads: request.uploads.files });
+    const queued = await context.enqueueTasks({ endpoint, requestId: request.info.requestId, scope: decision.scope, uploads: request.uploads.files, span: request.span ?? NO_SPAN });
     if (queued === 'queued') return { response: response ?? { kind: 'empty', status: 200 }, outcome: 'success' };
     if (queued === 'refused') {
       if (response !== null) discardResponse(response);

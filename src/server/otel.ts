@@ -1,6 +1,6 @@
 // The Tracing of src/tracing.ts backed by the OpenTelemetry SDK: spans exported over OTLP/HTTP
-// (JSON) by a batch processor. Imported only when tracing is on (serve --otel, or an OTLP
-// endpoint in the environment), so a service without tracing never loads the SDK.
+// (JSON) by a batch processor. Imported only when tracing is on (serve --otel or worker --otel, or
+// an OTLP endpoint in the environment), so a process without tracing never loads the SDK.
 //
 // Configured by the standard variables, read by the SDK itself: OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (default http://localhost:4318), OTEL_EXPORTER_OTLP_HEADERS,
@@ -8,7 +8,7 @@
 // No global provider or context manager is installed: parents are passed explicitly, so nothing
 // else in the process is traced behind the service's back.
 
-import type { Context, Span as ApiSpan, Tracer } from '@opentelemetry/api';
+import type { Context, Span as ApiSpan, SpanKind as ApiSpanKind, Tracer } from '@opentelemetry/api';
 import type { TextMapPropagator } from '@opentelemetry/api';
 import { ATTR, type IncomingTraceHeaders, type Span, type SpanAttributeValue, type SpanKind, type Tracing } from '../tracing.js';
 
@@ -57,8 +57,10 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
   return {
     enabled: true,
     startServerSpan(name: string, headers: IncomingTraceHeaders): Span {
-      const parent = backend.propagator.extract(api.ROOT_CONTEXT, headers, api.defaultTextMapGetter);
-      return new OtelSpan(backend, backend.tracer.startSpan(name, { kind: api.SpanKind.SERVER }, parent));
+      return startUnder(backend, name, api.SpanKind.SERVER, headers);
+    },
+    startConsumerSpan(name: string, stored: IncomingTraceHeaders): Span {
+      return startUnder(backend, name, api.SpanKind.CONSUMER, stored);
     },
     async shutdown(): Promise<void> {
       try {
@@ -68,6 +70,13 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
       }
     },
   };
+}
+
+/** A span whose parent is the `traceparent` in `carrier` when it is valid, else the root of a new trace. */
+function startUnder(backend: Backend, name: string, kind: ApiSpanKind, carrier: IncomingTraceHeaders): Span {
+  const { api } = backend;
+  const parent = backend.propagator.extract(api.ROOT_CONTEXT, carrier, api.defaultTextMapGetter);
+  return new OtelSpan(backend, backend.tracer.startSpan(name, { kind }, parent));
 }
 
 interface Backend {

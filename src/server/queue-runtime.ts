@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Application } from '../compiler/ast.js';
 import type { BackgroundRun } from '../runtime/pipeline.js';
 import type { TaskKinds } from '../tasks/registry.js';
+import { NO_TRACING, type Tracing } from '../tracing.js';
 import type { QueueConsumer, RunnableApplication } from '../queue/consumer.js';
 import type { EnqueueOutcome, JobFields, QueueObserver, RunOutcome } from '../queue/observer.js';
 import type { QueueProducer } from '../queue/producer.js';
@@ -70,6 +71,8 @@ export class QueueRuntime {
     kinds: TaskKinds,
     roles: { readonly produce: boolean; readonly consume: boolean },
     current: () => RunnableApplication,
+    /** The process's tracing: the consumer gives each job's run a span in its request's trace. */
+    tracing: Tracing = NO_TRACING,
   ) {
     this.metrics = new QueueMetrics(registry, async () => (this.producer ?? this.consumer) === null ? {} : await this.counts());
     const metrics = this.metrics;
@@ -94,7 +97,7 @@ export class QueueRuntime {
     this.ready = (async () => {
       const [{ QueueProducer }, { QueueConsumer }] = await Promise.all([import('../queue/producer.js'), import('../queue/consumer.js')]);
       if (roles.produce) this.producer = await QueueProducer.open(settings, kinds, observer);
-      if (roles.consume) this.consumer = await QueueConsumer.open(settings, current, observer, !roles.produce);
+      if (roles.consume) this.consumer = await QueueConsumer.open(settings, current, observer, !roles.produce, tracing);
     })();
     this.ready.catch((error: unknown) => logger.log('error', 'the queue could not be started', { error: String(error) }));
   }

@@ -58,9 +58,12 @@ export function serve(options: ServingOptions): void {
       logger.log('warn', message, fields);
     },
   };
+  const tracing = options.tracing ?? NO_TRACING;
   // serve --queue: background runs are stored in the queue; this process also runs queued jobs unless --no-queue-consume.
   const queue =
-    settings.queue === null ? null : new QueueRuntime(settings.queue, logger, metrics.registry, TASK_KINDS, { produce: true, consume: settings.queue.consume }, () => state.current);
+    settings.queue === null
+      ? null
+      : new QueueRuntime(settings.queue, logger, metrics.registry, TASK_KINDS, { produce: true, consume: settings.queue.consume }, () => state.current, tracing);
   const load = (application: Application) =>
     new LoadedApplication(application, {
       ...(queue !== null ? { enqueueTasks: (run) => queue.enqueue(application, run) } : {}),
@@ -78,7 +81,6 @@ export function serve(options: ServingOptions): void {
   const state: HttpServerState = { current: load(options.application), shuttingDown: false, queue };
   /** Applications replaced by a reload whose task runs may still be going. */
   const retired = new Set<LoadedApplication>();
-  const tracing = options.tracing ?? NO_TRACING;
   const bodies = openBodyIntake(settings, logger, metrics);
   const service = new HttpService(state, settings, logger, metrics, bodies, guards, tracing);
   const server = service.server;

@@ -12,6 +12,7 @@ import type { RuntimeObserver, TaskOutcomeEvent } from '../runtime/observer.js';
 import type { QueueSettings } from '../queue/settings.js';
 import type { HostAllowlist } from '../tasks/host-allowlist.js';
 import { TASK_KINDS } from '../tasks/registry.js';
+import { NO_TRACING, type Tracing } from '../tracing.js';
 import { formatDuration } from '../units.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics.js';
@@ -36,7 +37,15 @@ export interface WorkerSettings {
   readonly queue: QueueSettings;
 }
 
-export function runWorker(settings: WorkerSettings, logger: Logger, application: Application, compile: Compiler, env: Readonly<Record<string, string | undefined>>): void {
+/** `tracing`: on with --otel (server/otel.ts); each job's run is then a span in its request's trace. */
+export function runWorker(
+  settings: WorkerSettings,
+  logger: Logger,
+  application: Application,
+  compile: Compiler,
+  env: Readonly<Record<string, string | undefined>>,
+  tracing: Tracing = NO_TRACING,
+): void {
   const metrics = new ServiceMetrics();
   const observer: RuntimeObserver = {
     taskFinished(event: TaskOutcomeEvent) {
@@ -60,7 +69,7 @@ export function runWorker(settings: WorkerSettings, logger: Logger, application:
     });
   let current = load(application);
   const retired = new Set<LoadedApplication>();
-  const queue = new QueueRuntime(settings.queue, logger, metrics.registry, TASK_KINDS, { produce: false, consume: true }, () => current);
+  const queue = new QueueRuntime(settings.queue, logger, metrics.registry, TASK_KINDS, { produce: false, consume: true }, () => current, tracing);
   let shuttingDown = false;
 
   const server: Server = createServer((request, response) => {
@@ -111,6 +120,8 @@ export function runWorker(settings: WorkerSettings, logger: Logger, application:
     const everything = (async () => {
       await queue.drain(settings.shutdownTimeoutMs);
       await Promise.allSettled([current.close(), ...[...retired].map((a) => a.close())]);
+      // Every job has ended or been handed back, so has its span: the last batch is exported now.
+      await tracing.shutdown();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     })();
     const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs + HAND_BACK_MS).unref());

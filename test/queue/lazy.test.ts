@@ -2,38 +2,22 @@
 // they did. Module resolution is watched by a loader hook in the real binary; serve --queue is
 // the control that shows the hook sees them when they are loaded.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
+import { ModuleWatch } from '../helpers/loaded-modules.js';
 import { ROOT } from '../helpers/serve.js';
 import { QUEUE_KEY, queueFixture } from '../helpers/queue.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'es-lazy-'));
-const hooks = path.join(dir, 'hooks.mjs');
-const register = path.join(dir, 'register.mjs');
-writeFileSync(
-  hooks,
-  `import { appendFileSync } from 'node:fs';
-export async function resolve(specifier, context, next) {
-  const result = await next(specifier, context);
-  if (/node_modules\\/(bullmq|ioredis|pg)\\//.test(result.url)) appendFileSync(process.env.LOADED_LOG, result.url + '\\n');
-  return result;
-}
-`,
-);
-writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const watch = ModuleWatch.create(/node_modules\/(bullmq|ioredis|pg)\//);
+afterAll(() => watch.remove());
 
-let runs = 0;
 /** Runs the binary with the hook until `until` says it is done (or it exits); the queue modules it resolved. */
 async function loadedBy(args: string[], env: Record<string, string>, until?: (stdout: string) => Promise<void>): Promise<string[]> {
-  const log = path.join(dir, `loaded-${runs++}.log`);
-  const child = spawn(process.execPath, ['--import', pathToFileURL(register).href, path.join(ROOT, 'bin/endpoint-service.js'), ...args], {
+  const run = watch.run();
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/endpoint-service.js'), ...args], {
     cwd: ROOT,
-    env: { ...process.env, NO_COLOR: '1', LOADED_LOG: log, ENDPOINT_SERVICE_QUEUE_URL: undefined, ...env },
+    env: { ...process.env, NO_COLOR: '1', ENDPOINT_SERVICE_QUEUE_URL: undefined, ...env, ...run.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -45,7 +29,7 @@ async function loadedBy(args: string[], env: Record<string, string>, until?: (st
     child.kill('SIGTERM');
   }
   await exited;
-  return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
+  return run.loaded();
 }
 
 describe('bullmq and ioredis are loaded only with --queue', () => {
