@@ -261,13 +261,11 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
     if (cluster.isWorker) process.send?.({ type: 'endpoint-service:not-compiled', exitCode: code } satisfies WorkerMessage, () => process.disconnect());
     return code;
   }
-  {
-    const { serve } = await import('../server/serving.js');
-    // Each process that answers requests exports its own spans; the SDK is loaded only now.
-    const tracing = await startTracingIfWanted(settings.otel, logger);
-    serving = true;
-    serve({ settings, logger, application: first, env: process.env, compile: reload, ...(tracing !== undefined ? { tracing } : {}) });
-  }
+  const { serve } = await import('../server/serving.js');
+  // Each process that answers requests exports its own spans; the SDK is loaded only now.
+  const tracing = await startTracingIfWanted(settings.otel, logger);
+  serving = true;
+  serve({ settings, logger, application: first, env: process.env, compile: reload, ...(tracing !== undefined ? { tracing } : {}) });
   return 0;
 }
 
