@@ -17,14 +17,6 @@ export function internalized(text: string): string {
   return text;
 }
 
-/**
- * `text` detached from the document it was read from. Below 13 characters the engine copies a
- * substring anyway, and so does concatenation: only longer texts need the copy.
- */
-export function detached(text: string): string {
-  return text.length < 13 ? text : internalized(text);
-}
-
 /** A text used as read, for what is let go before the document is (validate). */
 export function asRead(text: string): string {
   return text;
