@@ -4,7 +4,7 @@
 import type { Position } from '../position.js';
 import type { Template, TemplatePart } from '../template/types.js';
 import type { CompileContext } from './context.js';
-import { compileParts, type LiteralParts, type NameScope } from './templates.js';
+import { compileParts, type SharedTemplates, type NameScope } from './templates.js';
 import { escapeJsonString, escapeXml } from '../template/escape.js';
 import { parseXml, type XmlElement, type XmlText } from './xml.js';
 
@@ -26,7 +26,7 @@ export function compileJsonBody(ctx: CompileContext, source: string, scope: Name
     }
     return null;
   }
-  const out = new PartsBuilder(ctx.literals);
+  const out = new PartsBuilder(ctx.shared);
   let ok = true;
   let tooDeep = false;
   const write = (v: unknown, depth: number): void => {
@@ -108,7 +108,7 @@ export function compileXmlBody(ctx: CompileContext, container: XmlElement, text:
     }
     root = parsed.root;
   }
-  const out = new PartsBuilder(ctx.literals);
+  const out = new PartsBuilder(ctx.shared);
   let ok = true;
   const add = (source: string, at: Position) => {
     const inner = compileParts(ctx, source, 'xml', scope, at);
@@ -151,7 +151,7 @@ function serialisePlain(el: XmlElement): string {
  * replaced part object per token) for every body of the application.
  */
 class PartsBuilder {
-  constructor(private readonly literals: LiteralParts) {}
+  constructor(private readonly shared: SharedTemplates) {}
   private readonly parts: TemplatePart[] = [];
   private text: string[] = [];
 
@@ -177,7 +177,7 @@ class PartsBuilder {
 
   private flush(): void {
     if (this.text.length === 0) return;
-    this.parts.push(this.literals.part(this.text.length === 1 ? this.text[0]! : this.text.join('')));
+    this.parts.push(this.shared.part(this.text.length === 1 ? this.text[0]! : this.text.join('')));
     // A new list rather than length = 0, which takes the engine's slow path.
     this.text = [];
   }

@@ -13,7 +13,7 @@ import { compileEmailSettings, compileSecurity } from './settings.js';
 import { Suggestions } from './suggest.js';
 import { findCycles } from './task-graph.js';
 import { TaskKindIndex } from './tasks.js';
-import { LiteralParts } from './templates.js';
+import { SharedTemplates } from './templates.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
 
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
@@ -42,7 +42,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     endpointNames: [],
     forwards: [],
     onElementRead: options.onElementRead,
-    literals: new LiteralParts(),
+    shared: new SharedTemplates(),
   };
 
   const securityRoot = readSettingsFile(ctx, 'security.xml', 'security');

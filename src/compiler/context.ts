@@ -6,7 +6,7 @@ import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Position } from '../position.js';
 import { Diagnostics } from './diagnostics.js';
-import type { LiteralParts } from './templates.js';
+import type { SharedTemplates } from './templates.js';
 import type { CompileMode } from './mode.js';
 import type { Suggestions } from './suggest.js';
 import type { XmlAttribute, XmlElement } from './xml.js';
@@ -31,8 +31,8 @@ export interface CompileContext {
   readonly endpointNames: { readonly name: string; readonly position: Position }[];
   /** Every <forward-to-endpoint>, for targets and cycles across endpoints. */
   readonly forwards: { readonly from: string; readonly target: string; readonly position: Position }[];
-  /** Literal template parts, shared within the compile. */
-  readonly literals: LiteralParts;
+  /** Templates and literal parts, shared within the compile. */
+  readonly shared: SharedTemplates;
   /** CompileOptions.onElementRead. */
   readonly onElementRead: ((element: XmlElement, shape: ElementShape) => void) | undefined;
 }

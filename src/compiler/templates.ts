@@ -57,7 +57,7 @@ export function escapeLiteral(escaping: Escaping, text: string): string {
 /** Resolves the placeholders of `source` into parts; null after reporting a problem. */
 export function compileParts(ctx: CompileContext, source: string, escaping: Escaping, scope: NameScope, at: Position): readonly TemplatePart[] | null {
   // Most texts of a configuration hold no placeholder: one literal, without splitting.
-  if (!source.includes('${')) return ctx.literals.only(escapeLiteral(escaping, source));
+  if (!source.includes('${')) return ctx.shared.only(escapeLiteral(escaping, source));
   const parsed = parseTemplateSource(source);
   if (!parsed.ok) {
     ctx.diagnostics.report('template-syntax', at, parsed.error.message);
@@ -69,7 +69,7 @@ export function compileParts(ctx: CompileContext, source: string, escaping: Esca
     if (segment.kind === 'text') {
       // The parser never yields two texts in a row: each literal is whole.
       const text = escapeLiteral(escaping, segment.text);
-      if (text !== '') parts.push(ctx.literals.part(text));
+      if (text !== '') parts.push(ctx.shared.part(text));
       continue;
     }
     const part = resolveName(ctx, segment.name, scope, at);
@@ -81,14 +81,34 @@ export function compileParts(ctx: CompileContext, source: string, escaping: Esca
   return ok ? parts.slice() : null;
 }
 
+const KIND_LETTER: Readonly<Record<TemplatePart['kind'], string>> = { literal: 'l', parameter: 'p', system: 's', intermediate: 'i', env: 'e', 'internal-error-text': 'x' };
+
 /**
- * Literal parts as the application keeps them: one part object, and one string, per distinct
- * text of a compile. The same URL, header, address or piece of a body recurs in endpoint after
- * endpoint; kept once each, a large application needs a fraction of the memory. One per compile,
- * so that a --watch reload does not keep the texts of earlier versions.
+ * Templates and literal parts as the application keeps them: one object, and one string, per
+ * distinct text of a compile. The same URL, header, address or piece of a body recurs in endpoint
+ * after endpoint; kept once each, a large application needs a fraction of the memory. Compiled
+ * templates are read-only and carry no position, so sharing them changes nothing else. One per
+ * compile, so that a --watch reload does not keep the texts of earlier versions.
  */
-export class LiteralParts {
+export class SharedTemplates {
   private readonly parts = new Map<string, readonly [TemplatePart]>();
+  private readonly templates = new Map<string, Template>();
+
+  /**
+   * The template of `source` as written where `escaping` applies, shared by every place that
+   * writes the same text and whose names resolve to the same kinds (parts are shared per text
+   * and per name, so equal keys mean equal parts): a header, URL or address repeated in endpoint
+   * after endpoint is one object.
+   */
+  template(source: string, escaping: Escaping, parts: readonly TemplatePart[]): Template {
+    let key = escaping + '\u0000' + source + '\u0000';
+    for (const p of parts) key += KIND_LETTER[p.kind];
+    const known = this.templates.get(key);
+    if (known !== undefined) return known;
+    const template: Template = { source: internalized(source), escaping, parts };
+    this.templates.set(key, template);
+    return template;
+  }
 
   /** The literal part of `text` (not empty). */
   part(text: string): TemplatePart {
@@ -116,12 +136,12 @@ export function compileTemplate(ctx: CompileContext, source: string, escaping: E
     ctx.diagnostics.report('invalid-value', at, 'a header value, mail address or subject', source, 'a single line');
     return null;
   }
-  return { source, escaping, parts };
+  return ctx.shared.template(source, escaping, parts);
 }
 
 /** A literal-only template (values that may not hold placeholders, built by the compiler). */
 export function literalTemplate(ctx: CompileContext, text: string, escaping: Escaping): Template {
-  return { source: text, escaping, parts: ctx.literals.only(escapeLiteral(escaping, text)) };
+  return { source: text, escaping, parts: ctx.shared.only(escapeLiteral(escaping, text)) };
 }
 
 // Placeholder parts are read-only and repeat throughout an application (the same few names in
