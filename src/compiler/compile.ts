@@ -11,7 +11,7 @@ import { compileFolder } from './endpoints.js';
 import type { CompileOptions, CompileResult } from './options.js';
 import { compileEmailSettings, compileSecurity } from './settings.js';
 import { Suggestions } from './suggest.js';
-import { findCycles } from './task-graph.js';
+import { findCycles, SharedTaskGraphs } from './task-graph.js';
 import { TaskKindIndex } from './tasks.js';
 import { SharedTemplates } from './templates.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
@@ -43,6 +43,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     forwards: [],
     onElementRead: options.onElementRead,
     shared: new SharedTemplates(),
+    graphs: new SharedTaskGraphs(),
   };
 
   const securityRoot = readSettingsFile(ctx, 'security.xml', 'security');

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Position } from '../position.js';
 import { Diagnostics } from './diagnostics.js';
 import type { SharedTemplates } from './templates.js';
+import type { SharedTaskGraphs } from './task-graph.js';
 import type { CompileMode } from './mode.js';
 import type { Suggestions } from './suggest.js';
 import type { XmlAttribute, XmlElement } from './xml.js';
@@ -31,6 +32,8 @@ export interface CompileContext {
   readonly endpointNames: { readonly name: string; readonly position: Position }[];
   /** Every <forward-to-endpoint>, for targets and cycles across endpoints. */
   readonly forwards: { readonly from: string; readonly target: string; readonly position: Position }[];
+  /** Task graphs, shared within the compile. */
+  readonly graphs: SharedTaskGraphs;
   /** Templates and literal parts, shared within the compile. */
   readonly shared: SharedTemplates;
   /** CompileOptions.onElementRead. */

@@ -10,7 +10,6 @@ import { compileError, compileSuccess, type ResponseScopes } from './responses.j
 import { compileTask, readTaskHeader, type TaskHeader, type TaskKindIndex } from './tasks.js';
 import type { ClientGuard, NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
-import { buildTaskGraph } from './task-graph.js';
 import { endpointProtections, NO_PROTECTIONS, PROTECTION_ELEMENTS, readProtections, type InheritedProtections } from './protections.js';
 import { exact } from './retained.js';
 
@@ -220,7 +219,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     if (task) tasks.push(task);
   }
 
-  const graph = buildTaskGraph(
+  const graph = ctx.graphs.of(
     headers.map((h) => ({
       id: h.id,
       after: h.after.map((a) => a.id),
