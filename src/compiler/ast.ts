@@ -133,7 +133,6 @@ export interface OutputIntermediateValue {
   readonly selector: OutputSelector;
   /** Anchored source (the whole value must match), or null. */
   readonly regex: string | null;
-  readonly position: Position;
 }
 
 // ---------------------------------------------------------------------------------------

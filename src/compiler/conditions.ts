@@ -34,14 +34,14 @@ export function compileCondition(ctx: CompileContext, read: ReadElement, scope: 
   if (COMPARISONS.has(op.name)) {
     const right = compileTemplate(ctx, op.value, 'none', scope, op.position);
     if (!left || !right) return undefined;
-    return { kind: 'compare', operator: op.name as ComparisonOperator, left, right, text, position: ifAttr.position };
+    return { kind: 'compare', operator: op.name as ComparisonOperator, left, right, text };
   }
   if (op.value !== 'true' && op.value !== 'false') {
     ctx.diagnostics.report('invalid-value', op.position, `"${op.name}"`, op.value, '"true" or "false"');
     return undefined;
   }
   if (!left) return undefined;
-  return { kind: 'predicate', operator: op.name as 'isempty' | 'hasmultiple', left, expected: op.value === 'true', text, position: ifAttr.position };
+  return { kind: 'predicate', operator: op.name as 'isempty' | 'hasmultiple', left, expected: op.value === 'true', text };
 }
 
 /** Template names a condition reads, for plans that must say when a condition cannot be decided without I/O. */

@@ -51,7 +51,7 @@ export function compileSuccess(ctx: CompileContext, element: XmlElement, scopes:
   const scope = scopes.success(inputs);
   const condition = compileCondition(ctx, read, scope);
   // The response is chosen before any task runs (its tasks depend on which one applies).
-  if (condition && conditionUsesIntermediate(condition)) ctx.diagnostics.report('success-condition-uses-intermediate-value', condition.position);
+  if (condition && conditionUsesIntermediate(condition)) ctx.diagnostics.report('success-condition-uses-intermediate-value', read.attr('if')!.position);
   const action = compileAction(ctx, read, scope, false);
   if (condition === undefined || action === undefined || (condition && conditionUsesIntermediate(condition))) return null;
   return {

@@ -47,7 +47,7 @@ export function compileEmailSettings(ctx: CompileContext, root: XmlElement): Ema
     const r = readElement(ctx, h, { attributes: ['name'], children: [], text: true });
     const name = requireAttribute(ctx, r, 'name');
     const template = compileTemplate(ctx, textOf(h).trim(), 'header', ENV_ONLY_SCOPE, h.position);
-    if (name && template) headers.push({ name: name.value, value: template, position: h.position });
+    if (name && template) headers.push({ name: name.value, value: template });
     else ok = false;
   }
   if (!ok || !server || username === null || password === null || read.children('mx-address').length > 0) return null;

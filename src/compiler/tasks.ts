@@ -164,7 +164,7 @@ export function compileTask(ctx: CompileContext, kinds: TaskKindIndex, header: T
       ctx.diagnostics.report('email-output', header.outputs[0]!.position, header.kind.classNames[0]!, kinds.withOutputs);
       ok = false;
     } else {
-      if (condition) ctx.diagnostics.report('output-on-optional-task', condition.position, 'a condition');
+      if (condition) ctx.diagnostics.report('output-on-optional-task', read.attr('if')!.position, 'a condition');
       else if (ignoreIfError) ctx.diagnostics.report('output-on-optional-task', read.attr('ignore-if-error')!.position, 'ignore-if-error="true"');
       for (const o of header.outputs) {
         const output = compileOutput(ctx, o.element);
@@ -240,7 +240,6 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
     name: name.value,
     selector: jsonpath ? { kind: 'jsonpath', path: jsonpath.value } : { kind: 'xpath', path: xp!.value },
     regex,
-    position: element.position,
   };
 }
 

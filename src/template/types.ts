@@ -1,8 +1,6 @@
 // Compiled templates and conditions: the compiler produces them, expansion reads them. They
 // live here, below the compiler, so that expansion never imports the compiler.
 
-import type { Position } from '../position.js';
-
 export const SYSTEM_PARAMETERS = [
   'request-id',
   'endpoint',
@@ -59,7 +57,6 @@ export type Condition =
       readonly right: Template;
       /** e.g. `${newsletter} equals "yes"`, for plans */
       readonly text: string;
-      readonly position: Position;
     }
   | {
       readonly kind: 'predicate';
@@ -67,11 +64,9 @@ export type Condition =
       readonly left: Template;
       readonly expected: boolean;
       readonly text: string;
-      readonly position: Position;
     };
 
 export interface NamedTemplate {
   readonly name: string;
   readonly value: Template;
-  readonly position: Position;
 }

@@ -10,6 +10,7 @@ import { compileTextTemplate } from '../../compiler/responses.js';
 import { compileTemplate, type NameScope } from '../../compiler/templates.js';
 import { textOf, type XmlElement } from '../../compiler/xml.js';
 import type { Template } from '../../template/types.js';
+import type { Position } from '../../position.js';
 import type { EmailAttachment, EmailBody, EmailTask } from './types.js';
 import { exact } from '../../compiler/retained.js';
 
@@ -63,7 +64,8 @@ export function compileEmail(ctx: CompileContext, read: ReadElement, scope: Name
     ctx.diagnostics.report('email-without-body', element.position);
   }
 
-  const attachments: EmailAttachment[] = [];
+  // With where each stands: they go into the message in the order the author wrote them.
+  const attachments: { attachment: EmailAttachment; at: Position }[] = [];
   for (const a of read.children('attachment-static')) {
     const r = readElement(ctx, a, ATTACHMENT_STATIC_SHAPE);
     const filename = requireAttribute(ctx, r, 'filename');
@@ -79,16 +81,16 @@ export function compileEmail(ctx: CompileContext, read: ReadElement, scope: Name
     }
     const absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.staticLabel, filename.value, filename.position);
     if (absolutePath === null) ok = false;
-    else attachments.push({ kind: 'static', filename: filename.value, absolutePath, condition, position: a.position });
+    else attachments.push({ attachment: { kind: 'static', filename: filename.value, absolutePath, condition }, at: a.position });
   }
   for (const a of read.children('attachments-from-request-file-uploads')) {
     const r = readElement(ctx, a, ATTACHMENT_UPLOADS_SHAPE);
     const condition = compileCondition(ctx, r, scope);
     if (condition === undefined) ok = false;
-    else attachments.push({ kind: 'uploads', condition, position: a.position });
+    else attachments.push({ attachment: { kind: 'uploads', condition }, at: a.position });
   }
   // Attachments go into the message in the order the author wrote them, whatever their kind.
-  attachments.sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
+  attachments.sort((a, b) => a.at.line - b.at.line || a.at.column - b.at.column);
   if (!ok || !from || !subject) return null;
   return taskWith(base, {
     kind: 'email' as const,
@@ -100,7 +102,7 @@ export function compileEmail(ctx: CompileContext, read: ReadElement, scope: Name
     replyTo,
     subject,
     bodies: exact(bodies),
-    attachments: exact(attachments),
+    attachments: exact(attachments.map((a) => a.attachment)),
   });
 }
 
@@ -152,6 +154,6 @@ function compileEmailBody(ctx: CompileContext, element: XmlElement, scope: NameS
       }
     }
   }
-  return { contentType, template, inlineImages: exact(inlineImages), position: element.position };
+  return { contentType, template, inlineImages: exact(inlineImages) };
 }
 

@@ -2,7 +2,6 @@
 // prepared messages are sent by serve and printed by dry-run.
 
 import type { Task } from '../../compiler/ast.js';
-import type { Position } from '../../position.js';
 import type { Condition, Template } from '../../template/types.js';
 
 export interface EmailBody {
@@ -10,7 +9,6 @@ export interface EmailBody {
   readonly template: Template;
   /** cid: images found in an HTML body: cid as written -> absolute path in static/. */
   readonly inlineImages: readonly { readonly cid: string; readonly absolutePath: string }[];
-  readonly position: Position;
 }
 
 export type EmailAttachment =
@@ -19,9 +17,8 @@ export type EmailAttachment =
       readonly filename: string;
       readonly absolutePath: string;
       readonly condition: Condition | null;
-      readonly position: Position;
     }
-  | { readonly kind: 'uploads'; readonly condition: Condition | null; readonly position: Position };
+  | { readonly kind: 'uploads'; readonly condition: Condition | null };
 
 export interface EmailTask extends Task {
   readonly kind: 'email';

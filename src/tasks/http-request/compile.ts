@@ -43,8 +43,11 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
     } else ok = false;
   }
 
+  const headerPositions: Position[] = [];
   const named = (name: string, escaping: Template['escaping']): NamedTemplate[] => {
     const out: NamedTemplate[] = [];
+    // Only the compile reads where each one stands (an invalid header name).
+    const positions = name === 'request-header' ? headerPositions : [];
     for (const el of read.children(name)) {
       const n = requireAttribute(ctx, readElement(ctx, el, NAMED_VALUE_SHAPE), 'name');
       const position = el.position;
@@ -53,16 +56,19 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
       else if (n.value.includes('${')) {
         ctx.diagnostics.report('placeholder-not-allowed', n.position, `the name of <${name}>`);
         ok = false;
-      } else out.push({ name: n.value, value, position });
+      } else {
+        out.push({ name: n.value, value });
+        positions.push(position);
+      }
     }
     return out;
   };
   const getParameters = named('get-parameter', 'form');
   const postParameters = named('post-parameter', 'form');
   const headers = named('request-header', 'header');
-  for (const h of headers) {
+  for (const [k, h] of headers.entries()) {
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h.name)) {
-      ctx.diagnostics.report('invalid-value', h.position, 'a header name', h.name, 'a token such as X-Api-Key');
+      ctx.diagnostics.report('invalid-value', headerPositions[k]!, 'a header name', h.name, 'a token such as X-Api-Key');
       ok = false;
     }
   }
