@@ -4,7 +4,8 @@
 import type { Position } from '../position.js';
 import type { Template, TemplatePart } from '../template/types.js';
 import type { CompileContext } from './context.js';
-import { compileParts, type SharedTemplates, type NameScope } from './templates.js';
+import { compileParts, type NameScope } from './templates.js';
+import type { SharedTemplates } from './shared-templates.js';
 import { escapeJsonString, escapeXml } from '../template/escape.js';
 import { parseXml, type XmlElement, type XmlText } from './xml.js';
 

@@ -13,7 +13,7 @@ import { compileEmailSettings, compileSecurity } from './settings.js';
 import { Suggestions } from './suggest.js';
 import { findCycles, SharedTaskGraphs } from './task-graph.js';
 import { TaskKindIndex } from './tasks.js';
-import { SharedTemplates } from './templates.js';
+import { SharedTemplates } from './shared-templates.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
 
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
