@@ -7,14 +7,39 @@
  * else. A slice of the document (the engine makes one for any substring of 13 characters or
  * more) would keep the whole file in memory for as long as the slice lives, and a text built by
  * concatenation keeps every piece; identical texts (the same URL, header or address in every
- * endpoint) share one string.
+ * endpoint) share one string. Property names are such copies: the text is made one, read back,
+ * and removed again, on an object in dictionary mode, where that changes no hidden class.
  */
 export function internalized(text: string): string {
   if (text.length < 2) return text;
-  const holder: Record<string, true> = {};
-  holder[text] = true;
-  for (const key in holder) return key;
-  return text;
+  HOLDER[text] = true;
+  let kept = text;
+  for (const name in HOLDER) kept = name;
+  delete HOLDER[text];
+  return kept;
+}
+const HOLDER: Record<string, true> = Object.create(null) as Record<string, true>;
+// Deleting a property other than the last one added puts an object in dictionary mode for good.
+HOLDER.first = true;
+HOLDER.second = true;
+delete HOLDER.first;
+delete HOLDER.second;
+
+/**
+ * Texts read from one document, each kept once: the first time through internalized, then from
+ * a map, which is several times cheaper than internalizing again a text seen before.
+ */
+export class Interner {
+  private readonly known = new Map<string, string>();
+
+  readonly keep = (text: string): string => {
+    let kept = this.known.get(text);
+    if (kept === undefined) {
+      kept = internalized(text);
+      this.known.set(kept, kept);
+    }
+    return kept;
+  };
 }
 
 /** A text used as read, for what is let go before the document is (validate). */

@@ -7,7 +7,7 @@
 // the same tree for every well-formed input, which is why some comments below name it.
 
 import { XmlDocument, type XmlAttribute, type XmlElement } from './xml-tree.js';
-import { asRead, internalized } from './retained.js';
+import { asRead, internalized, Interner } from './retained.js';
 
 export { textOf, type XmlAttribute, type XmlElement, type XmlNode, type XmlText } from './xml-tree.js';
 
@@ -225,7 +225,7 @@ class Parser {
     kept: boolean,
   ) {
     this.n = s.length;
-    this.doc = new XmlDocument(s, file, kept ? internalized : asRead);
+    this.doc = new XmlDocument(s, file, kept ? new Interner().keep : asRead);
     // Small for an inline body, parsed on its own and often.
     this.interned = new Array<string | undefined>(s.length > 65_536 ? INTERNED : 256).fill(undefined);
   }
