@@ -68,7 +68,7 @@ if (o.before !== undefined) {
     [process.execPath, path.resolve(o.before, 'bin/endpoint-service.js'), 'serve', app, '--port', '0', '--workers', '1', '--log-format', 'json'],
     { ready: /^endpoint-service listening on (\S+)$/m },
   );
-  variants.push({ name: 'before (--before)', url: before.url + PATH, server: before, samples: [] });
+  variants.push(variant('before (--before)', before));
 }
 if (o.otel) {
   const sink = await startScript('otlp-sink.mjs', [], { cpu: LOAD_CPU });
@@ -77,7 +77,7 @@ if (o.otel) {
     extra: ['--otel'],
     env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SDK_DISABLED: undefined },
   });
-  variants.push({ name: 'tracing on (--otel)', url: traced.url + PATH, server: traced, samples: [] });
+  variants.push(variant('tracing on (--otel)', traced));
 }
 try {
   for (const v of variants) await warmup(v.url, o.connections, o.driver);
