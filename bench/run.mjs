@@ -14,7 +14,7 @@ import { commandLine, usageError } from './lib/cli.mjs';
 import { benchDir, requireBuild } from './lib/common.mjs';
 
 const SCENARIOS = [
-  ['p1', 'p1-query.mjs', 'endpoint with two query parameters vs bare node:http'],
+  ['p1', 'p1-query.mjs', 'endpoint with two query parameters vs bare node:http (and Fastify 5)'],
   ['p2', 'p2-http-task.mjs', 'one HttpRequest task vs node:http + got (and + fetch)'],
   ['p3', 'p3-email.mjs', 'one Email task vs a pooled nodemailer loop'],
   ['p4', 'p4-chain.mjs', 'chain of 3 + 3 independent tasks vs the ideal 150 ms'],

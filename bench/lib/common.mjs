@@ -1,5 +1,6 @@
-// Shared by the bench scenarios: starting pinned processes, running autocannon in a child,
-// sampling /proc, statistics and the report format the runner (run.mjs) summarises.
+// Shared by the bench scenarios: starting pinned processes, running the load generator
+// (autocannon, or wrk where a scenario offers --driver) in a child, sampling /proc, statistics
+// and the report format the runner (run.mjs) summarises.
 //
 // Why processes and pinning: the machine has 2 cores. The server under test gets core 0, the
 // load generator (and whatever helps it: upstreams, the SMTP sink) core 1, so a server is
@@ -11,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { commandLine, numberOption } from './cli.mjs';
+import { commandLine, numberOption, usageError } from './cli.mjs';
 
 export const benchDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = path.resolve(benchDir, '..');
@@ -125,11 +126,33 @@ export function startScript(script, args = [], opts = {}) {
 }
 
 /**
- * autocannon's CLI in a child process on the load core, so it never shares an event loop or
- * a core with the server under test. Throws on errors or non-2xx answers: a fast failure is
- * not a result.
+ * The load generators a scenario can offer with --driver. autocannon is the default because it
+ * is an npm package (a devDependency); wrk is a system program, not always installed, and
+ * generates more load from one core than autocannon does, so the server rather than the load
+ * generator is more likely to be what limits req/s.
  */
-export function loadTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false } = {}) {
+export const DRIVERS = ['autocannon', 'wrk'];
+
+/** A usage error for an unknown driver; exits 2 with a clear message when wrk is asked for but not on PATH. */
+export function checkDriver(usage, driver) {
+  if (!DRIVERS.includes(driver)) usageError(usage, `--driver must be one of ${DRIVERS.join(', ')} (got "${driver}")`);
+  if (driver === 'wrk' && spawnSync('wrk', ['-v']).error?.code === 'ENOENT') {
+    process.stderr.write(`${path.basename(process.argv[1] ?? 'bench')}: --driver wrk: wrk is not on PATH; install it (e.g. apt-get install wrk) or use --driver autocannon\n`);
+    process.exit(2);
+  }
+}
+
+/**
+ * A load test by the chosen driver in a child process on the load core, so it never shares an
+ * event loop or a core with the server under test. Both drivers resolve to the same fields
+ * (latencies in ms). Throws on errors or non-2xx answers: a fast failure is not a result.
+ */
+export function loadTest(url, { driver = 'autocannon', ...opts } = {}) {
+  if (driver === 'wrk') return wrkTest(url, opts);
+  return autocannonTest(url, opts);
+}
+
+function autocannonTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false } = {}) {
   const argv = pinned(cpu, [process.execPath, autocannonCli, '-c', String(connections), '-d', String(duration), '-m', method, '-n', '--json', url]);
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -160,6 +183,69 @@ export function loadTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, 
       });
     });
   });
+}
+
+/**
+ * `wrk -t1 -c<connections> -d<duration>s --latency URL`: one thread, as the load core is one
+ * core. GET only (other methods need a Lua script). Its --latency output is parsed for req/s,
+ * the percentiles and the error counts; wrk reports a status >= 400 as "Non-2xx or 3xx".
+ */
+function wrkTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false } = {}) {
+  if (method !== 'GET') throw new Error(`wrk driver: only GET is supported (asked for ${method})`);
+  const argv = pinned(cpu, ['wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', url]);
+  return new Promise((resolve, reject) => {
+    const start = Date.now();
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c) => (err += c));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const finish = Date.now();
+      if (code !== 0) return reject(new Error(`wrk exited ${code}: ${err.slice(0, 2000)} ${out.slice(0, 500)}`));
+      let r;
+      try {
+        r = parseWrk(out);
+      } catch (error) {
+        return reject(new Error(`${error.message}; wrk printed: ${out.slice(0, 1000)}`));
+      }
+      if (r.socketErrors > 0 || (!allowNon2xx && r.non2xx > 0)) {
+        return reject(new Error(`${url}: ${r.non2xx} non-2xx answers, ${r.socketErrors} socket errors (${r.socketErrorText})`));
+      }
+      resolve({ rps: r.rps, total: r.requests - r.non2xx, p50: r.p50, p99: r.p99, mean: r.mean, max: r.max, start, finish });
+    });
+  });
+}
+
+const WRK_UNIT_MS = { us: 1e-3, ms: 1, s: 1e3, m: 60e3, h: 3600e3 };
+
+/** The figures of `wrk --latency` output; latencies in ms. Exported for its test. */
+export function parseWrk(text) {
+  const time = (re, what) => {
+    const m = re.exec(text);
+    if (!m || !(m[2] in WRK_UNIT_MS)) throw new Error(`wrk output without ${what}`);
+    return Number(m[1]) * WRK_UNIT_MS[m[2]];
+  };
+  const number = (re, what, fallback) => {
+    const m = re.exec(text);
+    if (m) return Number(m[1]);
+    if (fallback === undefined) throw new Error(`wrk output without ${what}`);
+    return fallback;
+  };
+  const socket = /Socket errors: (connect (\d+), read (\d+), write (\d+), timeout (\d+))/.exec(text);
+  return {
+    rps: number(/^Requests\/sec:\s+([\d.]+)/m, 'Requests/sec'),
+    requests: number(/^\s*(\d+) requests in /m, 'the request count'),
+    // Printed only when there were some.
+    non2xx: number(/Non-2xx or 3xx responses: (\d+)/, '', 0),
+    socketErrors: socket ? socket.slice(2, 6).reduce((sum, n) => sum + Number(n), 0) : 0,
+    socketErrorText: socket ? socket[1] : '',
+    mean: time(/^\s*Latency\s+([\d.]+)(\w+)/m, 'the mean latency'),
+    max: time(/^\s*Latency\s+\S+\s+\S+\s+([\d.]+)(\w+)/m, 'the max latency'),
+    p50: time(/^\s*50%\s+([\d.]+)(\w+)/m, 'p50 (was --latency given?)'),
+    p99: time(/^\s*99%\s+([\d.]+)(\w+)/m, 'p99 (was --latency given?)'),
+  };
 }
 
 /** utime + stime of a process in seconds (USER_HZ is 100 on Linux). */
@@ -202,8 +288,8 @@ export function spread(xs, decimals = 0, unit = '') {
   return `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
 }
 
-export function warmup(url, connections = 10) {
-  return loadTest(url, { connections, duration: 2 });
+export function warmup(url, connections = 10, driver = 'autocannon') {
+  return loadTest(url, { connections, duration: 2, driver });
 }
 
 /**
