@@ -3,7 +3,12 @@
 import type { Escaping, Template, TemplatePart } from '../template/types.js';
 import { internalized, NONE } from './retained.js';
 
-const KIND_LETTER: Readonly<Record<TemplatePart['kind'], string>> = { literal: 'l', parameter: 'p', system: 's', intermediate: 'i', env: 'e', 'internal-error-text': 'x' };
+/** Parts of templates of one text: equal when their kinds are (literal parts and names are shared). */
+function sameKinds(a: readonly TemplatePart[], b: readonly TemplatePart[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.kind !== b[i]!.kind) return false;
+  return true;
+}
 
 /**
  * Templates and literal parts as the application keeps them: one object, and one string, per
@@ -14,7 +19,7 @@ const KIND_LETTER: Readonly<Record<TemplatePart['kind'], string>> = { literal: '
  */
 export class SharedTemplates {
   private readonly parts = new Map<string, readonly [TemplatePart]>();
-  private readonly templates = new Map<string, Template>();
+  private readonly templates = new Map<string, Template[]>();
 
   /**
    * The template of `source` as written where `escaping` applies, shared by every place that
@@ -23,12 +28,13 @@ export class SharedTemplates {
    * after endpoint is one object.
    */
   template(source: string, escaping: Escaping, parts: readonly TemplatePart[]): Template {
-    let key = escaping + '\u0000' + source + '\u0000';
-    for (const p of parts) key += KIND_LETTER[p.kind];
-    const known = this.templates.get(key);
-    if (known !== undefined) return known;
+    // Keyed by the source itself (its hash is kept on the string, and an internalized one has
+    // it already); the few templates of one text are told apart by escaping and kinds.
+    const candidates = this.templates.get(source);
+    if (candidates !== undefined) for (const t of candidates) if (t.escaping === escaping && sameKinds(t.parts, parts)) return t;
     const template: Template = { source: internalized(source), escaping, parts };
-    this.templates.set(key, template);
+    if (candidates === undefined) this.templates.set(template.source, [template]);
+    else candidates.push(template);
     return template;
   }
 
