@@ -4,7 +4,7 @@
 //
 //   npm run bench                      all scenarios, full durations (about 10 minutes)
 //   npm run bench -- --quick           shorter durations and fewer rounds (a few minutes)
-//   npm run bench -- p1 p5 [--quick]   only the scenarios whose name starts with p1 or p5
+//   npm run bench -- p1 p5 [--quick]   only the scenarios P1 and P5
 //
 // Build first: npx tsc -p tsconfig.json (the scenarios start bin/endpoint-service.js).
 import { spawn, spawnSync } from 'node:child_process';
@@ -23,10 +23,11 @@ const SCENARIOS = [
   ['p7', 'p7-workers.mjs', '--workers 2 vs --workers 1'],
   ['p8', 'p8-uploads.mjs', 'peak RSS under concurrent 9 MB uploads'],
   ['p9', 'p9-queue.mjs', 'background task via --queue + worker vs in-process (needs Redis)'],
+  ['p10', 'p10-memory.mjs', 'heap of a compiled 10,000-endpoint application'],
 ];
 
-const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p8]
-       node bench/run.mjs [--quick] [p1 ... p8]
+const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p10]
+       node bench/run.mjs [--quick] [p1 ... p10]
 
 Runs the scenarios (all, or those named) one after the other and ends with a summary of every
 target. Each scenario also runs alone: node bench/SCRIPT --help.
@@ -35,12 +36,13 @@ target. Each scenario also runs alone: node bench/SCRIPT --help.
   -h, --help  this text
 
 Scenarios:
-${SCENARIOS.map(([name, script, what]) => `  ${name}  ${script.padEnd(18)} ${what}`).join('\n')}
+${SCENARIOS.map(([name, script, what]) => `  ${name.padEnd(4)}${script.padEnd(18)} ${what}`).join('\n')}
 `;
 const { values, positionals } = commandLine(USAGE, { quick: { type: 'boolean', default: false } }, { positionals: true });
 const quick = values.quick;
 const filters = positionals.map((a) => a.toLowerCase());
-const selected = SCENARIOS.filter(([name]) => filters.length === 0 || filters.some((f) => name.startsWith(f) || f.startsWith(name)));
+// By name (p1 is P1, not P10 too) or by the start of the script's name (p1-query).
+const selected = SCENARIOS.filter(([name, script]) => filters.length === 0 || filters.some((f) => name === f || script.startsWith(f)));
 if (selected.length === 0) usageError(USAGE, `no scenario matches ${filters.join(', ')}; known: ${SCENARIOS.map(([n]) => n).join(', ')}`);
 requireBuild();
 
