@@ -1,36 +1,42 @@
-// A Redis of the test's own, which the test may stop and restart (the shared one must not be):
-// a store that keeps its data across a restart, a store that is down, and the start-up warning
-// about a store that keeps nothing on disk.
+// A store the test may take down: the queued job kept across a restart of the store, a store
+// that is down (503, or the tasks run in-process with --queue-fallback), and the start-up warning
+// about a Redis that keeps nothing on disk. The shared stores must not be stopped: Redis runs as a
+// redis-server of the test's own, PostgreSQL behind a TCP proxy of the test's own (stoppableStore).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import { eventually, inspect, QUEUE_KEY, queueFixture, spawnRedis, startWorker, testRedisUrl, uniqueQueueName, type OwnRedis, type RunningWorker } from '../helpers/queue.js';
+import { eventually, inspect, itExceptOn, QUEUE_KEY, queueBackends, queueFixture, redisServerOnPath, runsOn, spawnRedis, startWorker, stoppableStore, uniqueQueueName, type OwnRedis, type RunningWorker, type StoppableStore } from '../helpers/queue.js';
 
-// testRedisUrl decides whether queue suites run here at all (and fails under CI=true without one).
-const shared = await testRedisUrl();
-const probe = shared === null ? null : await spawnRedis();
-await probe?.stop();
-if (shared !== null && probe === null) {
-  const message = 'no redis-server on PATH for the suites that restart their own Redis (apt-get install redis-server)';
+// queueBackends decides whether the Redis suites run here at all (and fails under CI=true without one).
+const backends = (await queueBackends()).map((backend) => {
+  if (backend.name !== 'redis' || backend.url === null || redisServerOnPath()) return backend;
+  const message = 'no redis-server on PATH for the suites that stop and restart their own Redis (apt-get install redis-server)';
   if (process.env.CI === 'true') throw new Error(message);
   console.warn(`skipped: ${message}`);
-}
-const name = uniqueQueueName('own');
+  return { ...backend, url: null, skipped: message };
+});
+const name = uniqueQueueName('down');
 
-describe.skipIf(probe === null)('a Redis of our own', () => {
+describe.each(backends)('a store that goes down on %s', (backend) => {
+  if (!runsOn(backend)) return;
   let peer: HttpPeer;
   const services: RunningService[] = [];
   const workers: RunningWorker[] = [];
-  const redises: OwnRedis[] = [];
+  const stores: (OwnRedis | StoppableStore)[] = [];
   const dir = mkdtempSync(path.join(tmpdir(), 'es-aof-'));
   const env = () => ({ PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   const serveOn = async (url: string, ...args: string[]) => {
     const s = await startServe(queueFixture('durable'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1', ...args], env());
     services.push(s);
     return s;
+  };
+  const stoppable = async () => {
+    const store = (await stoppableStore(backend))!;
+    stores.push(store);
+    return store;
   };
 
   beforeAll(async () => {
@@ -40,14 +46,16 @@ describe.skipIf(probe === null)('a Redis of our own', () => {
   });
   afterAll(async () => {
     await Promise.all([...workers.map((w) => w.stop('SIGKILL')), ...services.map((s) => s.stop('SIGKILL'))]);
-    await Promise.all(redises.map((r) => r.stop()));
+    await Promise.all(stores.map((s) => s.stop()));
+    // Jobs the PostgreSQL suites stored through the proxy are in the shared server.
+    if (backend.name === 'postgres') await inspect(backend, name).close();
     await peer?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('keeps a queued job across a restart of a Redis with appendonly, and a worker completes it', async () => {
+  itExceptOn(backend, 'postgres', 'the shared server cannot be restarted by a test, and it keeps what it commits')('keeps a queued job across a restart of the store, and a worker completes it', async () => {
     const redis = (await spawnRedis(['--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], undefined, dir))!;
-    redises.push(redis);
+    stores.push(redis);
     const serve = await serveOn(redis.url);
     const response = await fetch(`${serve.url}/two`, { method: 'POST' });
     expect(response.status).toBe(200);
@@ -58,8 +66,8 @@ describe.skipIf(probe === null)('a Redis of our own', () => {
 
     await redis.stop();
     const again = (await spawnRedis(['--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], redis.port, dir))!;
-    redises.push(again);
-    const store = inspect(again.url, name);
+    stores.push(again);
+    const store = inspect({ ...backend, url: again.url }, name);
     try {
       const [job] = await store.queue.getJobs(['waiting']);
       expect(job!.data.requestId).toBe(requestId);
@@ -74,21 +82,24 @@ describe.skipIf(probe === null)('a Redis of our own', () => {
   });
 
   it('answers 503 with Retry-After while the store is down, and says so in /_health (still 200)', async () => {
-    const redis = (await spawnRedis())!;
-    redises.push(redis);
-    const serve = await serveOn(redis.url);
+    const store = await stoppable();
+    const serve = await serveOn(store.url);
     await serve.waitForLog((l) => l.msg === 'the queue store is reachable');
-    // A store without persistence is worth a warning at start-up.
-    await serve.waitForLog((l) => String(l.msg).includes('keeps nothing on disk'));
-    await redis.stop();
+    // A Redis without persistence is worth a warning at start-up (PostgreSQL keeps what it commits).
+    if (backend.name === 'redis') await serve.waitForLog((l) => String(l.msg).includes('keeps nothing on disk'));
+    await store.stop();
     const before = peer.requestsTo('/fine').length;
     const response = await fetch(`${serve.url}/two`, { method: 'POST' });
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('5');
     expect(((await response.json()) as { detail: string }).detail).toMatch(/could not be queued/);
-    const health = await fetch(`${serve.url}/_health`);
-    expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok', queue: 'unreachable' });
+    // Redis reports a lost connection at once; PostgreSQL is asked every few seconds.
+    const health = await eventually(async () => {
+      const answer = await fetch(`${serve.url}/_health`);
+      const body = (await answer.json()) as { queue: string };
+      return body.queue === 'unreachable' ? { status: answer.status, body } : undefined;
+    }, '/_health to say the store is unreachable');
+    expect(health).toEqual({ status: 200, body: { status: 'ok', queue: 'unreachable' } });
     expect(peer.requestsTo('/fine').length).toBe(before);
     const metrics = await (await fetch(`${serve.url}/_metrics`)).text();
     expect(metrics).toMatch(/endpoint_service_queue_enqueued_total\{endpoint="two",outcome="refused"\} 1/);
@@ -96,11 +107,10 @@ describe.skipIf(probe === null)('a Redis of our own', () => {
   });
 
   it('runs the tasks in-process with --queue-fallback in-process while the store is down', async () => {
-    const redis = (await spawnRedis())!;
-    redises.push(redis);
-    const serve = await serveOn(redis.url, '--queue-fallback', 'in-process');
+    const store = await stoppable();
+    const serve = await serveOn(store.url, '--queue-fallback', 'in-process');
     await serve.waitForLog((l) => l.msg === 'the queue store is reachable');
-    await redis.stop();
+    await store.stop();
     const before = peer.requestsTo('/fine').length;
     const response = await fetch(`${serve.url}/two`, { method: 'POST' });
     expect(response.status).toBe(200);
