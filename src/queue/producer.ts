@@ -13,7 +13,7 @@ import type { TaskKinds } from '../tasks/registry.js';
 import { endpointFingerprint } from './fingerprint.js';
 import { jobIdFor, sealRun, uploadsToJob, type QueuedRun, type SealedRun } from './job.js';
 import type { EnqueueOutcome, QueueObserver } from './observer.js';
-import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, FAILED_RETENTION_SECONDS, type QueueSettings } from './settings.js';
+import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, type QueueSettings } from './settings.js';
 import { openStore, type Store } from './store.js';
 
 export const BACKOFF_TYPE = 'endpoint-service';
@@ -58,7 +58,8 @@ export class QueueProducer {
           attempts: this.settings.attempts,
           backoff: { type: BACKOFF_TYPE, delay: this.settings.backoffMs },
           removeOnComplete: COMPLETED_RETENTION,
-          removeOnFail: { age: FAILED_RETENTION_SECONDS },
+          // The store applies it when another job fails; consumers also clean hourly (retention.ts).
+          removeOnFail: { age: this.settings.retentionMs / 1000 },
         }),
         ENQUEUE_TIMEOUT_MS,
       );
