@@ -13,6 +13,7 @@ import type { TaskKinds } from '../tasks/registry.js';
 import { endpointFingerprint } from './fingerprint.js';
 import { jobIdFor, sealRun, uploadsToJob, type QueuedRun, type SealedRun } from './job.js';
 import type { EnqueueOutcome, QueueObserver } from './observer.js';
+import { secretParameterNames } from './reveal.js';
 import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, type QueueSettings } from './settings.js';
 import { openStore, type Store } from './store.js';
 
@@ -49,6 +50,7 @@ export class QueueProducer {
       const sealed: SealedRun = {
         parameters: [...run.scope.parameters],
         system: run.scope.system,
+        secret: secretParameterNames(endpoint, this.kinds),
         ...(run.uploads.length > 0 && endpoint.tasks.some((t) => this.kinds.of(t).readsUploads(t)) ? { uploads: await uploadsToJob(run.uploads) } : {}),
       };
       const data: QueuedRun = { v: 1, endpoint: endpoint.name, requestId, fingerprint: endpointFingerprint(application, endpoint), enqueuedAt: Date.now(), sealed: sealRun(this.settings.keys, jobId, sealed) };
