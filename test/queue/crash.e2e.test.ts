@@ -22,7 +22,7 @@ describe.each(backends)('a worker killed mid-task on %s', (backend) => {
   let release: () => void = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
   const worker = () => {
-    const w = startWorker(queueFixture('durable'), url, name, ['--smtp-url', smtp.url, '--queue-lock-duration', '2s'], { PEER: peer.origin });
+    const w = startWorker(queueFixture('durable'), url, name, ['--smtp-url', smtp.url, '--queue-lock-duration', '1s'], { PEER: peer.origin });
     workers.push(w);
     return w;
   };

@@ -23,7 +23,7 @@ describe.each(backends)('a worker killed while a mail is being sent on %s', (bac
   let gate: Promise<void> = Promise.resolve();
   let release: () => void = () => {};
   const worker = (...args: string[]) => {
-    const w = startWorker(queueFixture('durable'), url, name, ['--smtp-url', smtp.url, '--queue-lock-duration', '2s', ...args], { PEER: peer.origin });
+    const w = startWorker(queueFixture('durable'), url, name, ['--smtp-url', smtp.url, '--queue-lock-duration', '1s', ...args], { PEER: peer.origin });
     workers.push(w);
     return w;
   };
