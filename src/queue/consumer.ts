@@ -100,9 +100,9 @@ export class QueueConsumer {
    * and handed back to the queue for another worker (no attempt counted).
    */
   async drain(timeoutMs: number): Promise<void> {
-    // Nothing runs while the store is down; BullMQ's close would wait for a connection first.
     this.sweeper.stop();
-    if (this.active.size === 0 && !this.store.connected) {
+    // Nothing runs while the store is down; BullMQ's close would wait for a connection first.
+    if (this.active.size === 0 && !(await this.store.answers())) {
       this.health?.stop();
       await this.store.close();
       return;

@@ -195,10 +195,12 @@ function inspectPostgres(url: string, name: string): StoreInspector {
   };
 }
 
-/** A store the test may take down without touching the shared one. */
+/** A store the test may take down, and bring back on the same URL, without touching the shared one. */
 export interface StoppableStore {
   readonly url: string;
   stop(): Promise<void>;
+  /** Up again, empty for a Redis of its own (it keeps nothing on disk). */
+  start(): Promise<void>;
 }
 
 /**
@@ -207,8 +209,17 @@ export interface StoppableStore {
  * every connection through it (the shared server itself must not be stopped).
  */
 export async function stoppableStore(backend: AvailableBackend): Promise<StoppableStore | null> {
-  if (backend.name === 'redis') return spawnRedis();
-  return proxyTo(backend.url);
+  if (backend.name === 'postgres') return proxyTo(backend.url);
+  let redis = await spawnRedis();
+  if (redis === null) return null;
+  const port = redis.port;
+  return {
+    url: redis.url,
+    stop: () => redis!.stop(),
+    start: async () => {
+      redis = await spawnRedis(undefined, port);
+    },
+  };
 }
 
 /** A TCP proxy on a free port in front of the PostgreSQL server of `url`; the URL through it. */
@@ -228,17 +239,21 @@ async function proxyTo(url: string): Promise<StoppableStore> {
     }
     client.pipe(upstream).pipe(client);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const listen = (port: number) => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await listen(0);
+  const port = (server.address() as { port: number }).port;
   const proxied = new URL(url);
   proxied.hostname = '127.0.0.1';
-  proxied.port = String((server.address() as { port: number }).port);
+  proxied.port = String(port);
   return {
     url: proxied.toString(),
     stop: async () => {
+      if (!server.listening) return;
       const closed = new Promise((resolve) => server.close(resolve));
       for (const s of sockets) s.destroy();
       await closed;
     },
+    start: () => listen(port),
   };
 }
 

@@ -119,4 +119,17 @@ describe.each(backends)('a store that goes down on %s', (backend) => {
     const metrics = await (await fetch(`${serve.url}/_metrics`)).text();
     expect(metrics).toMatch(/endpoint_service_queue_enqueued_total\{endpoint="two",outcome="in-process"\} 1/);
   });
+
+  it('lets a worker whose store is down stop at once on SIGTERM: nothing runs, nothing waits for the store', async () => {
+    const store = await stoppable();
+    const worker = startWorker(queueFixture('durable'), store.url, name, ['--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin });
+    workers.push(worker);
+    await worker.waitForLog((l) => l.msg === 'the queue store is reachable');
+    await store.stop();
+    await worker.waitForLog((l) => l.msg === 'the queue store is unreachable; retrying');
+    // Far below BullMQ's own wait for a connection when it closes a worker (about 10 s).
+    const exit = await Promise.race([worker.stop('SIGTERM'), new Promise((resolve) => setTimeout(() => resolve('still running'), 5_000))]);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(worker.logs().some((l) => l.msg === 'shutdown complete')).toBe(true);
+  });
 });
