@@ -5,6 +5,7 @@
 import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import type { QueueObserver } from './observer.js';
+import { restartablePostgresBackend, type PostgresBackendFactory } from './postgres-backend.js';
 import type { QueueSettings } from './settings.js';
 import { watchPostgres, watchStore } from './store-health.js';
 
@@ -124,7 +125,7 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     }
   };
   const closables: { close(): Promise<void> }[] = [];
-  const backend = bullmq.createPostgresBackend as unknown as undefined;
+  const backend = restartablePostgresBackend(bullmq.createPostgresBackend as unknown as PostgresBackendFactory) as unknown as undefined;
   return {
     bullmq,
     watch: (observer) => watchPostgres(ping, observer),

@@ -120,6 +120,21 @@ describe.each(backends)('a store that goes down on %s', (backend) => {
     expect(metrics).toMatch(/endpoint_service_queue_enqueued_total\{endpoint="two",outcome="in-process"\} 1/);
   });
 
+  it('takes runs again once a store that was down at start-up is up: serve queues them, a worker runs them', async () => {
+    const store = await stoppable();
+    await store.stop();
+    const serve = await serveOn(store.url);
+    const worker = startWorker(queueFixture('durable'), store.url, name, ['--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin });
+    workers.push(worker);
+    await serve.waitForLog((l) => l.msg === 'the queue store is unreachable; retrying');
+    expect((await fetch(`${serve.url}/two`, { method: 'POST' })).status).toBe(503);
+    await store.start();
+    const before = peer.requestsTo('/fine').length;
+    await eventually(async () => ((await fetch(`${serve.url}/two`, { method: 'POST' })).status === 200 ? true : undefined), 'serve to queue runs again');
+    // Redis reconnects within 2 s; BullMQ's PostgreSQL worker tries a failed start again after 15 s.
+    await eventually(() => (peer.requestsTo('/fine').length > before ? true : undefined), 'the worker to run the job', 40_000);
+  }, 60_000);
+
   it('lets a worker whose store is down stop at once on SIGTERM: nothing runs, nothing waits for the store', async () => {
     const store = await stoppable();
     const worker = startWorker(queueFixture('durable'), store.url, name, ['--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin });
