@@ -4,8 +4,9 @@
 // started never used it again: serve answered 503 after the store was back, a worker ran no job;
 // and a Worker's loop, which takes such an instant failure for a bug of its own and asks again
 // at once, held the CPU so that no timer, health check or signal handler ran. Here a failed
-// start is forgotten, after a pause, and the next operation starts again. This reaches into
-// BullMQ's internals: bullmq is pinned, and test/queue/store-down.e2e.test.ts holds this.
+// start is forgotten, after a pause, and the next operation starts again; and a connection lost
+// under BullMQ's feet is not an uncaught exception. This reaches into BullMQ's internals: bullmq
+// is pinned, and test/queue/store-down.e2e.test.ts and postgres-backend.test.ts hold this.
 
 /** The start BullMQ memoizes, on the backend and on its connection. */
 interface MemoizedStart {
@@ -13,8 +14,12 @@ interface MemoizedStart {
   readyPromise?: Promise<void> | undefined;
 }
 
+interface ErrorEmitter {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
 interface PostgresBackend extends MemoizedStart {
-  readonly connection: MemoizedStart;
+  readonly connection: MemoizedStart & { readonly pool?: { on(event: 'connect', listener: (client: ErrorEmitter) => void): unknown } };
 }
 
 export type PostgresBackendFactory = (name: string, opts: unknown, factoryOptions?: unknown) => PostgresBackend;
@@ -25,6 +30,10 @@ const START_RETRY_PAUSE_MS = 1_000;
 export function restartablePostgresBackend(factory: PostgresBackendFactory): PostgresBackendFactory {
   return (name, opts, factoryOptions) => {
     const backend = factory(name, opts, factoryOptions);
+    // A pooled client that loses its connection while BullMQ holds it (its start, a query)
+    // emits an 'error' nobody listens to: an uncaught exception in every outage. The operation
+    // fails with the same error, and the pool drops the client; the event itself says nothing.
+    backend.connection.pool?.on('connect', (client) => client.on('error', () => {}));
     forgetFailedStart(backend.connection, START_RETRY_PAUSE_MS);
     forgetFailedStart(backend, 0);
     return backend;
