@@ -9,7 +9,7 @@ import { describeError } from '../errors.js';
 import { formatAge } from '../units.js';
 import type { QueueObserver } from './observer.js';
 
-export const SWEEP_INTERVAL_MS = 60 * 60_000;
+const SWEEP_INTERVAL_MS = 60 * 60_000;
 /** Spread over a few minutes, so that consumers started together do not all sweep at once. */
 const SWEEP_JITTER_MS = 5 * 60_000;
 
@@ -21,7 +21,6 @@ export class RetentionSweeper {
     private readonly queue: Queue,
     private readonly retentionMs: number,
     private readonly observer: QueueObserver,
-    private readonly random: () => number = Math.random,
   ) {}
 
   /** Sweeps now, then about every hour until stop(). The timer keeps no process alive. */
@@ -47,13 +46,11 @@ export class RetentionSweeper {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.sweep().then(
-        () => this.schedule(SWEEP_INTERVAL_MS + Math.floor(this.random() * SWEEP_JITTER_MS)),
-        (error: unknown) => {
-          if (!this.stopped) this.observer.log('warn', 'the failed jobs older than --queue-retention could not be removed; trying again in about an hour', { reason: describeError(error) });
-          this.schedule(SWEEP_INTERVAL_MS + Math.floor(this.random() * SWEEP_JITTER_MS));
-        },
-      );
+      const again = () => this.schedule(SWEEP_INTERVAL_MS + Math.floor(Math.random() * SWEEP_JITTER_MS));
+      this.sweep().then(again, (error: unknown) => {
+        if (!this.stopped) this.observer.log('warn', 'the failed jobs older than --queue-retention could not be removed; trying again in about an hour', { reason: describeError(error) });
+        again();
+      });
     }, delayMs);
     this.timer.unref();
   }
