@@ -42,6 +42,38 @@ export function formatDuration(ms: number): string {
   return `${ms}ms`;
 }
 
+/**
+ * An age: how long something is kept, which no timer waits for, so days are written too and the
+ * timer's bound does not apply. Stores count ages in whole seconds: a fraction is rounded up.
+ */
+const AGE = /^(\d+(?:\.\d+)?)(s|m|h|d)$/;
+const AGE_UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+export const MAX_AGE_MS = 3650 * 86_400_000;
+
+/** `14d`, `36h`, `90m`, `30s` to milliseconds, whole seconds; null when malformed, below 1s or beyond 3650d. */
+export function parseAge(text: string): number | null {
+  const match = AGE.exec(text.trim());
+  if (match === null) return null;
+  const ms = Math.ceil((Number(match[1]) * AGE_UNIT_MS[match[2]!]!) / 1000) * 1000;
+  return ms >= 1000 && ms <= MAX_AGE_MS ? ms : null;
+}
+
+/** Why parseAge refused `text`, as the end of a sentence ("expected …"). */
+export function ageExpectation(text: string): string {
+  const trimmed = text.trim();
+  if (/^\d+(?:\.\d+)?$/.test(trimmed)) return `a duration with a unit, such as 14d, 36h or 30m (a bare number has none: write ${trimmed}d or ${trimmed}h)`;
+  if (/^\d+(?:\.\d+)?ms$/.test(trimmed)) return 'a duration of at least 1s, such as 14d, 36h or 30m (ages are kept in whole seconds)';
+  const match = AGE.exec(trimmed);
+  if (match !== null && Number(match[1]) * AGE_UNIT_MS[match[2]!]! > MAX_AGE_MS) return `a duration of at most ${MAX_AGE_MS / 86_400_000}d`;
+  return 'a positive duration with a unit, such as 14d, 36h or 30m';
+}
+
+/** An age in the largest unit that divides it evenly: `14d`, `36h`, `90s`; parseAge reads it back. */
+export function formatAge(ms: number): string {
+  for (const unit of ['d', 'h', 'm'] as const) if (ms % AGE_UNIT_MS[unit]! === 0) return `${ms / AGE_UNIT_MS[unit]!}${unit}`;
+  return `${Math.ceil(ms / 1000)}s`;
+}
+
 const SIZE = /^(\d+)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?$/i;
 const SIZE_UNIT: Readonly<Record<string, number>> = {
   b: 1,

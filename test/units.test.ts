@@ -1,6 +1,6 @@
 // src/units.ts: the one reader of durations and sizes, for endpoints.xml and the command line.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TASK_TIMEOUT_MS, MAX_TIMER_MS, durationExpectation, formatDuration, formatSize, parseDuration, parseSize } from '../src/units.js';
+import { DEFAULT_TASK_TIMEOUT_MS, MAX_AGE_MS, MAX_TIMER_MS, ageExpectation, durationExpectation, formatAge, formatDuration, formatSize, parseAge, parseDuration, parseSize } from '../src/units.js';
 
 describe('parseDuration', () => {
   it('reads a number with a unit', () => {
@@ -29,6 +29,36 @@ describe('parseDuration', () => {
     expect(durationExpectation('1000h')).toContain('at most 596h');
     expect(durationExpectation('0s')).toContain('positive duration');
     expect(durationExpectation('soon')).toContain('positive duration');
+  });
+});
+
+describe('parseAge', () => {
+  it('reads days too, and ages longer than any timer', () => {
+    expect(parseAge('14d')).toBe(14 * 86_400_000);
+    expect(parseAge('36h')).toBe(36 * 3_600_000);
+    expect(parseAge('1s')).toBe(1000);
+    expect(parseAge('90d')).toBe(90 * 86_400_000);
+    expect(parseAge('3650d')).toBe(MAX_AGE_MS);
+  });
+
+  it('keeps whole seconds, rounding a fraction up', () => {
+    expect(parseAge('1.5s')).toBe(2000);
+    expect(parseAge('0.5m')).toBe(30_000);
+  });
+
+  it('refuses a bare number, less than a second, more than 3650d and unknown units', () => {
+    for (const bad of ['14', '500ms', '0s', '0d', '3651d', '-1d', '2w', 'forever', '']) expect(parseAge(bad), bad).toBeNull();
+  });
+
+  it('says why an age was refused', () => {
+    expect(ageExpectation('14')).toContain('write 14d or 14h');
+    expect(ageExpectation('500ms')).toContain('at least 1s');
+    expect(ageExpectation('5000d')).toContain('at most 3650d');
+    expect(ageExpectation('2w')).toContain('positive duration');
+  });
+
+  it('writes ages that parseAge reads back', () => {
+    for (const text of ['14d', '36h', '90m', '45s']) expect(formatAge(parseAge(text)!)).toBe(text);
   });
 });
 

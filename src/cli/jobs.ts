@@ -1,8 +1,11 @@
 // `endpoint-service jobs list|show|retry|discard --queue URL`: the failed set (the dead letters)
-// and its remedies. Exit codes: 0 done, 1 no such job or the store cannot be reached, 2 usage.
+// and its remedies. Exit codes: 0 done, 1 no such job or the store cannot be reached, 2 usage
+// (and `show --reveal` without a key that opens the job).
 
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { JobsAdmin, JobStateName, JobSummary } from '../queue/admin.js';
+import type { RevealedParameters } from '../queue/reveal.js';
+import type { QueueKey } from '../queue/seal.js';
 import type { ExitCode, Returning } from './action.js';
 import { addQueueLocation, resolveQueueLocation, type QueueFlags } from './queue-options.js';
 
@@ -13,6 +16,7 @@ interface JobsFlags extends Pick<QueueFlags, 'queue' | 'queueName'> {
   format?: 'text' | 'json';
   limit?: number;
   allFailed?: boolean;
+  reveal?: boolean;
 }
 
 function format(text: string): 'text' | 'json' {
@@ -37,10 +41,15 @@ export function registerJobs(program: Command, returning: Returning): void {
     )
     .action(returning(async (flags: JobsFlags, command: Command) => withAdmin(flags, command, (admin) => list(admin, flags))));
 
-  sub('show', 'one request’s jobs: each task’s outcome, mail markers, delivery-unknown messages, attempts')
+  sub('show', 'one request’s jobs: each task’s outcome, mail markers, delivery-unknown messages, attempts; with --reveal, its parameters')
     .argument('<request-id>', 'the request id (x-request-id) or a job id')
     .addOption(new Option('--format <format>', 'text or json').argParser(format).default('text'))
-    .action(returning(async (id: string, flags: JobsFlags, command: Command) => withAdmin(flags, command, (admin) => show(admin, id, flags))));
+    .option('--reveal', 'also print the bound parameters, opened with ENDPOINT_SERVICE_QUEUE_KEY; secrets print as ***')
+    .action(
+      returning(async (id: string, flags: JobsFlags, command: Command) =>
+        withAdmin(flags, command, (admin, keys) => show(admin, id, flags, keys), flags.reveal === true ? 'jobs show --reveal' : null),
+      ),
+    );
 
   sub('retry', 'run a failed job again: only its tasks that did not succeed run')
     .argument('[request-id]', 'the request id or a job id')
@@ -58,10 +67,13 @@ export function registerJobs(program: Command, returning: Returning): void {
   jobs.exitOverride();
 }
 
-async function withAdmin(flags: JobsFlags, command: Command, run: (admin: JobsAdmin) => Promise<ExitCode>): Promise<ExitCode> {
+/** `keyFor`: the command that needs ENDPOINT_SERVICE_QUEUE_KEY (a usage error without it), or null. */
+async function withAdmin(flags: JobsFlags, command: Command, run: (admin: JobsAdmin, keys: readonly QueueKey[]) => Promise<ExitCode>, keyFor: string | null = null): Promise<ExitCode> {
   const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
   const location = resolveQueueLocation(flags, usage, false);
   if (location === null) usage('jobs needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
+  // A new key would open nothing: the one the jobs were sealed with is needed.
+  if (keyFor !== null && location!.keys.length === 0) usage(`${keyFor} needs ENDPOINT_SERVICE_QUEUE_KEY set to the key serve and worker run with (and ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS for jobs sealed before a key change)`);
   const { JobsAdmin } = await import('../queue/admin.js');
   let admin: JobsAdmin;
   try {
@@ -71,7 +83,7 @@ async function withAdmin(flags: JobsFlags, command: Command, run: (admin: JobsAd
     return 1;
   }
   try {
-    return await run(admin);
+    return await run(admin, location!.keys);
   } finally {
     await admin.close();
   }
@@ -90,16 +102,39 @@ async function list(admin: JobsAdmin, flags: JobsFlags): Promise<ExitCode> {
   return 0;
 }
 
-async function show(admin: JobsAdmin, id: string, flags: JobsFlags): Promise<ExitCode> {
+async function show(admin: JobsAdmin, id: string, flags: JobsFlags, keys: readonly QueueKey[]): Promise<ExitCode> {
   const jobs = await admin.find(id);
   if (jobs.length === 0) return notFound(id);
   const details = await Promise.all(jobs.map((job) => admin.detail(job)));
+  // Every job is opened before anything is printed: with a key that opens none, nothing is.
+  let revealed: RevealedParameters[] | null = null;
+  if (flags.reveal === true) {
+    revealed = [];
+    for (const job of jobs) {
+      try {
+        revealed.push(admin.reveal(job, keys));
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        process.stderr.write(
+          `endpoint-service: the parameters of job ${job.id} cannot be opened with ENDPOINT_SERVICE_QUEUE_KEY: ${reason}. Set it to the key serve and worker run with (and ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS for jobs sealed before a key change)\n`,
+        );
+        return 2;
+      }
+    }
+  }
   if (flags.format === 'json') {
-    process.stdout.write(`${JSON.stringify({ jobs: details }, null, 2)}\n`);
+    const documents = details.map((d, i) => (revealed === null ? d : { ...d, parameters: revealed[i]!.parameters, maskedParameters: revealed[i]!.masked }));
+    process.stdout.write(`${JSON.stringify({ jobs: documents }, null, 2)}\n`);
     return 0;
   }
-  for (const d of details) {
+  for (const [i, d] of details.entries()) {
     process.stdout.write(line(d));
+    const shown = revealed?.[i];
+    if (shown !== undefined) {
+      if (!shown.secretsKnown) process.stdout.write('  parameters all masked: the job was queued before endpoint-service recorded which of them are secret\n');
+      // Quoted as JSON: a value may hold line breaks or terminal escapes.
+      for (const [name, value] of Object.entries(shown.parameters)) process.stdout.write(`  parameter ${name}: ${shown.masked.includes(name) ? value : JSON.stringify(value)}\n`);
+    }
     for (const [task, record] of Object.entries(d.tasks)) process.stdout.write(`  task ${task}: ${record.outcome}${record.error !== undefined ? ` (${record.error})` : ''}\n`);
     for (const u of d.deliveryUnknown) process.stdout.write(`  delivery-unknown: task ${u.task}, message ${u.message}, Message-ID ${u.messageId}\n`);
     if (d.config !== null && d.config !== undefined) process.stdout.write(`  configuration changed since enqueue (${d.config.mismatch})\n`);

@@ -4,7 +4,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseQueueKey, type QueueKey } from '../queue/seal.js';
 import { backendOf, type QueueSettings } from '../queue/settings.js';
-import { durationExpectation, parseDuration } from '../units.js';
+import { ageExpectation, durationExpectation, parseAge, parseDuration } from '../units.js';
 
 export interface QueueFlags {
   queue?: string;
@@ -19,12 +19,14 @@ export interface QueueFlags {
   queueFallback?: 'in-process';
   onConfigChange: 'current' | 'strict';
   emailRedelivery: 'at-most-once' | 'at-least-once';
+  queueRetention: number;
 }
 
 export const DEFAULT_QUEUE_NAME = 'endpoint-service';
 const DEFAULT_CONCURRENCY = 16;
 const DEFAULT_BACKOFF = '30s';
 const DEFAULT_LOCK_DURATION = '30s';
+const DEFAULT_RETENTION = '14d';
 export const KEY_HOWTO = 'make one with: node -e "console.log(require(\'node:crypto\').randomBytes(32).toString(\'base64\'))"';
 
 function count(what: string, max: number) {
@@ -37,6 +39,13 @@ function count(what: string, max: number) {
 function duration(text: string): number {
   const ms = parseDuration(text);
   if (ms === null) throw new InvalidArgumentError(`expected ${durationExpectation(text)}.`);
+  return ms;
+}
+
+/** Days allowed, and longer than any timer: a retention is an age in the store, not a wait. */
+function age(text: string): number {
+  const ms = parseAge(text);
+  if (ms === null) throw new InvalidArgumentError(`expected ${ageExpectation(text)}.`);
   return ms;
 }
 
@@ -64,7 +73,8 @@ export function addRunOptions(command: Command): Command {
   return command
     .addOption(new Option('--queue-lock-duration <duration>', "how long a job stays locked by a worker that stopped renewing it (a crash): then another worker resumes it").argParser(duration).default(duration(DEFAULT_LOCK_DURATION), DEFAULT_LOCK_DURATION))
     .addOption(new Option('--on-config-change <mode>', 'a queued run whose endpoint changed since: "current" runs it with the current configuration, "strict" fails it').argParser(oneOf('current', 'strict')).default('current'))
-    .addOption(new Option('--email-redelivery <mode>', 'a mail message a crash left being sent: "at-most-once" leaves it (delivery-unknown), "at-least-once" resends it with the same Message-ID').argParser(oneOf('at-most-once', 'at-least-once')).default('at-most-once'));
+    .addOption(new Option('--email-redelivery <mode>', 'a mail message a crash left being sent: "at-most-once" leaves it (delivery-unknown), "at-least-once" resends it with the same Message-ID').argParser(oneOf('at-most-once', 'at-least-once')).default('at-most-once'))
+    .addOption(new Option('--queue-retention <duration>', 'how long failed jobs are kept for `jobs` (completed ones: an hour); older ones are removed about hourly').argParser(age).default(age(DEFAULT_RETENTION), DEFAULT_RETENTION));
 }
 
 /** serve's own queue options. */
@@ -124,6 +134,7 @@ export function resolveQueueSettings(flags: QueueFlags, usage: (message: string)
     fallback: flags.queueFallback ?? 'none',
     onConfigChange: flags.onConfigChange,
     emailRedelivery: flags.emailRedelivery,
+    retentionMs: flags.queueRetention,
   };
 }
 

@@ -1,10 +1,12 @@
 // `endpoint-service jobs`: the failed set and its remedies, read from the job records. What is
 // shown is what the store holds in clear (endpoint, request id, task outcomes, error texts, mail
-// markers); the sealed request data is never opened here.
+// markers); the sealed request data is opened only for `jobs show --reveal` (reveal.ts).
 
 import type { Job, Queue } from 'bullmq';
 import type { QueuedRun, RunProgress } from './job.js';
 import { readProgress } from './job.js';
+import { revealParameters, type RevealedParameters } from './reveal.js';
+import type { QueueKey } from './seal.js';
 import type { QueueSettings } from './settings.js';
 import { openStore, type Store } from './store.js';
 
@@ -85,6 +87,11 @@ export class JobsAdmin {
     );
     const { logs } = await this.queue.getJobLogs(job.id!);
     return { ...(await this.summary(job, state)), tasks: progress.tasks, mail: progress.mail, deliveryUnknown, config: progress.config ?? null, log: logs };
+  }
+
+  /** The job's bound parameters, secrets masked; throws SealError when `keys` cannot open them. */
+  reveal(job: Job, keys: readonly QueueKey[]): RevealedParameters {
+    return revealParameters(keys, job.id!, job.data as QueuedRun);
   }
 
   async failed(): Promise<Job[]> {

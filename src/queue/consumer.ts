@@ -11,6 +11,7 @@
 //   a permanent one goes straight to the failed set;
 // - on shutdown, running jobs get --shutdown-timeout to finish; the rest are checkpointed and
 //   handed back to the queue at once, without counting an attempt.
+// - failed jobs older than --queue-retention are removed at start and about hourly (retention.ts).
 
 import type { Job, Worker } from 'bullmq';
 import type { Application } from '../compiler/ast.js';
@@ -27,6 +28,7 @@ import { FINISHED_OUTCOMES, readProgress, sealIntermediate, unsealIntermediate, 
 import { endJobSpan, startJobSpan } from './job-trace.js';
 import type { JobFields, QueueObserver, RunOutcome } from './observer.js';
 import { MAX_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
+import { RetentionSweeper } from './retention.js';
 import { openStore, type Store } from './store.js';
 
 /** What the consumer needs of the application it runs jobs for (serve's LoadedApplication is one). */
@@ -59,6 +61,7 @@ export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
   private worker!: Worker;
   private health: { readonly up: boolean; stop(): void } | null = null;
+  private sweeper!: RetentionSweeper;
 
   private constructor(
     private readonly settings: QueueSettings,
@@ -83,6 +86,8 @@ export class QueueConsumer {
       maxStalledCount: MAX_STALLED_COUNT,
       settings: { backoffStrategy: (attemptsMade, _type, error, job) => backoffDelay(attemptsMade, error, job?.opts.backoff, settings.backoffMs) },
     });
+    consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer);
+    consumer.sweeper.start();
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => {
       // BullMQ itself fails a job that stalled too often; the processor reports every other failure.
@@ -101,8 +106,9 @@ export class QueueConsumer {
    * and handed back to the queue for another worker (no attempt counted).
    */
   async drain(timeoutMs: number): Promise<void> {
+    this.sweeper.stop();
     // Nothing runs while the store is down; BullMQ's close would wait for a connection first.
-    if (this.active.size === 0 && !this.store.connected) {
+    if (this.active.size === 0 && !(await this.store.answers())) {
       this.health?.stop();
       await this.store.close();
       return;

@@ -41,6 +41,8 @@ export interface SealedRun {
   readonly parameters: readonly (readonly [string, string])[];
   readonly system: Record<SystemParameter, string>;
   readonly uploads?: readonly { readonly fieldName: string; readonly filename: string; readonly contentType: string; readonly content: string }[];
+  /** The parameters the queuing configuration keeps secret, masked by `jobs show --reveal` (reveal.ts); absent in jobs queued before it was recorded. */
+  readonly secret?: readonly string[];
 }
 
 /** The checkpoint, in job.progress: rewritten after each task outcome and around each mail message. */

@@ -14,7 +14,8 @@ import { endpointFingerprint } from './fingerprint.js';
 import { traceOf } from './job-trace.js';
 import { jobIdFor, sealRun, uploadsToJob, type QueuedRun, type SealedRun } from './job.js';
 import type { EnqueueOutcome, QueueObserver } from './observer.js';
-import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, FAILED_RETENTION_SECONDS, type QueueSettings } from './settings.js';
+import { secretParameterNames } from './reveal.js';
+import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, type QueueSettings } from './settings.js';
 import { openStore, type Store } from './store.js';
 
 export const BACKOFF_TYPE = 'endpoint-service';
@@ -50,6 +51,7 @@ export class QueueProducer {
       const sealed: SealedRun = {
         parameters: [...run.scope.parameters],
         system: run.scope.system,
+        secret: secretParameterNames(endpoint, this.kinds),
         ...(run.uploads.length > 0 && endpoint.tasks.some((t) => this.kinds.of(t).readsUploads(t)) ? { uploads: await uploadsToJob(run.uploads) } : {}),
       };
       const trace = traceOf(run.span);
@@ -68,7 +70,8 @@ export class QueueProducer {
           attempts: this.settings.attempts,
           backoff: { type: BACKOFF_TYPE, delay: this.settings.backoffMs },
           removeOnComplete: COMPLETED_RETENTION,
-          removeOnFail: { age: FAILED_RETENTION_SECONDS },
+          // The store applies it when another job fails; consumers also clean hourly (retention.ts).
+          removeOnFail: { age: this.settings.retentionMs / 1000 },
         }),
         ENQUEUE_TIMEOUT_MS,
       );

@@ -26,6 +26,8 @@ export interface QueueSettings {
   readonly fallback: 'none' | 'in-process';
   readonly onConfigChange: 'current' | 'strict';
   readonly emailRedelivery: 'at-most-once' | 'at-least-once';
+  /** How long failed jobs are kept (--queue-retention): the jobs' removeOnFail, and the consumers' hourly clean. */
+  readonly retentionMs: number;
 }
 
 /** How long serve waits for the store to acknowledge a job before answering 503. */
@@ -34,8 +36,8 @@ export const ENQUEUE_TIMEOUT_MS = 2_000;
 export const MAX_BACKOFF_MS = 30 * 60_000;
 /** A job that has stalled (its worker died) more often than this fails instead of looping. */
 export const MAX_STALLED_COUNT = 2;
+/** Completed jobs say nothing `jobs` needs for long: an hour, and at most the last 1000. */
 export const COMPLETED_RETENTION = { age: 3600, count: 1000 } as const;
-export const FAILED_RETENTION_SECONDS = 14 * 24 * 3600;
 
 /** The store a URL names, or why none: `redis://`, `rediss://`; `postgres://`, `postgresql://` (experimental). */
 export function backendOf(url: string): QueueBackend | string {

@@ -5,6 +5,7 @@
 import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import type { QueueObserver } from './observer.js';
+import { restartablePostgresBackend, type PostgresBackendFactory } from './postgres-backend.js';
 import type { QueueSettings } from './settings.js';
 import { watchPostgres, watchStore } from './store-health.js';
 
@@ -46,8 +47,8 @@ export interface Store {
   watch(observer: QueueObserver): { readonly up: boolean; stop(): void };
   /** Resolves once the store answers; rejects when it cannot be reached. */
   ping(): Promise<void>;
-  /** Connected now (a store that is down has nothing to close politely). */
-  readonly connected: boolean;
+  /** Whether the store answers now (a store that is down has nothing to close politely); PostgreSQL is asked. */
+  answers(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -70,9 +71,7 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     ping: async () => {
       await client.ping();
     },
-    get connected() {
-      return client.status === 'ready';
-    },
+    answers: async () => client.status === 'ready',
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
       queue.on('error', onError);
@@ -126,14 +125,13 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     }
   };
   const closables: { close(): Promise<void> }[] = [];
-  const backend = bullmq.createPostgresBackend as unknown as undefined;
+  const backend = restartablePostgresBackend(bullmq.createPostgresBackend as unknown as PostgresBackendFactory) as unknown as undefined;
   return {
     bullmq,
     watch: (observer) => watchPostgres(ping, observer),
     ping,
-    get connected() {
-      return connected || role === 'worker';
-    },
+    // No connection events to go by: asked, which a refused connection answers at once.
+    answers: () => ping().then(() => true, () => false),
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection } as unknown as QueueOptions, backend);
       queue.on('error', onError);

@@ -115,6 +115,12 @@ export interface TaskKind<T extends Task = Task, Prepared = unknown, Services ex
    * durable queue stores a run's uploads only when one of its tasks reads them.
    */
   readsUploads(task: T): boolean;
+  /**
+   * The endpoint's parameters this task treats as secrets: those written into what dry-run shows
+   * as *** (an Authorization header, basic authentication, a header read from ${env:...}).
+   * `jobs show --reveal` masks their values the same way. Without it, none.
+   */
+  secretParameters?(task: T): readonly string[];
   /** Pure: what would go on the wire. Throws (any error) when the request's values cannot be used. */
   prepare(task: T, scope: ExpansionScope, request: TaskRequest): Prepared;
   /** Created once per process and application, with the task engine (on the first request with tasks). */

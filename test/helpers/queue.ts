@@ -1,17 +1,21 @@
-// The queue suites (test/queue/): a real Redis, the built binary's `worker` and `jobs`, and a
-// unique queue name per test file, removed afterwards (the Redis is shared with other runs).
+// The queue suites (test/queue/): a real store, the built binary's `worker` and `jobs`, and a
+// unique queue name per test file, removed afterwards (the stores are shared with other runs).
 //
+// Each suite is written once and runs on every store of queueBackends(): Redis always, and
+// BullMQ's PostgreSQL backend when ENDPOINT_SERVICE_TEST_POSTGRES_URL is set (CI sets it).
 // Redis is found through ENDPOINT_SERVICE_TEST_REDIS_URL, else 127.0.0.1:6379, else a
-// redis-server from PATH started on a free port. Without any, the suites are skipped with one
-// line saying how to enable them; under CI=true a missing Redis fails the run.
+// redis-server from PATH started on a free port. Without any, the Redis suites are skipped with
+// one line saying how to enable them; under CI=true a missing Redis fails the run.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
+import { connect, createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Queue } from 'bullmq';
+import { Queue, createPostgresBackend } from 'bullmq';
 import { Redis } from 'ioredis';
+import pg from 'pg';
+import { it } from 'vitest';
 import { ROOT, type Exit } from './serve.js';
 
 const BIN = path.join(ROOT, 'bin/endpoint-service.js');
@@ -51,9 +55,13 @@ export interface OwnRedis {
   stop(): Promise<void>;
 }
 
+export function redisServerOnPath(): boolean {
+  return spawnSync('redis-server', ['--version']).status === 0;
+}
+
 /** A redis-server of the test's own (for restarts and outages), or null when none is on PATH. */
 export async function spawnRedis(args: readonly string[] = ['--save', '', '--appendonly', 'no'], port?: number, dir?: string): Promise<OwnRedis | null> {
-  if (spawnSync('redis-server', ['--version']).status !== 0) return null;
+  if (!redisServerOnPath()) return null;
   const p = port ?? (await freePort());
   const directory = dir ?? mkdtempSync(path.join(tmpdir(), 'es-redis-'));
   const child = spawn('redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--dir', directory, ...args], { stdio: 'ignore' });
@@ -97,18 +105,155 @@ export function uniqueQueueName(label: string): string {
   return `es-test-${label}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
 
-/** A BullMQ Queue on the test's queue, to look at jobs as they are stored (and remove them afterwards). */
-export function inspect(url: string, name: string): { queue: Queue; redis: Redis; close(): Promise<void> } {
+export type BackendName = 'redis' | 'postgres';
+
+/** A store the queue suites run on; `url` is null when it is not available here (`skipped` says why). */
+export interface QueueBackend {
+  readonly name: BackendName;
+  readonly url: string | null;
+  readonly skipped: string | null;
+  toString(): string;
+}
+
+export type AvailableBackend = QueueBackend & { readonly url: string };
+
+const LABELS: Readonly<Record<BackendName, string>> = { redis: 'Redis', postgres: 'PostgreSQL' };
+
+/**
+ * The stores for `describe.each`: Redis always (skipped without one), PostgreSQL when
+ * ENDPOINT_SERVICE_TEST_POSTGRES_URL is set. `%s` in the title prints the store's name.
+ */
+export async function queueBackends(): Promise<QueueBackend[]> {
+  const redis = await testRedisUrl();
+  const postgres = process.env.ENDPOINT_SERVICE_TEST_POSTGRES_URL;
+  const backend = (name: BackendName, url: string | null, skipped: string | null): QueueBackend => ({ name, url, skipped, toString: () => LABELS[name] });
+  return [backend('redis', redis, redis === null ? 'no Redis here (see the line above)' : null), ...(postgres !== undefined && postgres !== '' ? [backend('postgres', postgres, null)] : [])];
+}
+
+/** In a `describe.each(queueBackends())` body: false, with a skipped test saying why, when the store is not available. */
+export function runsOn(backend: QueueBackend): backend is AvailableBackend {
+  if (backend.url !== null) return true;
+  it.skip(`skipped: ${backend.skipped ?? 'not available'}`, () => {});
+  return false;
+}
+
+/** `it`, except on `store`, where the test is skipped with the reason at the end of its title. */
+export function itExceptOn(backend: QueueBackend, store: BackendName, reason: string): (title: string, fn: () => Promise<void>, timeoutMs?: number) => void {
+  if (backend.name !== store) return (title, fn, timeoutMs) => it(title, fn, timeoutMs);
+  return (title, fn, timeoutMs) => it.skip(`${title} (skipped on ${LABELS[store]}: ${reason})`, fn, timeoutMs);
+}
+
+export interface StoreInspector {
+  /** A BullMQ Queue on the test's queue, to look at jobs as they are stored. */
+  readonly queue: Queue;
+  /** Everything stored for one job, as text (its fields, progress and log lines): to look for values in clear. */
+  stored(jobId: string): Promise<string>;
+  /** Removes the test's queue, and closes. */
+  close(): Promise<void>;
+}
+
+/** A BullMQ Queue on the test's queue on either store, and the job's stored form read straight from the store. */
+export function inspect(backend: AvailableBackend, name: string): StoreInspector {
+  return backend.name === 'redis' ? inspectRedis(backend.url, name) : inspectPostgres(backend.url, name);
+}
+
+function inspectRedis(url: string, name: string): StoreInspector {
   const redis = new Redis(url, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection: redis });
   return {
     queue,
-    redis,
+    stored: async (jobId) => {
+      const hash = await redis.hgetall(`bull:${name}:${jobId}`);
+      const log = await redis.lrange(`bull:${name}:${jobId}:logs`, 0, -1);
+      return [...Object.values(hash), ...log].join('\n');
+    },
     close: async () => {
       await queue.obliterate({ force: true }).catch(() => {});
       await queue.close();
       await redis.quit();
     },
+  };
+}
+
+/** The PostgreSQL backend keeps a job in one row of bullmq.job, its log lines in bullmq.job_log. */
+function inspectPostgres(url: string, name: string): StoreInspector {
+  const queue = new Queue(name, { connection: { connectionString: url, migrate: true } } as never, createPostgresBackend as never);
+  const db = new pg.Pool({ connectionString: url, max: 1 });
+  return {
+    queue,
+    stored: async (jobId) => {
+      type Rows = { rows: { row: string }[] };
+      const job = (await db.query('SELECT row_to_json(j)::text AS row FROM bullmq.job j WHERE queue = $1 AND id = $2', [name, jobId])) as Rows;
+      const log = (await db.query('SELECT row FROM bullmq.job_log WHERE queue = $1 AND job_id = $2 ORDER BY idx', [name, jobId])) as Rows;
+      return [...job.rows, ...log.rows].map((r) => r.row).join('\n');
+    },
+    close: async () => {
+      await queue.obliterate({ force: true }).catch(() => {});
+      await queue.close();
+      await db.end();
+    },
+  };
+}
+
+/** A store the test may take down, and bring back on the same URL, without touching the shared one. */
+export interface StoppableStore {
+  readonly url: string;
+  stop(): Promise<void>;
+  /** Up again, empty for a Redis of its own (it keeps nothing on disk). */
+  start(): Promise<void>;
+}
+
+/**
+ * A store the test may take down. Redis: a redis-server of its own (null when none is on PATH).
+ * PostgreSQL: the shared server behind a TCP proxy of the test's own, which stopping closes, with
+ * every connection through it (the shared server itself must not be stopped).
+ */
+export async function stoppableStore(backend: AvailableBackend): Promise<StoppableStore | null> {
+  if (backend.name === 'postgres') return proxyTo(backend.url);
+  let redis = await spawnRedis();
+  if (redis === null) return null;
+  const port = redis.port;
+  return {
+    url: redis.url,
+    stop: () => redis!.stop(),
+    start: async () => {
+      redis = await spawnRedis(undefined, port);
+    },
+  };
+}
+
+/** A TCP proxy on a free port in front of the PostgreSQL server of `url`; the URL through it. */
+async function proxyTo(url: string): Promise<StoppableStore> {
+  const target = new URL(url);
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  const listen = (port: number) => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await listen(0);
+  const port = (server.address() as { port: number }).port;
+  const proxied = new URL(url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(port);
+  return {
+    url: proxied.toString(),
+    stop: async () => {
+      if (!server.listening) return;
+      const closed = new Promise((resolve) => server.close(resolve));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+    start: () => listen(port),
   };
 }
 

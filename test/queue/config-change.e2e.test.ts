@@ -7,9 +7,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import { eventually, inspect, QUEUE_KEY, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
-const url = await testRedisUrl();
+const backends = await queueBackends();
+afterAll(stopSpawnedRedis);
 const name = uniqueQueueName('config');
 
 const before = `<endpoint-folder>
@@ -31,11 +32,13 @@ const after = `<endpoint-folder>
   </endpoint>
 </endpoint-folder>`;
 
-describe.skipIf(url === null)('a configuration changed between enqueue and run', () => {
+describe.each(backends)('a configuration changed between enqueue and run on %s', (backend) => {
+  if (!runsOn(backend)) return;
+  const url = backend.url;
   let peer: HttpPeer;
   let serve: RunningService;
   const workers: RunningWorker[] = [];
-  let store: ReturnType<typeof inspect>;
+  let store: StoreInspector;
   const dir = mkdtempSync(path.join(tmpdir(), 'es-config-'));
   const file = (version: string, text: string) => {
     mkdirSync(path.join(dir, version), { recursive: true });
@@ -52,7 +55,7 @@ describe.skipIf(url === null)('a configuration changed between enqueue and run',
     expect(response.status).toBe(200);
     const requestId = response.headers.get('x-request-id')!;
     const job = (await store.queue.getJobs(['waiting'])).find((j) => j.data.requestId === requestId)!;
-    const worker = startWorker(newFile, url!, name, args, { PEER: peer.origin });
+    const worker = startWorker(newFile, url, name, args, { PEER: peer.origin });
     workers.push(worker);
     const state = await eventually(async () => {
       const s = await store.queue.getJobState(job.id!);
@@ -66,8 +69,8 @@ describe.skipIf(url === null)('a configuration changed between enqueue and run',
     peer = await HttpPeer.start();
     peer.route('/one', { status: 200 });
     peer.route('/two', { status: 200 });
-    store = inspect(url!, name);
-    serve = await startServe(oldFile, ['--queue', url!, '--queue-name', name, '--no-queue-consume'], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+    store = inspect(backend, name);
+    serve = await startServe(oldFile, ['--queue', url, '--queue-name', name, '--no-queue-consume'], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   });
   afterAll(async () => {
     await Promise.all(workers.map((w) => w.stop('SIGKILL')));
@@ -75,7 +78,6 @@ describe.skipIf(url === null)('a configuration changed between enqueue and run',
     await peer?.close();
     await store?.close();
     rmSync(dir, { recursive: true, force: true });
-    await stopSpawnedRedis();
   });
 
   it('current (the default): runs the job with the current configuration', async () => {

@@ -5,21 +5,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import { eventually, inspect, QUEUE_KEY, queueFixture, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
-const url = await testRedisUrl();
+const backends = await queueBackends();
+afterAll(stopSpawnedRedis);
 const name = uniqueQueueName('crash');
 
-describe.skipIf(url === null)('a worker killed mid-task', () => {
+describe.each(backends)('a worker killed mid-task on %s', (backend) => {
+  if (!runsOn(backend)) return;
+  const url = backend.url;
   let peer: HttpPeer;
   let smtp: SmtpPeer;
   let serve: RunningService;
   const workers: RunningWorker[] = [];
-  let store: ReturnType<typeof inspect>;
+  let store: StoreInspector;
   let release: () => void = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
   const worker = () => {
-    const w = startWorker(queueFixture('durable'), url!, name, ['--smtp-url', smtp.url, '--queue-lock-duration', '2s'], { PEER: peer.origin });
+    const w = startWorker(queueFixture('durable'), url, name, ['--smtp-url', smtp.url, '--queue-lock-duration', '1s'], { PEER: peer.origin });
     workers.push(w);
     return w;
   };
@@ -30,8 +33,8 @@ describe.skipIf(url === null)('a worker killed mid-task', () => {
     // The first call never gets its answer while its worker lives; the retry is answered.
     peer.route('/slow', { status: 200, hold: () => held }, { status: 200, body: 'ok' });
     smtp = await SmtpPeer.start();
-    store = inspect(url!, name);
-    serve = await startServe(queueFixture('durable'), ['--queue', url!, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+    store = inspect(backend, name);
+    serve = await startServe(queueFixture('durable'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   });
   afterAll(async () => {
     release();
@@ -40,7 +43,6 @@ describe.skipIf(url === null)('a worker killed mid-task', () => {
     await peer?.close();
     await smtp?.close();
     await store?.close();
-    await stopSpawnedRedis();
   });
 
   it('resumes from the checkpoint on another worker, every effect once', async () => {
@@ -77,18 +79,20 @@ describe.skipIf(url === null)('a worker killed mid-task', () => {
   });
 });
 
-describe.skipIf(url === null)('a job that kills every worker that runs it', () => {
+describe.each(backends)('a job that kills every worker that runs it on %s', (backend) => {
+  if (!runsOn(backend)) return;
+  const url = backend.url;
   const loopName = uniqueQueueName('stall');
   let peer: HttpPeer;
   let serve: RunningService;
   const workers: RunningWorker[] = [];
-  let store: ReturnType<typeof inspect>;
+  let store: StoreInspector;
 
   beforeAll(async () => {
     peer = await HttpPeer.start();
     peer.route('/flaky', { never: true });
-    store = inspect(url!, loopName);
-    serve = await startServe(queueFixture('durable'), ['--queue', url!, '--queue-name', loopName, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+    store = inspect(backend, loopName);
+    serve = await startServe(queueFixture('durable'), ['--queue', url, '--queue-name', loopName, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   });
   afterAll(async () => {
     await Promise.all(workers.map((w) => w.stop('SIGKILL')));
@@ -102,7 +106,7 @@ describe.skipIf(url === null)('a job that kills every worker that runs it', () =
     expect(response.status).toBe(200);
     const [job] = await store.queue.getJobs(['waiting']);
     const start = () => {
-      const w = startWorker(queueFixture('durable'), url!, loopName, ['--smtp-url', 'smtp://127.0.0.1:1', '--queue-lock-duration', '1s'], { PEER: peer.origin });
+      const w = startWorker(queueFixture('durable'), url, loopName, ['--smtp-url', 'smtp://127.0.0.1:1', '--queue-lock-duration', '1s'], { PEER: peer.origin });
       workers.push(w);
       return w;
     };
@@ -113,7 +117,7 @@ describe.skipIf(url === null)('a job that kills every worker that runs it', () =
       await w.exited;
     }
     // A living worker's stall check finds the third stall and fails the job.
-    start();
+    const living = start();
     const state = await eventually(async () => {
       const s = await store.queue.getJobState(job!.id!);
       return s === 'failed' ? s : undefined;
@@ -121,5 +125,8 @@ describe.skipIf(url === null)('a job that kills every worker that runs it', () =
     expect(state).toBe('failed');
     expect((await store.queue.getJob(job!.id!))!.failedReason).toMatch(/stalled more than allowable limit/);
     expect(peer.requestsTo('/flaky').length).toBe(3);
+    // Said in the log, as every other failure for good is.
+    const line = await living.waitForLog((l) => l.level === 'error' && l.jobId === job!.id);
+    expect(line.msg).toBe('job failed for good: it stalled too often (its worker keeps dying)');
   });
 });

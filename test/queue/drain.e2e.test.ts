@@ -5,22 +5,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import { eventually, inspect, QUEUE_KEY, queueFixture, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
-const url = await testRedisUrl();
+const backends = await queueBackends();
+afterAll(stopSpawnedRedis);
 const name = uniqueQueueName('drain');
 
-describe.skipIf(url === null)('a worker drained by SIGTERM', () => {
+describe.each(backends)('a worker drained by SIGTERM on %s', (backend) => {
+  if (!runsOn(backend)) return;
+  const url = backend.url;
   let peer: HttpPeer;
   let smtp: SmtpPeer;
   let serve: RunningService;
   const workers: RunningWorker[] = [];
-  let store: ReturnType<typeof inspect>;
+  let store: StoreInspector;
   let release: () => void = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
   // A lock far longer than the test: only the hand-back can get the job to the second worker.
   const worker = () => {
-    const w = startWorker(queueFixture('durable'), url!, name, ['--smtp-url', smtp.url, '--shutdown-timeout', '500ms', '--queue-lock-duration', '10m'], { PEER: peer.origin });
+    const w = startWorker(queueFixture('durable'), url, name, ['--smtp-url', smtp.url, '--shutdown-timeout', '500ms', '--queue-lock-duration', '10m'], { PEER: peer.origin });
     workers.push(w);
     return w;
   };
@@ -30,8 +33,8 @@ describe.skipIf(url === null)('a worker drained by SIGTERM', () => {
     peer.route('/first', { status: 201, json: { id: 'C-2' } });
     peer.route('/slow', { status: 200, hold: () => held }, { status: 200, body: 'ok' });
     smtp = await SmtpPeer.start();
-    store = inspect(url!, name);
-    serve = await startServe(queueFixture('durable'), ['--queue', url!, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+    store = inspect(backend, name);
+    serve = await startServe(queueFixture('durable'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   });
   afterAll(async () => {
     release();
@@ -40,7 +43,6 @@ describe.skipIf(url === null)('a worker drained by SIGTERM', () => {
     await peer?.close();
     await smtp?.close();
     await store?.close();
-    await stopSpawnedRedis();
   });
 
   it('hands the running job back, and another worker finishes it without an attempt counted', async () => {

@@ -4,22 +4,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import { eventually, inspect, QUEUE_KEY, queueFixture, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
-const url = await testRedisUrl();
+const backends = await queueBackends();
+afterAll(stopSpawnedRedis);
 const name = uniqueQueueName('load');
 const REQUESTS = 2000;
 const CONCURRENCY = 16;
 const WORKER_CONCURRENCY = 8;
 
-describe.skipIf(url === null)('load: 2 serve + 2 workers, workers killed during it', () => {
+describe.each(backends)('load: 2 serve + 2 workers, workers killed during it on %s', (backend) => {
+  if (!runsOn(backend)) return;
+  const url = backend.url;
   let peer: HttpPeer;
   const services: RunningService[] = [];
   const workers: RunningWorker[] = [];
-  let store: ReturnType<typeof inspect>;
+  let store: StoreInspector;
   const env = () => ({ PEER: peer.origin, CRM_KEY: 'k' });
   const worker = () => {
-    const w = startWorker(queueFixture('basic'), url!, name, ['--smtp-url', 'smtp://127.0.0.1:1', '--queue-lock-duration', '2s', '--concurrency', String(WORKER_CONCURRENCY)], env());
+    const w = startWorker(queueFixture('basic'), url, name, ['--smtp-url', 'smtp://127.0.0.1:1', '--queue-lock-duration', '2s', '--concurrency', String(WORKER_CONCURRENCY)], env());
     workers.push(w);
     return w;
   };
@@ -27,16 +30,15 @@ describe.skipIf(url === null)('load: 2 serve + 2 workers, workers killed during 
   beforeAll(async () => {
     peer = await HttpPeer.start();
     peer.route('/ping', { status: 200 });
-    store = inspect(url!, name);
+    store = inspect(backend, name);
     for (let i = 0; i < 2; i++) {
-      services.push(await startServe(queueFixture('basic'), ['--queue', url!, '--queue-name', name, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], { ...env(), ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY }));
+      services.push(await startServe(queueFixture('basic'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], { ...env(), ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY }));
     }
   });
   afterAll(async () => {
     await Promise.all([...workers.map((w) => w.stop('SIGKILL')), ...services.map((s) => s.stop())]);
     await peer?.close();
     await store?.close();
-    await stopSpawnedRedis();
   });
 
   it('delivers every accepted request, a repeat only with its own key', async () => {

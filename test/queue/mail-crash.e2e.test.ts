@@ -5,22 +5,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import { eventually, inspect, QUEUE_KEY, queueFixture, runCli, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runCli, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
-const url = await testRedisUrl();
+const backends = await queueBackends();
+afterAll(stopSpawnedRedis);
 const name = uniqueQueueName('mail');
 
-describe.skipIf(url === null)('a worker killed while a mail is being sent', () => {
+describe.each(backends)('a worker killed while a mail is being sent on %s', (backend) => {
+  if (!runsOn(backend)) return;
+  const url = backend.url;
   let peer: HttpPeer;
   let smtp: SmtpPeer;
   let serve: RunningService;
   const workers: RunningWorker[] = [];
-  let store: ReturnType<typeof inspect>;
+  let store: StoreInspector;
   // The server's 250 waits for this gate; open, unless a test closes it.
   let gate: Promise<void> = Promise.resolve();
   let release: () => void = () => {};
   const worker = (...args: string[]) => {
-    const w = startWorker(queueFixture('durable'), url!, name, ['--smtp-url', smtp.url, '--queue-lock-duration', '2s', ...args], { PEER: peer.origin });
+    const w = startWorker(queueFixture('durable'), url, name, ['--smtp-url', smtp.url, '--queue-lock-duration', '1s', ...args], { PEER: peer.origin });
     workers.push(w);
     return w;
   };
@@ -47,8 +50,8 @@ describe.skipIf(url === null)('a worker killed while a mail is being sent', () =
     peer.route('/first', { status: 201, json: { id: 'C-3' } });
     peer.route('/slow', { status: 200 });
     smtp = await SmtpPeer.start({ holdData: () => gate });
-    store = inspect(url!, name);
-    serve = await startServe(queueFixture('durable'), ['--queue', url!, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+    store = inspect(backend, name);
+    serve = await startServe(queueFixture('durable'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   });
   afterAll(async () => {
     release();
@@ -57,7 +60,6 @@ describe.skipIf(url === null)('a worker killed while a mail is being sent', () =
     await peer?.close();
     await smtp?.close();
     await store?.close();
-    await stopSpawnedRedis();
   });
 
   it('does not send it again by default, and reports it delivery-unknown', async () => {
@@ -70,7 +72,7 @@ describe.skipIf(url === null)('a worker killed while a mail is being sent', () =
     expect(await next.waitForLog((l) => String(l.msg).startsWith('delivery-unknown'))).toMatchObject({ requestId, jobId, task: 'notify', message: 1 });
     const metrics = await (await fetch(`${await next.origin}/_metrics`)).text();
     expect(metrics).toMatch(/endpoint_service_email_delivery_unknown_total\{endpoint="chain",task="notify"\} 1/);
-    const shown = await runCli(['jobs', 'show', requestId, '--queue', url!, '--queue-name', name]);
+    const shown = await runCli(['jobs', 'show', requestId, '--queue', url, '--queue-name', name]);
     expect(shown.stdout).toMatch(/delivery-unknown: task notify, message 1, Message-ID <[0-9a-f]{40}@example\.test>/);
     await next.stop();
   });

@@ -4,17 +4,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import { eventually, inspect, QUEUE_KEY, queueFixture, runCli, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runCli, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
-const url = await testRedisUrl();
+const backends = await queueBackends();
+afterAll(stopSpawnedRedis);
 const name = uniqueQueueName('retries');
 
-describe.skipIf(url === null)('retries across attempts and the failed set', () => {
+describe.each(backends)('retries across attempts and the failed set on %s', (backend) => {
+  if (!runsOn(backend)) return;
+  const url = backend.url;
   let peer: HttpPeer;
   let serve: RunningService;
   let worker: RunningWorker;
-  let store: ReturnType<typeof inspect>;
-  const jobs = (...args: string[]) => runCli(['jobs', ...args, '--queue', url!, '--queue-name', name]);
+  let store: StoreInspector;
+  const jobs = (...args: string[]) => runCli(['jobs', ...args, '--queue', url, '--queue-name', name]);
   let pickyFixed = false;
 
   beforeAll(async () => {
@@ -22,17 +25,16 @@ describe.skipIf(url === null)('retries across attempts and the failed set', () =
     peer.route('/flaky', { status: 503 }, { status: 503 }, { status: 503 }, { status: 200 });
     peer.route('/fine', { status: 200 });
     peer.route('/picky', () => (pickyFixed ? { status: 200 } : { status: 400, body: 'no' }));
-    store = inspect(url!, name);
-    const args = ['--queue', url!, '--queue-name', name, '--no-queue-consume', '--queue-backoff', '10ms', '--smtp-url', 'smtp://127.0.0.1:1'];
+    store = inspect(backend, name);
+    const args = ['--queue', url, '--queue-name', name, '--no-queue-consume', '--queue-backoff', '10ms', '--smtp-url', 'smtp://127.0.0.1:1'];
     serve = await startServe(queueFixture('durable'), args, { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
-    worker = startWorker(queueFixture('durable'), url!, name, ['--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin });
+    worker = startWorker(queueFixture('durable'), url, name, ['--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin });
   });
   afterAll(async () => {
     await worker?.stop();
     await serve?.stop();
     await peer?.close();
     await store?.close();
-    await stopSpawnedRedis();
   });
 
   it('retries a 503 until the 200, with the same Idempotency-Key each time', async () => {
@@ -87,6 +89,6 @@ describe.skipIf(url === null)('retries across attempts and the failed set', () =
   it('answers jobs show for an unknown request with exit 1, and a usage error with 2', async () => {
     expect((await jobs('show', 'no-such-request')).code).toBe(1);
     expect((await runCli(['jobs', 'list', '--queue', 'ftp://x'])).code).toBe(2);
-    expect((await runCli(['jobs', 'list', '--queue', url!, '--state', 'lost'])).code).toBe(2);
+    expect((await runCli(['jobs', 'list', '--queue', url, '--state', 'lost'])).code).toBe(2);
   });
 });

@@ -47,6 +47,18 @@ describe('queue options', () => {
     }
   });
 
+  it('refuses a --queue-retention without a unit, under a second or beyond ten years, on serve and on worker', async () => {
+    const bare = await serve(['--queue', 'redis://127.0.0.1:1', '--queue-retention', '14']);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/--queue-retention.*'14' is invalid\. expected a duration with a unit, such as 14d.*write 14d or 14h/);
+    const short = await runCli(['worker', file, '--queue', 'redis://127.0.0.1:1', '--queue-retention', '500ms'], env);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/at least 1s/);
+    const long = await runCli(['worker', file, '--queue', 'redis://127.0.0.1:1', '--queue-retention', '5000d'], env);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toMatch(/at most 3650d/);
+  });
+
   it('worker needs a queue; a bad --concurrency is a usage error', async () => {
     const none = await runCli(['worker', file], { ...env, ENDPOINT_SERVICE_QUEUE_URL: undefined });
     expect(none.code).toBe(2);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prepareHttpRequest } from '../../src/tasks/http-request/prepare.js';
+import { prepareHttpRequest, secretParameters } from '../../src/tasks/http-request/prepare.js';
 import { UnsafeValueError } from '../../src/template/escape.js';
 import { MissingValueError } from '../../src/template/expand.js';
 import { httpTask, named, scope, tpl } from './ast-builders.js';
@@ -147,5 +147,20 @@ describe('prepareHttpRequest: bodies', () => {
     const prepared = prepareHttpRequest(httpTask(), scope());
     expect(prepared.body).toBeNull();
     expect(prepared.headers).toEqual({});
+  });
+});
+
+describe('secretParameters: what jobs show --reveal masks', () => {
+  it('names the parameters written into a secret header or basic authentication, once each', () => {
+    const task = httpTask({
+      headers: [named('Authorization', 'Bearer ${token}', 'header'), named('X-Api-Key', '${env:KEY}-${tenant}', 'header'), named('X-Customer', '${customer}', 'header')],
+      basicAuth: { username: tpl('${user}', 'header'), password: tpl('${token}', 'header') },
+    });
+    expect(secretParameters(task)).toEqual(['token', 'tenant', 'user']);
+  });
+
+  it('names none for a task without secrets, nor system or intermediate values in them', () => {
+    expect(secretParameters(httpTask({ headers: [named('X-Customer', '${id}', 'header')] }))).toEqual([]);
+    expect(secretParameters(httpTask({ headers: [named('Authorization', 'Bearer ${request-id} ${t}', 'header', ['t'])] }))).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import { TaskError } from '../errors.js';
 import type { TaskKind, TaskServices, TextLine } from '../kind.js';
 import { HTTP_REQUEST_CHILDREN, compileHttpRequest } from './compile.js';
 import { extractOutputs } from './outputs.js';
-import { prepareHttpRequest } from './prepare.js';
+import { prepareHttpRequest, secretParameters } from './prepare.js';
 import { createHttpClient, sendHttpRequest, type HttpClient } from './send.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
 
@@ -26,6 +26,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
   sendsMail: false,
   deliversLast: false,
   readsUploads: () => false,
+  secretParameters,
   compile: compileHttpRequest,
   prepare: (task, scope, request) => prepareHttpRequest(task, scope, request),
 

@@ -16,6 +16,17 @@ import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
  */
 const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization']);
 
+/** A header shown as *** in plans and never logged: a credential, or a value read from ${env:...}. */
+function isSecretHeader(header: NamedTemplate): boolean {
+  return usesEnv(header.value) || CREDENTIAL_HEADERS.has(header.name.toLowerCase());
+}
+
+/** The parameters written into a secret header or into basic authentication: secrets too. */
+export function secretParameters(task: HttpRequestTask): string[] {
+  const templates = [...task.headers.filter(isSecretHeader).map((h) => h.value), ...(task.basicAuth !== null ? [task.basicAuth.username, task.basicAuth.password] : [])];
+  return [...new Set(templates.flatMap((t) => t.parts.flatMap((p) => (p.kind === 'parameter' ? [p.name] : []))))];
+}
+
 export interface HttpPrepareOptions {
   /** Send an Idempotency-Key on POST and PATCH (serve --no-idempotency-key turns it off). */
   readonly idempotencyKeys: boolean;
@@ -32,7 +43,7 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope,
     const value = expandTemplate(header.value, scope);
     // A repeated header is one field with a comma-separated list (RFC 9110, 5.3).
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
-    if (usesEnv(header.value) || CREDENTIAL_HEADERS.has(name)) secret.add(name);
+    if (isSecretHeader(header)) secret.add(name);
   }
 
   if (task.basicAuth !== null) {
