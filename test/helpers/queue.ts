@@ -130,6 +130,11 @@ export async function queueBackends(): Promise<QueueBackend[]> {
   return [backend('redis', redis, redis === null ? 'no Redis here (see the line above)' : null), ...(postgres !== undefined && postgres !== '' ? [backend('postgres', postgres, null)] : [])];
 }
 
+/** The Redis store alone, for a suite about something other than the store (tracing, say). */
+export function redisBackend(url: string): AvailableBackend {
+  return { name: 'redis', url, skipped: null, toString: () => LABELS.redis };
+}
+
 /** In a `describe.each(queueBackends())` body: false, with a skipped test saying why, when the store is not available. */
 export function runsOn(backend: QueueBackend): backend is AvailableBackend {
   if (backend.url !== null) return true;

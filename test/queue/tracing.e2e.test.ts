@@ -9,7 +9,7 @@ import { HttpPeer, type RecordedRequest } from '../helpers/http-peer.js';
 import { ModuleWatch } from '../helpers/loaded-modules.js';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import { eventually, inspect, QUEUE_KEY, queueFixture, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueFixture, redisBackend, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
 
 const url = await testRedisUrl();
 const name = uniqueQueueName('tracing');
@@ -94,7 +94,7 @@ describe.skipIf(url === null)('serve --otel --no-queue-consume with a separate w
   const workers: RunningWorker[] = [];
 
   beforeAll(async () => {
-    store = inspect(url!, name);
+    store = inspect(redisBackend(url!), name);
     serve = await startServe(FILE, [...queue, '--no-queue-consume', '--otel', ...SMTP], traced());
   });
   afterAll(async () => {
@@ -218,7 +218,7 @@ describe.skipIf(url === null)('serve --otel --queue running its own jobs', () =>
   let store: ReturnType<typeof inspect>;
 
   beforeAll(async () => {
-    store = inspect(url!, own);
+    store = inspect(redisBackend(url!), own);
     serve = await startServe(FILE, ['--queue', url!, '--queue-name', own, '--otel', ...SMTP], traced());
   });
   afterAll(async () => {
