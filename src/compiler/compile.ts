@@ -28,6 +28,8 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   const given = path.dirname(file);
   const directory = path.resolve(given);
   const displayPath = (name: string) => (given === '.' ? name : path.join(given, name));
+  // validate lets each endpoint go once checked: nothing is worth detaching or sharing.
+  const kept = options.diagnosticsOnly !== true;
   const ctx: CompileContext = {
     diagnostics,
     mode: options.mode,
@@ -42,8 +44,8 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     endpointNames: [],
     forwards: [],
     onElementRead: options.onElementRead,
-    shared: new SharedTemplates(),
-    graphs: new SharedTaskGraphs(),
+    shared: new SharedTemplates(kept),
+    graphs: new SharedTaskGraphs(kept),
   };
 
   const securityRoot = readSettingsFile(ctx, 'security.xml', 'security');
@@ -66,7 +68,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
         };
   progress?.({ phase: 'parsing' });
   const decoded = decodeXml(bytes);
-  const parsed = decoded.ok ? parseXml(decoded.text, file, undefined, options.diagnosticsOnly !== true) : decoded;
+  const parsed = decoded.ok ? parseXml(decoded.text, file, undefined, kept) : decoded;
   if (!parsed.ok) {
     diagnostics.report(parsed.code, { file, line: parsed.line, column: parsed.column }, parsed.message);
   } else if (parsed.root.name !== 'endpoint-folder') {

@@ -21,6 +21,9 @@ export class SharedTemplates {
   private readonly parts = new Map<string, readonly [TemplatePart]>();
   private readonly templates = new Map<string, Template[]>();
 
+  /** `sharing` off (validate, which keeps nothing it compiles): each is made as asked, at no extra cost. */
+  constructor(private readonly sharing: boolean) {}
+
   /**
    * The template of `source` as written where `escaping` applies, shared by every place that
    * writes the same text and whose names resolve to the same kinds (parts are shared per text
@@ -28,6 +31,7 @@ export class SharedTemplates {
    * after endpoint is one object.
    */
   template(source: string, escaping: Escaping, parts: readonly TemplatePart[]): Template {
+    if (!this.sharing) return { source, escaping, parts };
     // Keyed by the source itself (its hash is kept on the string, and an internalized one has
     // it already); the few templates of one text are told apart by escaping and kinds.
     const candidates = this.templates.get(source);
@@ -46,6 +50,7 @@ export class SharedTemplates {
   /** The parts of a template that is `text` and nothing else: shared too. */
   only(text: string): readonly TemplatePart[] {
     if (text === '') return NONE;
+    if (!this.sharing) return [{ kind: 'literal', text }];
     const known = this.parts.get(text);
     if (known !== undefined) return known;
     const kept = internalized(text);

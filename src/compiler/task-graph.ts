@@ -41,7 +41,11 @@ export interface TaskNode {
 export class SharedTaskGraphs {
   private readonly graphs = new Map<string, TaskGraph>();
 
+  /** `sharing` off (validate, which keeps nothing it compiles): each graph is built as asked. */
+  constructor(private readonly sharing: boolean) {}
+
   of(tasks: readonly TaskNode[]): TaskGraph {
+    if (!this.sharing) return buildTaskGraph(tasks);
     const key = JSON.stringify(tasks);
     let graph = this.graphs.get(key);
     if (graph === undefined) this.graphs.set(key, (graph = buildTaskGraph(tasks)));
