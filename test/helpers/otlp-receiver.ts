@@ -4,6 +4,20 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/**
+ * The OpenTelemetry variables a test's child process gets: whatever the machine has set, the
+ * test decides whether and where spans go; spans are exported 50 ms after they end.
+ */
+export const OTEL_ENV: Readonly<Record<string, string | undefined>> = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: undefined,
+  OTEL_SDK_DISABLED: undefined,
+  OTEL_TRACES_EXPORTER: undefined,
+  OTEL_TRACES_SAMPLER: undefined,
+  OTEL_SERVICE_NAME: undefined,
+  OTEL_BSP_SCHEDULE_DELAY: '50',
+};
+
 export type AttributeValue = string | number | boolean;
 
 export interface ReceivedSpan {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer, type RecordedRequest } from '../helpers/http-peer.js';
 import { ModuleWatch } from '../helpers/loaded-modules.js';
-import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { OTEL_ENV, OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
 import { eventually, inspect, QUEUE_KEY, queueFixture, redisBackend, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
 
@@ -38,13 +38,7 @@ function env(extra: Record<string, string | undefined> = {}): Record<string, str
     PEER: peer.origin,
     CRM_KEY: 'k',
     ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-    OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: undefined,
-    OTEL_SDK_DISABLED: undefined,
-    OTEL_TRACES_EXPORTER: undefined,
-    OTEL_TRACES_SAMPLER: undefined,
-    OTEL_SERVICE_NAME: undefined,
-    OTEL_BSP_SCHEDULE_DELAY: '50',
+    ...OTEL_ENV,
     ...extra,
   };
 }

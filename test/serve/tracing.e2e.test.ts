@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
-import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { OTEL_ENV, OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { fixture, StartedServices } from '../helpers/serve.js';
 
 const SERVER = 2;
@@ -38,14 +38,7 @@ function env(extra: Record<string, string | undefined> = {}): Record<string, str
   return {
     PEER: peer.origin,
     TOKEN,
-    // Whatever the machine has set, these tests decide where spans go.
-    OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: undefined,
-    OTEL_SDK_DISABLED: undefined,
-    OTEL_TRACES_EXPORTER: undefined,
-    OTEL_TRACES_SAMPLER: undefined,
-    OTEL_SERVICE_NAME: undefined,
-    OTEL_BSP_SCHEDULE_DELAY: '50',
+    ...OTEL_ENV,
     ...extra,
   };
 }
