@@ -3,6 +3,7 @@
 // machine; FAILING has the lines wrk adds when something went wrong (socket errors, statuses
 // >= 400, in the order wrk prints them) and latencies in seconds.
 import { describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain ES module of the benchmarks, without types
 import { parseWrk } from '../../bench/lib/common.mjs';
 
 const OK = `Running 2s test @ http://127.0.0.1:46237/p1?a=hello&b=w%C3%B6rld

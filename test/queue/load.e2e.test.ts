@@ -85,7 +85,7 @@ describe.each(backends)('load: 2 serve + 2 workers, workers killed during it on 
     expect(repeats).toBeLessThanOrEqual(2 * WORKER_CONCURRENCY);
     await eventually(async () => {
       const counts = await store.queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
-      return counts.waiting + counts.active + counts.delayed === 0 ? counts : undefined;
+      return (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0) === 0 ? counts : undefined;
     }, 'the queue to empty', 60_000);
     expect((await store.queue.getJobCounts('failed')).failed).toBe(0);
   }, 180_000);

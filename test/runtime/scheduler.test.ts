@@ -44,7 +44,7 @@ function fakeTask(id: string, options: FakeTaskOptions = {}): Task {
 }
 
 function template(parts: TemplatePart[], source: string): Template {
-  return { source, escaping: 'none', parts, position: at };
+  return { source, escaping: 'none', parts };
 }
 
 /** `${parameter} equals "value"`, as the compiler builds it. */
@@ -55,7 +55,6 @@ function parameterEquals(parameter: string, value: string): Condition {
     left: template([{ kind: 'parameter', name: parameter }], `\${${parameter}}`),
     right: template([{ kind: 'literal', text: value }], value),
     text: `\${${parameter}} equals "${value}"`,
-    position: at,
   };
 }
 

@@ -5,7 +5,9 @@
 // token was verified; each case ends with a verified request to show the CRM was reachable.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { createChallenge, solveChallenge, type Challenge } from 'altcha-lib';
+import { createChallenge, solveChallenge } from 'altcha-lib';
+
+type Challenge = Awaited<ReturnType<typeof createChallenge>>;
 import { Redis } from 'ioredis';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -229,7 +231,7 @@ describe('<captcha provider="altcha">', () => {
     const workers = await services.start(FIXTURE, ['--workers', '2'], { PEER: peer.origin, VERIFIER: verifier.origin, ...SECRETS });
     const crm = peer.requestsTo('/crm/altcha').length;
     const solution = await solve(await challengeFrom(workers));
-    const answers = [];
+    const answers: { status: number; requestId: string }[] = [];
     for (let i = 0; i < 4; i++) answers.push(await postOnNewConnection(workers, 'altcha', { name: `try-${i}`, altcha: solution }));
     expect(answers.map((a) => a.status)).toEqual([200, 403, 403, 403]);
     await workers.waitForLog((l) => l.msg === 'request' && l.requestId === answers[3]!.requestId);

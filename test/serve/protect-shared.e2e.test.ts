@@ -62,7 +62,7 @@ describe('one limit for the whole service', () => {
   it('--workers 2: both workers answer, and together they let 3 requests through, not 3 each', async () => {
     const service = await services.start(FIXTURE, ['--workers', '2', ...SMTP], { PEER: peer.origin });
     const before = peer.requestsTo('/crm/limited').length;
-    const answers = [];
+    const answers: Awaited<ReturnType<typeof postOnNewConnection>>[] = [];
     for (let i = 0; i < 8; i++) answers.push(await postOnNewConnection(service, 'limited'));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
     await service.waitForLog((l) => l.msg === 'request' && l.requestId === answers[7]!.requestId);

@@ -64,7 +64,7 @@ async function metric(service: RunningService, name: string): Promise<number> {
 function form(fields: Record<string, string>, file?: { name: string; content: Buffer; type?: string }): FormData {
   const data = new FormData();
   for (const [name, value] of Object.entries(fields)) data.append(name, value);
-  if (file) data.append('file', new Blob([file.content], { type: file.type ?? 'application/octet-stream' }), file.name);
+  if (file) data.append('file', new Blob([new Uint8Array(file.content)], { type: file.type ?? 'application/octet-stream' }), file.name);
   return data;
 }
 

@@ -22,13 +22,12 @@ export function tpl(source: string, escaping: Escaping = 'none', intermediate: r
     if ((SYSTEM_PARAMETERS as readonly string[]).includes(s.name)) return { kind: 'system', name: s.name as SystemParameter };
     return { kind: 'parameter', name: s.name };
   });
-  return { source, escaping, parts, position: at() };
+  return { source, escaping, parts };
 }
 
 export const named = (name: string, value: string, escaping: Escaping = 'none', intermediate: readonly string[] = []): NamedTemplate => ({
   name,
   value: tpl(value, escaping, intermediate),
-  position: at(),
 });
 
 export function compare(left: string, operator: 'equals' | 'notequals' | 'gt' | 'ge' | 'lt' | 'le', right: string, intermediate: readonly string[] = []): Condition {
@@ -38,12 +37,11 @@ export function compare(left: string, operator: 'equals' | 'notequals' | 'gt' | 
     left: tpl(left, 'none', intermediate),
     right: tpl(right, 'none', intermediate),
     text: `${left} ${operator} "${right}"`,
-    position: at(),
   };
 }
 
 export function predicate(left: string, operator: 'isempty' | 'hasmultiple', expected: boolean, intermediate: readonly string[] = []): Condition {
-  return { kind: 'predicate', operator, left: tpl(left, 'none', intermediate), expected, text: `${left} ${operator} "${expected}"`, position: at() };
+  return { kind: 'predicate', operator, left: tpl(left, 'none', intermediate), expected, text: `${left} ${operator} "${expected}"` };
 }
 
 const taskBase = {
@@ -87,7 +85,7 @@ export function emailTask(overrides: Partial<EmailTask> = {}): EmailTask {
     bcc: [],
     replyTo: null,
     subject: tpl('Hello', 'header'),
-    bodies: [{ contentType: 'text/plain', template: tpl('Hi'), inlineImages: [], position: at() }],
+    bodies: [{ contentType: 'text/plain', template: tpl('Hi'), inlineImages: [] }],
     attachments: [],
     ...overrides,
   };

@@ -77,8 +77,8 @@ describe('prepareEmails: bodies', () => {
   it('keeps bodies in order, HTML-escaping values in HTML and not in plain text', () => {
     const task = emailTask({
       bodies: [
-        { contentType: 'text/plain', template: tpl('Hello ${name}', 'none'), inlineImages: [], position: at() },
-        { contentType: 'text/html', template: tpl('<p>Hello ${name}</p>', 'html'), inlineImages: [], position: at() },
+        { contentType: 'text/plain', template: tpl('Hello ${name}', 'none'), inlineImages: [] },
+        { contentType: 'text/html', template: tpl('<p>Hello ${name}</p>', 'html'), inlineImages: [] },
       ],
     });
     const [email] = prepareEmails(task, scope({ name: `<Ann & "Bob">` }), [], null, SEP);
@@ -98,9 +98,9 @@ describe('prepareEmails: attachments', () => {
   it('references static files by path, named by basename, typed by extension', () => {
     const task = emailTask({
       attachments: [
-        { kind: 'static', filename: 'docs/terms.pdf', absolutePath: '/app/static/docs/terms.pdf', condition: null, position: at() },
-        { kind: 'static', filename: 'logo.PNG', absolutePath: '/app/static/logo.PNG', condition: null, position: at() },
-        { kind: 'static', filename: 'data.unknownext', absolutePath: '/app/static/data.unknownext', condition: null, position: at() },
+        { kind: 'static', filename: 'docs/terms.pdf', absolutePath: '/app/static/docs/terms.pdf', condition: null },
+        { kind: 'static', filename: 'logo.PNG', absolutePath: '/app/static/logo.PNG', condition: null },
+        { kind: 'static', filename: 'data.unknownext', absolutePath: '/app/static/data.unknownext', condition: null },
       ],
     });
     const [email] = prepareEmails(task, scope(), [], null, SEP);
@@ -112,7 +112,7 @@ describe('prepareEmails: attachments', () => {
   });
 
   it('attaches every upload as a buffer', () => {
-    const task = emailTask({ attachments: [{ kind: 'uploads', condition: null, position: at() }] });
+    const task = emailTask({ attachments: [{ kind: 'uploads', condition: null }] });
     const uploads = [upload('cv.pdf', '%PDF', 'application/pdf'), upload('note.txt', 'hi', '')];
     const [email] = prepareEmails(task, scope(), uploads, null, SEP);
     expect(email!.attachments).toEqual([
@@ -122,7 +122,7 @@ describe('prepareEmails: attachments', () => {
   });
 
   it('attaches an upload kept in a temporary file by its path, without reading it', () => {
-    const task = emailTask({ attachments: [{ kind: 'uploads', condition: null, position: at() }] });
+    const task = emailTask({ attachments: [{ kind: 'uploads', condition: null }] });
     const spooled: Upload = { fieldName: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', size: 9_000_000, source: { kind: 'file', path: '/nonexistent/upload-7' } };
     const [email] = prepareEmails(task, scope(), [spooled], null, SEP);
     expect(email!.attachments).toEqual([{ filename: 'cv.pdf', contentType: 'application/pdf', source: { kind: 'file', path: '/nonexistent/upload-7' }, cid: null }]);
@@ -131,9 +131,9 @@ describe('prepareEmails: attachments', () => {
   it('evaluates each attachment condition with the endpoint separator', () => {
     const task = emailTask({
       attachments: [
-        { kind: 'static', filename: 'gold.pdf', absolutePath: '/s/gold.pdf', condition: compare('${plan}', 'equals', 'gold'), position: at() },
-        { kind: 'static', filename: 'silver.pdf', absolutePath: '/s/silver.pdf', condition: compare('${plan}', 'equals', 'silver'), position: at() },
-        { kind: 'uploads', condition: predicate('${plan}', 'hasmultiple', true), position: at() },
+        { kind: 'static', filename: 'gold.pdf', absolutePath: '/s/gold.pdf', condition: compare('${plan}', 'equals', 'gold') },
+        { kind: 'static', filename: 'silver.pdf', absolutePath: '/s/silver.pdf', condition: compare('${plan}', 'equals', 'silver') },
+        { kind: 'uploads', condition: predicate('${plan}', 'hasmultiple', true) },
       ],
     });
     const names = (plan: string, separator: string) =>
@@ -147,8 +147,8 @@ describe('prepareEmails: attachments', () => {
     const image = { cid: 'img/logo.png', absolutePath: '/app/static/img/logo.png' };
     const task = emailTask({
       bodies: [
-        { contentType: 'text/html', template: tpl('<img src="cid:img/logo.png">', 'html'), inlineImages: [image], position: at() },
-        { contentType: 'text/html', template: tpl('<img src="cid:img/logo.png">', 'html'), inlineImages: [image], position: at() },
+        { contentType: 'text/html', template: tpl('<img src="cid:img/logo.png">', 'html'), inlineImages: [image] },
+        { contentType: 'text/html', template: tpl('<img src="cid:img/logo.png">', 'html'), inlineImages: [image] },
       ],
     });
     const [email] = prepareEmails(task, scope(), [], null, SEP);

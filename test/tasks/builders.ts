@@ -22,7 +22,7 @@ export function tpl(source: string, escaping: Escaping = 'none', intermediate: r
     if ((SYSTEM_PARAMETERS as readonly string[]).includes(s.name)) return { kind: 'system', name: s.name as SystemParameter };
     return { kind: 'parameter', name: s.name };
   });
-  return { source, escaping, parts, position: at };
+  return { source, escaping, parts };
 }
 
 export function equals(left: string, right: string, intermediate: readonly string[] = []): Condition {
@@ -32,7 +32,6 @@ export function equals(left: string, right: string, intermediate: readonly strin
     left: tpl(left, 'none', intermediate),
     right: tpl(right, 'none', intermediate),
     text: `${left} equals "${right}"`,
-    position: at,
   };
 }
 
@@ -80,7 +79,7 @@ export function emailTask(id: string, overrides: Partial<EmailTask> & { subjectS
     bcc: [],
     replyTo: null,
     subject: tpl(subjectSource ?? 'Hello', 'header', inputs),
-    bodies: [{ contentType: 'text/plain', template: tpl(bodySource ?? 'Hi', 'none', inputs), inlineImages: [], position: at }],
+    bodies: [{ contentType: 'text/plain', template: tpl(bodySource ?? 'Hi', 'none', inputs), inlineImages: [] }],
     attachments: [],
     ...rest,
   };

@@ -7,13 +7,11 @@ const json = (path: string, name = 'v', regex: string | null = null): OutputInte
   name,
   selector: { kind: 'jsonpath', path },
   regex: regex === null ? null : `^(?:${regex})$`,
-  position: at,
 });
 const xml = (path: string, name = 'v', regex: string | null = null): OutputIntermediateValue => ({
   name,
   selector: { kind: 'xpath', path },
   regex: regex === null ? null : `^(?:${regex})$`,
-  position: at,
 });
 
 const answer = (body: string, contentType?: string) => ({

@@ -11,7 +11,7 @@ const file = fileURLToPath(new URL('../../fixtures/tasks/signup/endpoints.xml', 
 
 let http: HttpPeer;
 let smtp: SmtpPeer;
-let server: ResultPromise<{ env: Record<string, string> }>;
+let server: ResultPromise<{ cwd: string; env: Record<string, string>; reject: false; buffer: false }>;
 let base: string;
 const logLines: Record<string, unknown>[] = [];
 const logWaiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];

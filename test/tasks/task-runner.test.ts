@@ -35,7 +35,6 @@ const out = (name: string, kind: 'jsonpath' | 'xpath', path: string, regex: stri
   name,
   selector: { kind, path },
   regex: regex === null ? null : `^(?:${regex})$`,
-  position: at,
 });
 
 let n = 0;

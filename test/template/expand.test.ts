@@ -18,7 +18,7 @@ function t(source: string, escaping: Escaping): Template {
   const parsed = parseTemplateSource(source);
   if (!parsed.ok) throw new Error(parsed.error.message);
   const parts: TemplatePart[] = parsed.segments.map((s) => (s.kind === 'text' ? { kind: 'literal', text: s.text } : { kind: 'parameter', name: s.name }));
-  return { source, escaping, parts, position: { file: 'endpoints.xml', line: 1, column: 1 } };
+  return { source, escaping, parts };
 }
 
 const NASTY = `a b/?&=#%+"'<>\\!~*()é\u2028`;
@@ -94,14 +94,13 @@ describe('expandTemplate: single pass and value sources', () => {
         { kind: 'literal', text: ' ' },
         { kind: 'internal-error-text' },
       ],
-      position: { file: 'endpoints.xml', line: 1, column: 1 },
     };
     expect(expandTemplate(tpl, scope({}, { intermediate: new Map([['id', '42']]), env: { E: 'ev' }, internalErrorText: 'boom' }))).toBe('req-1 42 ev boom');
   });
 
   it('throws MissingValueError for an unbound parameter, an unproduced value or an unset variable', () => {
     expect(() => expandTemplate(t('${nope}', 'none'), scope())).toThrow(MissingValueError);
-    const part = (p: TemplatePart): Template => ({ source: '', escaping: 'none', parts: [p], position: { file: 'f', line: 1, column: 1 } });
+    const part = (p: TemplatePart): Template => ({ source: '', escaping: 'none', parts: [p] });
     expect(() => expandTemplate(part({ kind: 'intermediate', name: 'v' }), scope())).toThrow(MissingValueError);
     expect(() => expandTemplate(part({ kind: 'env', name: 'UNSET' }), scope())).toThrow(MissingValueError);
   });
