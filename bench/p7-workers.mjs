@@ -6,7 +6,7 @@
 //
 //   node bench/p7-workers.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import path from 'node:path';
-import { benchDir, emitResult, check, loadTest, median, options, requireBuild, spread, startService, warmup } from './lib/common.mjs';
+import { benchDir, emitResult, check, latencyRatio, loadTest, median, options, requireBuild, spread, startService, warmup } from './lib/common.mjs';
 
 const USAGE = `Usage: node bench/p7-workers.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
@@ -43,6 +43,6 @@ for (const v of variants) {
   console.log(`  ${v.name.padEnd(12)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(s.map((x) => x.p50), 1, ' ms')}   p99 ${spread(s.map((x) => x.p99), 1, ' ms')}`);
 }
 const r = median(variants[1].samples.map((x) => x.rps)) / median(variants[0].samples.map((x) => x.rps));
-const p99 = median(variants[1].samples.map((x) => x.p99)) / median(variants[0].samples.map((x) => x.p99));
-console.log(`  ratio 2 workers / 1 worker (of medians): req/s ${r.toFixed(2)}x, p99 ${p99.toFixed(2)}x`);
-emitResult('p7', [check('P7 --workers 2 vs --workers 1 req/s', `${r.toFixed(2)}x (p99 ${p99.toFixed(2)}x)`, 'report only', null)]);
+const p99 = latencyRatio(median(variants[1].samples.map((x) => x.p99)), median(variants[0].samples.map((x) => x.p99)));
+console.log(`  ratio 2 workers / 1 worker (of medians): req/s ${r.toFixed(2)}x, p99 ${p99.text}`);
+emitResult('p7', [check('P7 --workers 2 vs --workers 1 req/s', `${r.toFixed(2)}x (p99 ${p99.text})`, 'report only', null)]);

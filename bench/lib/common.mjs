@@ -305,3 +305,13 @@ export function check(name, value, target, met) {
 }
 
 export const ratio = (a, b) => a / b;
+
+/**
+ * A latency ratio a / b as text. autocannon reports whole milliseconds, so at low load both
+ * p99s are often 0 ms: that is equal at the tool's resolution, not "NaNx".
+ */
+export function latencyRatio(a, b) {
+  if (a === 0 && b === 0) return { value: 1, text: '1.00x (both 0 ms at 1 ms resolution)' };
+  const value = a / b;
+  return { value, text: `${value.toFixed(2)}x` };
+}
