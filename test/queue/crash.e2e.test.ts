@@ -3,8 +3,8 @@
 // Message-ID), the checkpointed task is not run again, and no mail goes out twice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
-import { SmtpPeer } from '../helpers/smtp-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
+import { DurableRig } from '../helpers/durable-rig.js';
 import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const backends = await queueBackends();
@@ -13,69 +13,54 @@ const name = uniqueQueueName('crash');
 
 describe.each(backends)('a worker killed mid-task on %s', (backend) => {
   if (!runsOn(backend)) return;
-  const url = backend.url;
-  let peer: HttpPeer;
-  let smtp: SmtpPeer;
-  let serve: RunningService;
-  const workers: RunningWorker[] = [];
-  let store: StoreInspector;
+  const rig = new DurableRig(backend, name);
   let release: () => void = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
-  const worker = () => {
-    const w = startWorker(queueFixture('durable'), url, name, ['--smtp-url', smtp.url, '--queue-lock-duration', '1s'], { PEER: peer.origin });
-    workers.push(w);
-    return w;
-  };
+  const worker = () => rig.worker(['--queue-lock-duration', '1s']);
 
-  beforeAll(async () => {
-    peer = await HttpPeer.start();
-    peer.route('/first', { status: 201, json: { id: 'C-1' } });
-    // The first call never gets its answer while its worker lives; the retry is answered.
-    peer.route('/slow', { status: 200, hold: () => held }, { status: 200, body: 'ok' });
-    smtp = await SmtpPeer.start();
-    store = inspect(backend, name);
-    serve = await startServe(queueFixture('durable'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
-  });
+  beforeAll(() =>
+    rig.start((peer) => {
+      peer.route('/first', { status: 201, json: { id: 'C-1' } });
+      // The first call never gets its answer while its worker lives; the retry is answered.
+      peer.route('/slow', { status: 200, hold: () => held }, { status: 200, body: 'ok' });
+    }),
+  );
   afterAll(async () => {
     release();
-    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
-    await serve?.stop();
-    await peer?.close();
-    await smtp?.close();
-    await store?.close();
+    await rig.close();
   });
 
   it('resumes from the checkpoint on another worker, every effect once', async () => {
-    const response = await fetch(`${serve.url}/chain`, { method: 'POST', body: new URLSearchParams({ email: 'a@example.test' }) });
+    const response = await fetch(`${rig.serve.url}/chain`, { method: 'POST', body: new URLSearchParams({ email: 'a@example.test' }) });
     expect(response.status).toBe(200);
     const requestId = response.headers.get('x-request-id')!;
-    const [job] = await store.queue.getJobs(['waiting']);
+    const [job] = await rig.store.queue.getJobs(['waiting']);
     const jobId = job!.id!;
 
     const first = worker();
-    await peer.waitForRequests(1, '/slow');
+    await rig.peer.waitForRequests(1, '/slow');
     // The first task's outcome is in the checkpoint before the worker dies.
-    await eventually(async () => ((await store.queue.getJob(jobId))?.progress as { tasks?: Record<string, { outcome: string }> })?.tasks?.first?.outcome === 'succeeded' || undefined, 'the checkpoint of "first"');
+    await eventually(async () => ((await rig.store.queue.getJob(jobId))?.progress as { tasks?: Record<string, { outcome: string }> })?.tasks?.first?.outcome === 'succeeded' || undefined, 'the checkpoint of "first"');
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
 
     const second = worker();
-    await eventually(async () => ((await store.queue.getJobState(jobId)) === 'completed' ? true : undefined), 'the job to complete on the second worker', 40_000);
+    await eventually(async () => ((await rig.store.queue.getJobState(jobId)) === 'completed' ? true : undefined), 'the job to complete on the second worker', 40_000);
     const resumed = await second.waitForLog((l) => l.jobId === jobId && typeof l.finishedTasks === 'number');
     expect(resumed).toMatchObject({ msg: 'job resumed after a stall', requestId, finishedTasks: 1 });
 
     // "first" was checkpointed: not run again.
-    expect(peer.requestsTo('/first').length).toBe(1);
+    expect(rig.peer.requestsTo('/first').length).toBe(1);
     // "second" was cut off: sent again with the same key, and answered once.
-    const slow = peer.requestsTo('/slow');
+    const slow = rig.peer.requestsTo('/slow');
     expect(slow.length).toBe(2);
     expect(new Set(slow.map((r) => r.headers['idempotency-key'])).size).toBe(1);
     expect(slow.filter((r) => r.endedAt !== null).length).toBe(1);
     // It ran with the intermediate value from the checkpoint.
     expect(slow[1]!.body).toBe('customer=C-1');
     // One mail.
-    expect(smtp.messages.length).toBe(1);
-    expect(new Set(smtp.messages.map((m) => m.parsed.messageId)).size).toBe(1);
+    expect(rig.smtp.messages.length).toBe(1);
+    expect(new Set(rig.smtp.messages.map((m) => m.parsed.messageId)).size).toBe(1);
   });
 });
 
