@@ -44,9 +44,18 @@ function folders(dir: string): string[] {
   return readdirSync(dir).filter((name) => FOLDER.test(name));
 }
 
-/** Every temporary file in `dir`'s process folders, with its size. */
+/**
+ * Every temporary file in `dir`'s process folders, with its size. The service removes files while
+ * this looks: one listed but gone by the time it is measured is not there any more.
+ */
 function tempFiles(dir: string): { path: string; size: number }[] {
-  return folders(dir).flatMap((folder) => readdirSync(path.join(dir, folder)).map((name) => ({ path: path.join(dir, folder, name), size: statSync(path.join(dir, folder, name)).size })));
+  return folders(dir).flatMap((folder) =>
+    readdirSync(path.join(dir, folder)).flatMap((name) => {
+      const file = path.join(dir, folder, name);
+      const stat = statSync(file, { throwIfNoEntry: false });
+      return stat === undefined ? [] : [{ path: file, size: stat.size }];
+    }),
+  );
 }
 
 /** Polls until `check` holds; the test's own timeout bounds the wait. */
