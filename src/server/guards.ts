@@ -2,9 +2,10 @@
 //
 // Rate limits count with rate-limiter-flexible: in memory in a single process; with --workers N
 // through the primary (RateLimiterCluster, one count for the whole service); with
-// --rate-limit-store redis://… in Redis, one count for every instance sharing it. When Redis
-// cannot be reached the request is let through (fail open), logged and counted: a store outage
-// must not take a contact form down with it. CAPTCHA tokens are verified with one POST to the
+// --rate-limit-store redis://… in Redis, one count for every instance sharing it (the client is
+// shared-state.ts's: every command bounded). When Redis cannot be reached or does not answer
+// in time the request is let through (fail open), logged and counted: a store outage must not
+// take a contact form down with it. CAPTCHA tokens are verified with one POST to the
 // provider's siteverify (got, 5 s, no retry): a verifier that cannot answer refuses the request
 // (fail closed, 503).
 
@@ -24,6 +25,7 @@ import { describeError } from '../errors.js';
 import { formatDuration } from '../units.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
+import { openSharedState } from './shared-state.js';
 
 export const CAPTCHA_TIMEOUT_MS = 5000;
 /** How long an ALTCHA challenge may be solved, and its solution remembered as spent. */
@@ -153,29 +155,9 @@ export class ServiceGuards implements Guards {
       }
       return;
     }
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(this.settings.store, {
-      // A command while Redis is away fails at once (the request is let through) instead of waiting.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 2000,
-      retryStrategy: (times) => Math.min(times * 200, 2000),
-    });
-    let reported = false;
-    redis.on('error', (error: Error) => {
-      if (reported) return;
-      reported = true;
-      this.logger.log('warn', 'the rate limit store cannot be reached; requests are let through uncounted until it can', { error: describeError(error) });
-    });
-    redis.on('ready', () => {
-      if (reported) this.logger.log('info', 'the rate limit store is reachable again');
-      reported = false;
-    });
-    this.redis = redis;
-    await new Promise<void>((resolve) => {
-      const done = () => (redis.off('ready', done), redis.off('error', done), resolve());
-      redis.once('ready', done);
-      redis.once('error', done);
+    this.redis = await openSharedState(this.settings.store, {
+      unreachable: (error) => this.logger.log('warn', 'the rate limit store cannot be reached; requests are let through uncounted until it can', { error: describeError(error) }),
+      reachable: () => this.logger.log('info', 'the rate limit store is reachable again'),
     });
   }
 
