@@ -22,12 +22,14 @@ interface MemoryStorage {
 import type { Application, CaptchaRule, Endpoint, RateLimitRule } from '../compiler/ast.js';
 import type { CaptchaRequest, CaptchaVerdict, GuardEvent, Guards, LimitExceeded } from '../runtime/guards.js';
 import { describeError } from '../errors.js';
-import { formatDuration } from '../units.js';
+import { formatDuration, formatSize } from '../units.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 import { openSharedState } from './shared-state.js';
 
 export const CAPTCHA_TIMEOUT_MS = 5000;
+/** A siteverify answer is a few hundred bytes; more is not read (and counts as no answer). */
+export const CAPTCHA_ANSWER_LIMIT = 64 * 1024;
 /** How long an ALTCHA challenge may be solved, and its solution remembered as spent. */
 export const ALTCHA_LIFETIME_MS = 10 * 60_000;
 /** Work for the client: the widget tries up to this many numbers (about a second on a phone). */
@@ -212,18 +214,21 @@ export class ServiceGuards implements Guards {
   async verifyCaptcha(rule: CaptchaRule, { secret, verifyUrl, token, clientIp }: CaptchaRequest): Promise<CaptchaVerdict> {
     if (rule.provider === 'altcha') return this.verifyAltcha(secret, token);
     const got = await (this.got ??= import('got').then((m) => m.default));
-    let answer;
+    let answer: VerifierAnswer;
     try {
-      answer = await got.post(verifyUrl, {
-        form: { secret, response: token, remoteip: clientIp },
-        timeout: { request: CAPTCHA_TIMEOUT_MS },
-        retry: { limit: 0 },
-        throwHttpErrors: false,
-        followRedirect: false,
-      });
+      answer = await readVerifierAnswer(
+        got.stream.post(verifyUrl, {
+          form: { secret, response: token, remoteip: clientIp },
+          timeout: { request: CAPTCHA_TIMEOUT_MS },
+          retry: { limit: 0 },
+          throwHttpErrors: false,
+          followRedirect: false,
+        }),
+      );
     } catch (error) {
       return unavailable(`the ${rule.provider} verifier did not answer: ${describeError(error)}`);
     }
+    if (answer.kind === 'too-large') return unavailable(`the ${rule.provider} verifier answered more than ${formatSize(CAPTCHA_ANSWER_LIMIT)}; the answer was not read`);
     if (answer.statusCode < 200 || answer.statusCode > 299) return unavailable(`the ${rule.provider} verifier answered ${answer.statusCode}`);
     let result: { success?: unknown; score?: unknown; 'error-codes'?: unknown };
     try {
@@ -245,6 +250,37 @@ export class ServiceGuards implements Guards {
     this.metrics.guardNoted(endpoint.name, event.check, event.outcome);
     this.logger.log('info', `${event.check}: ${event.outcome}`, { requestId, endpoint: endpoint.name, check: event.check, outcome: event.outcome, ...fields });
   }
+}
+
+type VerifierAnswer = { readonly kind: 'answer'; readonly statusCode: number; readonly body: string } | { readonly kind: 'too-large' };
+
+/**
+ * The verifier's answer, read up to CAPTCHA_ANSWER_LIMIT bytes: a verifier (or whatever
+ * verify-url names) answering megabytes would otherwise be held in memory, once per request.
+ * Rejects when the request fails (connection, timeout).
+ */
+function readVerifierAnswer(stream: import('got').Request): Promise<VerifierAnswer> {
+  return new Promise((resolve, reject) => {
+    let statusCode = 0;
+    let received = 0;
+    const chunks: Buffer[] = [];
+    const tooLarge = () => {
+      stream.destroy();
+      resolve({ kind: 'too-large' });
+    };
+    stream.once('response', (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
+      statusCode = response.statusCode;
+      const declared = Number(response.headers['content-length']);
+      if (Number.isFinite(declared) && declared > CAPTCHA_ANSWER_LIMIT) tooLarge();
+    });
+    stream.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > CAPTCHA_ANSWER_LIMIT) tooLarge();
+      else chunks.push(chunk);
+    });
+    stream.once('end', () => resolve({ kind: 'answer', statusCode, body: Buffer.concat(chunks, received).toString('utf8') }));
+    stream.once('error', reject);
+  });
 }
 
 function unavailable(reason: string): CaptchaVerdict {
