@@ -26,6 +26,7 @@ beforeAll(async () => {
   }
   // The same port under another name: another origin too.
   first.route('/renamed', () => ({ status: 307, headers: { location: `http://localhost:${first.port}/collect` } }));
+  first.route('/elsewhere', () => ({ status: 307, headers: { location: `http://localhost:${second.port}/collect` } }));
 });
 afterAll(async () => {
   await services.stopAll();
@@ -108,5 +109,18 @@ describe('with --allow-task-host naming the target', () => {
     expect(arrived[0]!.headers['x-api-key']).toBeUndefined();
     expect(JSON.stringify(arrived[0]!.headers)).not.toContain(API_KEY);
     expect((await taskLine(service, response)).outcome).toBe('succeeded');
+  });
+
+  it('a redirect to a host the list does not name is still refused by the list (host-not-allowed), before connecting', async () => {
+    const before = second.requests.length;
+    const connections = second.connections;
+    const response = await subscribe(service, 'elsewhere');
+    expect(response.status).toBe(502);
+    await response.arrayBuffer();
+    const line = await taskLine(service, response);
+    expect(line.code).toBe('host-not-allowed');
+    expect(String(line.error)).toMatch(/redirect refused: the host "localhost" is not allowed/);
+    expect(second.requests.length).toBe(before);
+    expect(second.connections).toBe(connections);
   });
 });
