@@ -12,6 +12,8 @@
 // - on shutdown, running jobs get --shutdown-timeout to finish; the rest are checkpointed and
 //   handed back to the queue at once, without counting an attempt.
 // - failed jobs older than --queue-retention are removed at start and about hourly (retention.ts).
+// - a job is settled started before any task runs; one its producer settled void first (the
+//   store took it after serve had given up on it) completes without running anything (fate.ts).
 
 import type { Job, Worker } from 'bullmq';
 import type { Application } from '../compiler/ast.js';
@@ -86,7 +88,7 @@ export class QueueConsumer {
       maxStalledCount: MAX_STALLED_COUNT,
       settings: { backoffStrategy: (attemptsMade, _type, error, job) => backoffDelay(attemptsMade, error, job?.opts.backoff, settings.backoffMs) },
     });
-    consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer);
+    consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer, () => store.forgetFates());
     consumer.sweeper.start();
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => {
@@ -174,6 +176,15 @@ export class QueueConsumer {
       endRun(outcome, code);
       return new bullmq.UnrecoverableError(message);
     };
+
+    // Before anything runs: a job its producer gave up on (the request was answered without it)
+    // is void, and exactly one of that and this start holds (fate.ts).
+    if ((await this.store.settleFate(jobId, 'started')) === 'void') {
+      await history('void: its request was answered without it (the store took the job after serve gave up); nothing ran');
+      this.observer.log('warn', 'job void: its request was answered without it; nothing runs', { ...fields });
+      endRun('void');
+      return;
+    }
 
     const endpoint = loaded.application.endpointsByName.get(data.endpoint);
     if (endpoint === undefined) throw await permanent('config-changed', `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
