@@ -68,7 +68,8 @@ export class QueueProducer {
         sealed: sealRun(this.settings.keys, jobId, sealed),
         ...(trace !== undefined ? { trace } : {}),
       };
-      if (this.store.refusesUnsent()) throw new Error('the queue store is unreachable');
+      const deadline = performance.now() + ENQUEUE_TIMEOUT_MS;
+      if (!(await bounded(this.store.ready(), ENQUEUE_TIMEOUT_MS))) throw new Error('the queue store is unreachable');
       given = true;
       await bounded(
         this.queue.add(endpoint.name, data, {
@@ -79,6 +80,7 @@ export class QueueProducer {
           // The store applies it when another job fails; consumers also clean hourly (retention.ts).
           removeOnFail: { age: this.settings.retentionMs / 1000 },
         }),
+        Math.max(0, deadline - performance.now()),
         ENQUEUE_TIMEOUT_MS,
       );
       outcome = 'queued';
@@ -133,13 +135,14 @@ export class QueueProducer {
   }
 }
 
-function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** `said`: the bound the message names, when `ms` is what is left of it. */
+function bounded<T>(promise: Promise<T>, ms: number, said: number = ms): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   promise.catch(() => {});
   return Promise.race([
     promise,
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the queue store did not answer within ${ms} ms`)), ms);
+      timer = setTimeout(() => reject(new Error(`the queue store did not answer within ${said} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
 }

@@ -54,11 +54,12 @@ export interface Store {
   /** Whether the store answers now (a store that is down has nothing to close politely); PostgreSQL is asked. */
   answers(): Promise<boolean>;
   /**
-   * Whether a command given now would be refused before it is sent (Redis: the connection is not
-   * ready, and the producer's connection has no offline queue), so that nothing of it can reach
-   * the store later. False when that cannot be told beforehand (PostgreSQL).
+   * Resolves true once a command given now goes to the store, false when it would be refused
+   * unsent (Redis: a connection that was up and is lost; the producer's has no offline queue).
+   * A connection still being made is waited for: BullMQ would hold a command until then, and send
+   * it after the caller has given up on it. The caller bounds the wait. PostgreSQL: true.
    */
-  refusesUnsent(): boolean;
+  ready(): Promise<boolean>;
   /** Whether `error`, from a command, says the command never left this process (nothing of it can land later). */
   sentNothing(error: unknown): boolean;
   /** Settles a job's fate (fate.ts); resolves to the fate that holds, which may be the other one. */
@@ -80,6 +81,14 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     return client;
   };
   const client = connect(role);
+  let wasReady = false;
+  // The first connection, which commands wait for (one listener, however many wait).
+  const firstReady = new Promise<void>((resolve) =>
+    client.once('ready', () => {
+      wasReady = true;
+      resolve();
+    }),
+  );
   const closables: { close(): Promise<void> }[] = [];
   return {
     bullmq,
@@ -88,10 +97,19 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
       await client.ping();
     },
     answers: async () => client.status === 'ready',
-    refusesUnsent: () => client.status !== 'ready',
+    ready: async () => {
+      if (client.status === 'ready') return true;
+      if (wasReady) return false;
+      await firstReady;
+      return true;
+    },
     sentNothing: (error) => error instanceof Error && error.message === UNSENT_MESSAGE,
-    // On the connection the queue adds jobs through: a void follows the add it undoes.
-    settleFate: async (jobId, fate) => parseFate(await client.eval(SETTLE_FATE_SCRIPT, 1, fateKey(settings.name, jobId), fate, FATE_RETENTION_MS)),
+    // On the connection the queue adds jobs through: a void follows the add it undoes. A
+    // connection still being made is waited for, as BullMQ waits with the add.
+    settleFate: async (jobId, fate) => {
+      if (!wasReady) await firstReady;
+      return parseFate(await client.eval(SETTLE_FATE_SCRIPT, 1, fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
+    },
     forgetFates: async () => {},
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
@@ -171,7 +189,7 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     ping,
     // No connection events to go by: asked, which a refused connection answers at once.
     answers: () => ping().then(() => true, () => false),
-    refusesUnsent: () => false,
+    ready: async () => true,
     sentNothing: (error) => typeof error === 'object' && error !== null && UNSENT_PG_CODES.has(String((error as { code?: unknown }).code)),
     settleFate: async (jobId, fate) => parseFate((await (await fatePool()).query(POSTGRES_SETTLE_FATE, [settings.name, jobId, fate])).rows[0]?.fate),
     forgetFates: async () => {
