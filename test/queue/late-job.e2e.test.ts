@@ -4,6 +4,8 @@
 // a 503 means nothing of the request runs, and with --queue-fallback in-process the tasks run
 // once, in-process, never a second time from the queue. The peers count what they received.
 import { createHash } from 'node:crypto';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
@@ -15,6 +17,57 @@ if (!available) {
   const message = 'no redis-server on PATH for the suite that stalls its own Redis (apt-get install redis-server)';
   if (process.env.CI === 'true') throw new Error(message);
   console.warn(`skipped: ${message}`);
+}
+
+/**
+ * A TCP proxy in front of the store whose answers to serve can be held back: the store takes
+ * serve's commands at once (a worker on its own connection sees the job), but serve hears nothing
+ * until release(), as when a store's answer is late.
+ */
+class HoldingProxy {
+  private held = false;
+  private readonly waiting: { socket: Socket; chunk: Buffer }[] = [];
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(private readonly server: Server) {}
+
+  static async start(port: number): Promise<HoldingProxy> {
+    let proxy!: HoldingProxy;
+    const server = createServer((client) => {
+      const upstream = connect(port, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        proxy.sockets.add(s);
+        s.on('error', () => {});
+        s.on('close', () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream);
+      upstream.on('data', (chunk: Buffer) => (proxy.held ? proxy.waiting.push({ socket: client, chunk }) : client.write(chunk)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    proxy = new HoldingProxy(server);
+    return proxy;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+  }
+
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+    for (const { socket, chunk } of this.waiting.splice(0)) socket.write(chunk);
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
 }
 
 /** The job id serve gives a request's run (src/queue/job.ts), computed here from what the answer says. */
@@ -30,6 +83,7 @@ describe.runIf(available)('a run the stalled store stores after serve gave up (o
   const name = uniqueQueueName('late');
   const services: RunningService[] = [];
   const workers: RunningWorker[] = [];
+  const proxies: HoldingProxy[] = [];
 
   beforeAll(async () => {
     peer = await HttpPeer.start();
@@ -45,14 +99,16 @@ describe.runIf(available)('a run the stalled store stores after serve gave up (o
     // Never leave the store stopped: its children could not end.
     if (redis?.child.pid !== undefined) redis.child.kill('SIGCONT');
     await Promise.all([...workers.map((w) => w.stop('SIGKILL')), ...services.map((s) => s.stop('SIGKILL'))]);
+    await Promise.all(proxies.map((p) => p.close()));
     await store?.close();
     await redis?.stop();
     await peer?.close();
     await smtp?.close();
   });
 
-  const serveWith = async (...args: string[]) => {
-    const serve = await startServe(queueFixture('late'), ['--queue', redis.url, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url, ...args], {
+  const serveWith = async (...args: string[]) => serveOn(redis.url, ...args);
+  const serveOn = async (url: string, ...args: string[]) => {
+    const serve = await startServe(queueFixture('late'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url, ...args], {
       PEER: peer.origin,
       ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
     });
@@ -101,6 +157,19 @@ describe.runIf(available)('a run the stalled store stores after serve gave up (o
     expect(peer.requestsTo('/order').length).toBe(calls);
     expect(smtp.messages.length).toBe(mails);
     await workers[0]!.waitForLog((l) => l.jobId === jobId && l.msg === 'job void: its request was answered without it; nothing runs');
+    expect(await (await fetch(`${await workers[0]!.origin}/_metrics`)).text()).toMatch(/endpoint_service_queue_runs_total\{endpoint="order",outcome="void"\} [1-9]/);
+    await serve.waitForLog((l) => l.jobId === jobId && l.msg === 'the void of the job is not confirmed; answered 503 without running the tasks here');
+    // The marker beside the job, kept a day; the job's attempt history says why nothing ran.
+    const raw = new Redis(redis.url);
+    try {
+      expect(await raw.get(`bull:${name}:${jobId}:fate`)).toBe('void');
+      const ttl = await raw.pttl(`bull:${name}:${jobId}:fate`);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(24 * 3600_000);
+    } finally {
+      raw.disconnect();
+    }
+    expect((await store.queue.getJobLogs(jobId)).logs.some((line) => line.includes('void: its request was answered without it'))).toBe(true);
 
     // The store is itself again: the next request is queued and runs.
     await throughOnce(serve);
@@ -129,9 +198,79 @@ describe.runIf(available)('a run the stalled store stores after serve gave up (o
     await serve.waitForLog((l) => l.msg === 'task' && l.requestId === requestId && l.task === 'confirm');
     const jobId = jobIdOf(requestId, 'order');
     await ended(jobId);
-    await workers[0]!.waitForLog((l) => l.jobId === jobId && l.msg === 'job void: its request was answered without it; nothing runs');
     // Anything the worker ran would have reached the peers before the job ended.
     expect(peer.requestsTo('/order').length).toBe(calls + 1);
     expect(smtp.messages.length).toBe(mails + 1);
+    await workers[0]!.waitForLog((l) => l.jobId === jobId && l.msg === 'job void: its request was answered without it; nothing runs');
+  }, 60_000);
+  it('with --queue-fallback in-process, runs nothing here either while the void is not confirmed: 503, and the late job is void', async () => {
+    const serve = await serveWith('--queue-fallback', 'in-process');
+    await throughOnce(serve);
+    const calls = peer.requestsTo('/order').length;
+    const mails = smtp.messages.length;
+
+    process.kill(redis.child.pid!, 'SIGSTOP');
+    let response: Response;
+    try {
+      response = await fetch(`${serve.url}/order`, { method: 'POST' });
+    } finally {
+      process.kill(redis.child.pid!, 'SIGCONT');
+    }
+    expect(response.status).toBe(503);
+    const jobId = jobIdOf(response.headers.get('x-request-id')!, 'order');
+    await ended(jobId);
+    await workers[0]!.waitForLog((l) => l.jobId === jobId && l.msg === 'job void: its request was answered without it; nothing runs');
+    expect(peer.requestsTo('/order').length).toBe(calls);
+    expect(smtp.messages.length).toBe(mails);
+    expect(serve.logs().some((l) => l.msg === 'the queue cannot take the run; running its tasks in this process')).toBe(false);
+  }, 60_000);
+
+  it('answers 200 when the store took the job in time but its answer came late and a worker had started it: it runs once', async () => {
+    const proxy = await HoldingProxy.start(redis.port);
+    proxies.push(proxy);
+    const serve = await serveOn(proxy.url, '--queue-fallback', 'in-process');
+    await throughOnce(serve);
+    const calls = peer.requestsTo('/order').length;
+    const mails = smtp.messages.length;
+
+    proxy.hold();
+    const answer = fetch(`${serve.url}/order`, { method: 'POST' });
+    try {
+      // The store has the job and the worker runs it, while serve hears nothing and gives up.
+      await peer.waitForRequests(calls + 1, '/order');
+      await serve.waitForLog((l) => l.level === 'warn' && typeof l.jobId === 'string');
+    } finally {
+      proxy.release();
+    }
+    const response = await answer;
+    expect(response.status).toBe(200);
+    const requestId = response.headers.get('x-request-id')!;
+    await ended(jobIdOf(requestId, 'order'));
+    // No run here: its warning precedes the answer.
+    expect(serve.logs().some((l) => l.requestId === requestId && l.msg === 'the queue cannot take the run; running its tasks in this process')).toBe(false);
+    expect(peer.requestsTo('/order').length).toBe(calls + 1);
+    expect(smtp.messages.length).toBe(mails + 1);
+    await serve.waitForLog((l) => l.requestId === requestId && l.msg === 'the queue store took the run late, and a worker has started it: answered as queued');
+  }, 60_000);
+  it('logs it when the void comes too late: a 503 whose job the store had taken in time and a worker started', async () => {
+    const proxy = await HoldingProxy.start(redis.port);
+    proxies.push(proxy);
+    const serve = await serveOn(proxy.url);
+    await throughOnce(serve);
+    const calls = peer.requestsTo('/order').length;
+
+    proxy.hold();
+    let response: Response;
+    try {
+      const answer = fetch(`${serve.url}/order`, { method: 'POST' });
+      await peer.waitForRequests(calls + 1, '/order');
+      // Neither the add nor the void is answered in time: 503, though the job runs.
+      response = await answer;
+    } finally {
+      proxy.release();
+    }
+    expect(response.status).toBe(503);
+    const requestId = response.headers.get('x-request-id')!;
+    await serve.waitForLog((l) => l.level === 'error' && l.requestId === requestId && l.msg === 'a run answered 503 was started by a worker: the store took the job, then stalled before the void');
   }, 60_000);
 });
