@@ -106,11 +106,10 @@ export class QueueProducer {
     }
     this.observer.log('warn', 'the queue store did not take the run in time; making the job void so that it never runs', { ...fields, reason });
     const settling = this.store.settleFate(jobId, 'void');
-    let fate: JobFate | null;
+    let fate: JobFate;
     try {
       fate = await bounded(settling, VOID_TIMEOUT_MS);
     } catch (voidError) {
-      fate = null;
       // Still under way: a store that answers it late says whether the job ran after all.
       settling.then(
         (late) => {

@@ -58,4 +58,30 @@ describe.each(backends)('job fates on %s', (backend) => {
       expect(new Set(fates).size).toBe(1);
     }
   });
+  it('forgets fates older than a day: PostgreSQL when asked (the consumers sweep hourly), Redis by expiry', async () => {
+    const old = id();
+    const recent = id();
+    await store.settleFate(old, 'void');
+    await store.settleFate(recent, 'void');
+    if (backend.name === 'redis') {
+      const redis = new Redis(backend.url);
+      try {
+        const ttl = await redis.pttl(`bull:${name}:${old}:fate`);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(24 * 3600_000);
+      } finally {
+        redis.disconnect();
+      }
+      return;
+    }
+    const db = new pg.Pool({ connectionString: backend.url, max: 1 });
+    try {
+      await db.query(`UPDATE ${POSTGRES_FATE_TABLE} SET settled_at = now() - interval '25 hours' WHERE queue = $1 AND job_id = $2`, [name, old]);
+    } finally {
+      await db.end();
+    }
+    await store.forgetFates();
+    expect(await store.settleFate(old, 'started')).toBe('started');
+    expect(await store.settleFate(recent, 'started')).toBe('void');
+  });
 });
