@@ -90,7 +90,7 @@ async function withAdmin(flags: JobsFlags, command: Command, run: (admin: JobsAd
 }
 
 function line(job: JobSummary): string {
-  const failed = job.failedTask !== null ? `  task "${job.failedTask}": ${job.error ?? ''}` : job.error !== null ? `  ${job.error}` : '';
+  const failed = job.failedTask !== null ? `  task "${job.failedTask}" failed${job.code !== null ? ` (${job.code})` : ''}` : job.error !== null ? `  ${job.error}` : '';
   return `${job.requestId}  ${job.endpoint}  ${job.state}  attempts ${job.attempts}  enqueued ${job.enqueuedAt}${failed}\n`;
 }
 

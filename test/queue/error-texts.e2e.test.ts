@@ -114,8 +114,8 @@ describe.each(backends)('error texts of failed tasks on %s', (backend) => {
   it('lists the failed jobs with the task and its error code, no value, as text and as JSON', async () => {
     const text = await jobs('list', '--state', 'failed');
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(new RegExp(`${requests.lookup}  lookup  failed .*task "fetch-status": task "fetch-status" failed \\(http-status\\)`));
-    expect(text.stdout).toMatch(new RegExp(`${requests.notify}  notify  failed .*task "tell": task "tell" failed \\(\\S+\\)`));
+    expect(text.stdout).toMatch(new RegExp(`${requests.lookup}  lookup  failed .*  task "fetch-status" failed \\(http-status\\)\n`));
+    expect(text.stdout).toMatch(new RegExp(`${requests.notify}  notify  failed .*  task "tell" failed \\(\\S+\\)\n`));
     expectNoMarker(text.stdout);
 
     const json = await jobs('list', '--state', 'failed', '--format', 'json');
