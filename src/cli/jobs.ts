@@ -41,10 +41,10 @@ export function registerJobs(program: Command, returning: Returning): void {
     )
     .action(returning(async (flags: JobsFlags, command: Command) => withAdmin(flags, command, (admin) => list(admin, flags))));
 
-  sub('show', 'one request’s jobs: each task’s outcome, mail markers, delivery-unknown messages, attempts; with --reveal, its parameters')
+  sub('show', 'one request’s jobs: each task’s outcome and error code, mail markers, delivery-unknown messages, attempts; with --reveal, its parameters and error texts')
     .argument('<request-id>', 'the request id (x-request-id) or a job id')
     .addOption(new Option('--format <format>', 'text or json').argParser(format).default('text'))
-    .option('--reveal', 'also print the bound parameters, opened with ENDPOINT_SERVICE_QUEUE_KEY; secrets print as ***')
+    .option('--reveal', 'also print the bound parameters and the error texts, opened with ENDPOINT_SERVICE_QUEUE_KEY; secrets print as ***')
     .action(
       returning(async (id: string, flags: JobsFlags, command: Command) =>
         withAdmin(flags, command, (admin, keys) => show(admin, id, flags, keys), flags.reveal === true ? 'jobs show --reveal' : null),
@@ -90,7 +90,7 @@ async function withAdmin(flags: JobsFlags, command: Command, run: (admin: JobsAd
 }
 
 function line(job: JobSummary): string {
-  const failed = job.failedTask !== null ? `  task "${job.failedTask}": ${job.error ?? ''}` : job.error !== null ? `  ${job.error}` : '';
+  const failed = job.failedTask !== null ? `  task "${job.failedTask}" failed${job.code !== null ? ` (${job.code})` : ''}` : job.error !== null ? `  ${job.error}` : '';
   return `${job.requestId}  ${job.endpoint}  ${job.state}  attempts ${job.attempts}  enqueued ${job.enqueuedAt}${failed}\n`;
 }
 
@@ -107,12 +107,12 @@ async function show(admin: JobsAdmin, id: string, flags: JobsFlags, keys: readon
   if (jobs.length === 0) return notFound(id);
   const details = await Promise.all(jobs.map((job) => admin.detail(job)));
   // Every job is opened before anything is printed: with a key that opens none, nothing is.
-  let revealed: RevealedParameters[] | null = null;
+  let revealed: (RevealedParameters & { readonly errors: Record<string, string> })[] | null = null;
   if (flags.reveal === true) {
     revealed = [];
     for (const job of jobs) {
       try {
-        revealed.push(admin.reveal(job, keys));
+        revealed.push({ ...admin.reveal(job, keys), errors: admin.revealErrors(job, keys) });
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         process.stderr.write(
@@ -123,7 +123,12 @@ async function show(admin: JobsAdmin, id: string, flags: JobsFlags, keys: readon
     }
   }
   if (flags.format === 'json') {
-    const documents = details.map((d, i) => (revealed === null ? d : { ...d, parameters: revealed[i]!.parameters, maskedParameters: revealed[i]!.masked }));
+    const documents = details.map((d, i) => {
+      const shown = revealed?.[i];
+      if (shown === undefined) return d;
+      const tasks = Object.fromEntries(Object.entries(d.tasks).map(([id, t]) => [id, shown.errors[id] !== undefined ? { ...t, error: shown.errors[id] } : t]));
+      return { ...d, tasks, parameters: shown.parameters, maskedParameters: shown.masked };
+    });
     process.stdout.write(`${JSON.stringify({ jobs: documents }, null, 2)}\n`);
     return 0;
   }
@@ -135,7 +140,11 @@ async function show(admin: JobsAdmin, id: string, flags: JobsFlags, keys: readon
       // Quoted as JSON: a value may hold line breaks or terminal escapes.
       for (const [name, value] of Object.entries(shown.parameters)) process.stdout.write(`  parameter ${name}: ${shown.masked.includes(name) ? value : JSON.stringify(value)}\n`);
     }
-    for (const [task, record] of Object.entries(d.tasks)) process.stdout.write(`  task ${task}: ${record.outcome}${record.error !== undefined ? ` (${record.error})` : ''}\n`);
+    for (const [task, record] of Object.entries(d.tasks)) {
+      // The text may hold values of the request (a path, a recipient): only revealed, quoted as JSON.
+      const text = shown?.errors[task];
+      process.stdout.write(`  task ${task}: ${record.outcome}${record.code !== undefined ? ` (${record.code})` : ''}${text !== undefined ? `: ${JSON.stringify(text)}` : ''}\n`);
+    }
     for (const u of d.deliveryUnknown) process.stdout.write(`  delivery-unknown: task ${u.task}, message ${u.message}, Message-ID ${u.messageId}\n`);
     if (d.config !== null && d.config !== undefined) process.stdout.write(`  configuration changed since enqueue (${d.config.mismatch})\n`);
     for (const entry of d.log) process.stdout.write(`  log: ${entry}\n`);

@@ -1,11 +1,12 @@
 // `endpoint-service jobs`: the failed set and its remedies, read from the job records. What is
-// shown is what the store holds in clear (endpoint, request id, task outcomes, error texts, mail
-// markers); the sealed request data is opened only for `jobs show --reveal` (reveal.ts).
+// shown is what the store holds in clear and holds no value of the request (endpoint, request id,
+// task outcomes and error codes, mail markers); the sealed request data and the error texts,
+// which may hold values (a path, a recipient), are opened only for `jobs show --reveal` (reveal.ts).
 
 import type { Job, Queue } from 'bullmq';
-import type { QueuedRun, RunProgress } from './job.js';
+import type { QueuedRun, RunProgress, TaskRecord } from './job.js';
 import { readProgress } from './job.js';
-import { revealParameters, type RevealedParameters } from './reveal.js';
+import { revealErrors, revealParameters, type RevealedParameters } from './reveal.js';
 import type { QueueKey } from './seal.js';
 import type { QueueSettings } from './settings.js';
 import { openStore, type Store } from './store.js';
@@ -22,14 +23,24 @@ export interface JobSummary {
   readonly attempts: number;
   readonly enqueuedAt: string;
   readonly finishedAt: string | null;
-  /** The first task recorded failed, and its error. */
+  /** The first task recorded failed, and its error code. */
   readonly failedTask: string | null;
+  readonly code: string | null;
+  /** Why the job failed, without values: the failed task and its code, or why the job could not run. */
   readonly error: string | null;
   readonly fingerprint: string;
 }
 
+/** A task's record as shown: the error text only when revealed. */
+export interface TaskShown {
+  readonly outcome: TaskRecord['outcome'];
+  readonly attempts: number;
+  readonly code?: string;
+  readonly at: number;
+}
+
 export interface JobDetail extends JobSummary {
-  readonly tasks: RunProgress['tasks'];
+  readonly tasks: Record<string, TaskShown>;
   readonly mail: RunProgress['mail'];
   /** Messages a crash left being sent and that were not sent again. */
   readonly deliveryUnknown: readonly { readonly task: string; readonly message: number; readonly messageId: string }[];
@@ -86,7 +97,15 @@ export class JobsAdmin {
       Object.entries(messages).flatMap(([index, record]) => (record.state === 'unknown' || record.state === 'sending' ? [{ task, message: Number(index) + 1, messageId: record.messageId }] : [])),
     );
     const { logs } = await this.queue.getJobLogs(job.id!);
-    return { ...(await this.summary(job, state)), tasks: progress.tasks, mail: progress.mail, deliveryUnknown, config: progress.config ?? null, log: logs };
+    const tasks = Object.fromEntries(
+      Object.entries(progress.tasks).map(([id, r]) => [id, { outcome: r.outcome, attempts: r.attempts, ...(r.code !== undefined ? { code: r.code } : {}), at: r.at } satisfies TaskShown]),
+    );
+    return { ...(await this.summary(job, state)), tasks, mail: progress.mail, deliveryUnknown, config: progress.config ?? null, log: logs };
+  }
+
+  /** The error texts of the job's tasks, by task id; throws SealError when `keys` cannot open them. */
+  revealErrors(job: Job, keys: readonly QueueKey[]): Record<string, string> {
+    return revealErrors(keys, job.id!, readProgress(job.progress));
   }
 
   /** The job's bound parameters, secrets masked; throws SealError when `keys` cannot open them. */
@@ -124,7 +143,9 @@ export class JobsAdmin {
       enqueuedAt: new Date(data.enqueuedAt).toISOString(),
       finishedAt: job.finishedOn !== undefined ? new Date(job.finishedOn).toISOString() : null,
       failedTask: failed?.[0] ?? null,
-      error: failed?.[1].error ?? (job.failedReason || null),
+      code: failed?.[1].code ?? null,
+      // The failed reason of a task failure was the task's text before it was sealed: said anew.
+      error: failed !== undefined ? `task "${failed[0]}" failed${failed[1].code !== undefined ? ` (${failed[1].code})` : ''}` : job.failedReason || null,
       fingerprint: data.fingerprint,
     };
   }

@@ -12,6 +12,8 @@
 // - on shutdown, running jobs get --shutdown-timeout to finish; the rest are checkpointed and
 //   handed back to the queue at once, without counting an attempt.
 // - failed jobs older than --queue-retention are removed at start and about hourly (retention.ts).
+// - a job is settled started before any task runs; one its producer settled void first (the
+//   store took it after serve had given up on it) completes without running anything (fate.ts).
 
 import type { Job, Worker } from 'bullmq';
 import type { Application } from '../compiler/ast.js';
@@ -24,7 +26,7 @@ import type { EffectLedger } from '../tasks/kind.js';
 import type { ExpansionScope } from '../template/expand.js';
 import { endpointFingerprint, hasPositionalTaskIds } from './fingerprint.js';
 import { RequestUploads } from '../upload.js';
-import { FINISHED_OUTCOMES, readProgress, sealIntermediate, unsealIntermediate, unsealRun, uploadsFromJob, type QueuedRun, type RunProgress, type SealedRun } from './job.js';
+import { FINISHED_OUTCOMES, readProgress, sealIntermediate, sealTaskError, unsealIntermediate, unsealRun, uploadsFromJob, type QueuedRun, type RunProgress, type SealedRun } from './job.js';
 import { endJobSpan, startJobSpan } from './job-trace.js';
 import type { JobFields, QueueObserver, RunOutcome } from './observer.js';
 import { MAX_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
@@ -86,7 +88,7 @@ export class QueueConsumer {
       maxStalledCount: MAX_STALLED_COUNT,
       settings: { backoffStrategy: (attemptsMade, _type, error, job) => backoffDelay(attemptsMade, error, job?.opts.backoff, settings.backoffMs) },
     });
-    consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer);
+    consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer, () => store.forgetFates());
     consumer.sweeper.start();
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => {
@@ -166,14 +168,23 @@ export class QueueConsumer {
     const keys = this.settings.keys;
     // The attempt history `jobs show` prints.
     const history = (text: string) => job.log(`${new Date().toISOString()} attempt ${fields.attempt}: ${text}`).catch(() => 0);
-    /** `code`: the failed task's, or why the job could not run at all. */
-    const permanent = async (outcome: 'failed' | 'config-changed', message: string, code: string = outcome) => {
+    /** `code`: the failed task's, or why the job could not run at all; `reason`: the log line's, when it says more than the store may keep. */
+    const permanent = async (outcome: 'failed' | 'config-changed', message: string, code: string = outcome, reason: string = message) => {
       await job.updateProgress(progress).catch(() => {});
       await history(`failed for good: ${message}`);
-      this.observer.log('error', 'job failed for good', { ...fields, reason: message });
+      this.observer.log('error', 'job failed for good', { ...fields, reason });
       endRun(outcome, code);
       return new bullmq.UnrecoverableError(message);
     };
+
+    // Before anything runs: a job its producer gave up on (the request was answered without it)
+    // is void, and exactly one of that and this start holds (fate.ts).
+    if ((await this.store.settleFate(jobId, 'started')) === 'void') {
+      await history('void: its request was answered without it (the store took the job after serve gave up); nothing ran');
+      this.observer.log('warn', 'job void: its request was answered without it; nothing runs', { ...fields });
+      endRun('void');
+      return;
+    }
 
     const endpoint = loaded.application.endpointsByName.get(data.endpoint);
     if (endpoint === undefined) throw await permanent('config-changed', `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
@@ -256,16 +267,19 @@ export class QueueConsumer {
     }
     checkpoint.close();
     const { error, failedTask } = result;
-    const message = `task "${failedTask}" failed: ${error.message}`;
-    if (!error.transient) throw await permanent('failed', message, error.code);
+    // What the store keeps in clear (the job's failed reason, its attempt history): the task and
+    // the code, no value; the full text is in the checkpoint, sealed. The log line has it all.
+    const message = `task "${failedTask}" failed (${error.code})`;
+    const logged = { ...fields, reason: `task "${failedTask}" failed: ${error.message}` };
+    if (!error.transient) throw await permanent('failed', message, error.code, logged.reason);
     if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
       await history(`retry scheduled: ${message}`);
-      this.observer.log('warn', 'job retry scheduled', { ...fields, reason: message, code: error.code });
+      this.observer.log('warn', 'job retry scheduled', { ...logged, code: error.code });
       endRun('retrying', error.code);
       throw new RetryableRunError(message, error.retryAfterMs);
     }
     await history(`failed for good after ${job.attemptsMade + 1} attempts: ${message}`);
-    this.observer.log('error', 'job failed for good', { ...fields, reason: `${message} (after ${job.attemptsMade + 1} attempts)` });
+    this.observer.log('error', 'job failed for good', { ...logged, reason: `${logged.reason} (after ${job.attemptsMade + 1} attempts)` });
     endRun('failed', error.code);
     throw new Error(message);
   }
@@ -297,11 +311,13 @@ class Checkpoint {
 
   recorded(report: TaskReport): void {
     const { task, outcome, attempts, error, reason } = report;
+    const text = error?.message ?? reason;
     this.progress.tasks[task.id] = {
       outcome,
       attempts,
       at: Date.now(),
-      ...(error !== undefined ? { error: error.message, code: error.code } : reason !== undefined ? { error: reason } : {}),
+      ...(error !== undefined ? { code: error.code } : {}),
+      ...(text !== undefined ? { sealedError: sealTaskError(this.settings.keys, this.job.id!, task.id, text) } : {}),
     };
     if (report.outputs !== undefined && report.outputs.size > 0) {
       for (const [name, value] of report.outputs) this.intermediate.set(name, value);

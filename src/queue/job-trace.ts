@@ -37,12 +37,12 @@ export function startJobSpan(tracing: Tracing, data: QueuedRun, fields: JobField
 /**
  * Ends a run's span with its outcome. A run that failed, for good or to be retried, is an error,
  * with `code`: the failed task's code (`http-status`, `timeout`, …) or why the job could not run
- * (`config-changed`, `unreadable`). A run handed back on shutdown is not a failure.
+ * (`config-changed`, `unreadable`). A run handed back on shutdown, or void (nothing ran), is not a failure.
  */
 export function endJobSpan(span: Span, outcome: RunOutcome, code: string | null): void {
   if (!span.recording) return;
   span.setAttribute(ATTR.jobOutcome, outcome);
-  if (outcome !== 'completed' && outcome !== 'interrupted') span.setError(code ?? outcome);
+  if (outcome !== 'completed' && outcome !== 'interrupted' && outcome !== 'void') span.setError(code ?? outcome);
   span.end();
 }
 

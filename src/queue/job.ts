@@ -59,9 +59,15 @@ export interface RunProgress {
 export interface TaskRecord {
   readonly outcome: TaskOutcome;
   readonly attempts: number;
-  /** Log text of a failure (method, origin and path only: no secrets, no values). */
-  readonly error?: string;
+  /** Why the task failed, in clear: a code, which holds no value of the request. */
   readonly code?: TaskErrorCode;
+  /**
+   * The text of a failure or of why the task did not run, sealed with `${jobId}#task:${taskId}`:
+   * it may hold values of the request (a path, a recipient). Opened only by `jobs show --reveal`.
+   */
+  readonly sealedError?: string;
+  /** The same text in clear, as versions before it was sealed wrote it; shown only by `jobs show --reveal`. */
+  readonly error?: string;
   readonly at: number;
 }
 
@@ -107,6 +113,17 @@ export function uploadsFromJob(uploads: SealedRun['uploads']): Upload[] {
     const content = Buffer.from(u.content, 'base64');
     return { fieldName: u.fieldName, filename: u.filename, contentType: u.contentType, size: content.length, source: { kind: 'buffer', content } };
   });
+}
+
+/** A task's failure text, sealed for its job and task (TaskRecord.sealedError). */
+export function sealTaskError(keys: readonly QueueKey[], jobId: string, taskId: string, text: string): string {
+  return seal(keys, text, `${jobId}#task:${taskId}`);
+}
+
+/** The failure text of a task record: opened, or as an earlier version wrote it in clear; throws SealError when `keys` cannot open it. */
+export function taskErrorText(keys: readonly QueueKey[], jobId: string, taskId: string, record: TaskRecord): string | undefined {
+  if (record.sealedError !== undefined) return unseal(keys, record.sealedError, `${jobId}#task:${taskId}`);
+  return record.error;
 }
 
 const INTERMEDIATE = '#intermediate';

@@ -2,7 +2,8 @@
 // does for tasks). Every job event carries requestId, endpoint, jobId and attempt.
 
 export type EnqueueOutcome = 'queued' | 'refused' | 'in-process';
-export type RunOutcome = 'completed' | 'retrying' | 'failed' | 'interrupted' | 'config-changed';
+/** `void`: the store took the job after serve had answered its request without it; nothing ran. */
+export type RunOutcome = 'completed' | 'retrying' | 'failed' | 'interrupted' | 'config-changed' | 'void';
 
 export interface JobFields {
   readonly requestId: string;

@@ -2,7 +2,8 @@
 // answered. The store is asked with a bound (ENQUEUE_TIMEOUT_MS) on a connection without an
 // offline queue, so a store that is down gives a prompt 503 (or, with --queue-fallback
 // in-process, a local run) rather than a request that hangs. A job is added by one Redis script:
-// it is stored whole or not at all.
+// it is stored whole or not at all. A store that is only stalled may store it after the bound:
+// such a job is made void first (fate.ts), so that a request answered without it never runs it.
 
 import { performance } from 'node:perf_hooks';
 import type { Queue } from 'bullmq';
@@ -15,7 +16,8 @@ import { traceOf } from './job-trace.js';
 import { jobIdFor, sealRun, uploadsToJob, type QueuedRun, type SealedRun } from './job.js';
 import type { EnqueueOutcome, QueueObserver } from './observer.js';
 import { secretParameterNames } from './reveal.js';
-import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, type QueueSettings } from './settings.js';
+import type { JobFate } from './fate.js';
+import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, VOID_TIMEOUT_MS, type QueueSettings } from './settings.js';
 import { openStore, type Store } from './store.js';
 
 export const BACKOFF_TYPE = 'endpoint-service';
@@ -47,6 +49,8 @@ export class QueueProducer {
     const { endpoint, requestId } = run;
     const jobId = jobIdFor(requestId, endpoint.name);
     let outcome: EnqueueOutcome;
+    // Whether the add was given to the store: before that, a failure leaves nothing to undo.
+    let given = false;
     try {
       const sealed: SealedRun = {
         parameters: [...run.scope.parameters],
@@ -64,6 +68,9 @@ export class QueueProducer {
         sealed: sealRun(this.settings.keys, jobId, sealed),
         ...(trace !== undefined ? { trace } : {}),
       };
+      const deadline = performance.now() + ENQUEUE_TIMEOUT_MS;
+      if (!(await bounded(this.store.ready(), ENQUEUE_TIMEOUT_MS))) throw new Error('the queue store is unreachable');
+      given = true;
       await bounded(
         this.queue.add(endpoint.name, data, {
           jobId,
@@ -73,20 +80,52 @@ export class QueueProducer {
           // The store applies it when another job fails; consumers also clean hourly (retention.ts).
           removeOnFail: { age: this.settings.retentionMs / 1000 },
         }),
+        Math.max(0, deadline - performance.now()),
         ENQUEUE_TIMEOUT_MS,
       );
       outcome = 'queued';
     } catch (error) {
-      outcome = this.settings.fallback === 'in-process' ? 'in-process' : 'refused';
-      this.observer.log('warn', outcome === 'in-process' ? 'the queue cannot take the run; running its tasks in this process' : 'the queue cannot take the run; answered 503', {
-        requestId,
-        endpoint: endpoint.name,
-        jobId,
-        reason: describeError(error),
-      });
+      outcome = await this.undo(jobId, given && !this.store.sentNothing(error), error, { requestId, endpoint: endpoint.name, jobId });
     }
     this.observer.enqueued(endpoint.name, outcome, (performance.now() - started) / 1000);
     return outcome;
+  }
+
+  /**
+   * The store did not take the job in time, or failed: unless the add surely never left this
+   * process, it may yet be stored, so the job is settled void (fate.ts) before the request is
+   * answered without it. Only a void the store confirmed lets the fallback run the tasks here; a
+   * job a consumer started first was queued after all.
+   */
+  private async undo(jobId: string, mayLand: boolean, error: unknown, fields: { requestId: string; endpoint: string; jobId: string }): Promise<EnqueueOutcome> {
+    const reason = describeError(error);
+    const fallback = this.settings.fallback === 'in-process';
+    if (!mayLand) {
+      this.observer.log('warn', fallback ? 'the queue cannot take the run; running its tasks in this process' : 'the queue cannot take the run; answered 503', { ...fields, reason });
+      return fallback ? 'in-process' : 'refused';
+    }
+    this.observer.log('warn', 'the queue store did not take the run in time; making the job void so that it never runs', { ...fields, reason });
+    const settling = this.store.settleFate(jobId, 'void');
+    let fate: JobFate;
+    try {
+      fate = await bounded(settling, VOID_TIMEOUT_MS);
+    } catch (voidError) {
+      // Still under way: a store that answers it late says whether the job ran after all.
+      settling.then(
+        (late) => {
+          if (late === 'started') this.observer.log('error', 'a run answered 503 was started by a worker: the store took the job, then stalled before the void', fields);
+        },
+        () => {},
+      );
+      this.observer.log('warn', 'the void of the job is not confirmed; answered 503 without running the tasks here', { ...fields, reason: describeError(voidError) });
+      return 'refused';
+    }
+    if (fate === 'started') {
+      this.observer.log('info', 'the queue store took the run late, and a worker has started it: answered as queued', fields);
+      return 'queued';
+    }
+    this.observer.log('warn', fallback ? 'the queue cannot take the run; running its tasks in this process' : 'the queue cannot take the run; answered 503', { ...fields, reason });
+    return fallback ? 'in-process' : 'refused';
   }
 
   async close(): Promise<void> {
@@ -95,13 +134,14 @@ export class QueueProducer {
   }
 }
 
-function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** `said`: the bound the message names, when `ms` is what is left of it. */
+function bounded<T>(promise: Promise<T>, ms: number, said: number = ms): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   promise.catch(() => {});
   return Promise.race([
     promise,
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the queue store did not answer within ${ms} ms`)), ms);
+      timer = setTimeout(() => reject(new Error(`the queue store did not answer within ${said} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
 }

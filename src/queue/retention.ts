@@ -21,6 +21,8 @@ export class RetentionSweeper {
     private readonly queue: Queue,
     private readonly retentionMs: number,
     private readonly observer: QueueObserver,
+    /** Also forgets old job fates (fate.ts), where the store does not expire them itself. */
+    private readonly forgetFates: () => Promise<void> = async () => {},
   ) {}
 
   /** Sweeps now, then about every hour until stop(). The timer keeps no process alive. */
@@ -31,6 +33,7 @@ export class RetentionSweeper {
   /** Removes the failed jobs that finished longer than the retention ago; how many. */
   async sweep(): Promise<number> {
     const removed = await this.queue.clean(this.retentionMs, 0, 'failed');
+    await this.forgetFates();
     if (removed.length > 0) this.observer.log('info', 'removed failed jobs older than --queue-retention', { count: removed.length, retention: formatAge(this.retentionMs) });
     return removed.length;
   }

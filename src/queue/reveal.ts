@@ -1,12 +1,13 @@
-// `jobs show --reveal`: a job's bound parameters, opened with ENDPOINT_SERVICE_QUEUE_KEY. Values
-// the configuration treats as secrets (written into an Authorization header or basic
-// authentication: TaskKind.secretParameters) print as ***, as dry-run prints them. Which those
-// are is decided by the configuration that queued the job, and sealed with it: `jobs` has no
-// endpoints.xml, and the one of today may differ.
+// `jobs show --reveal`: a job's bound parameters and its tasks' error texts (which may hold
+// values: a path, a recipient), opened with ENDPOINT_SERVICE_QUEUE_KEY. Parameter values the
+// configuration treats as secrets (written into an Authorization header or basic authentication:
+// TaskKind.secretParameters) print as ***, as dry-run prints them. Which those are is decided by
+// the configuration that queued the job, and sealed with it: `jobs` has no endpoints.xml, and the
+// one of today may differ.
 
 import type { Endpoint } from '../compiler/ast.js';
 import type { TaskKinds } from '../tasks/registry.js';
-import { unsealRun, type QueuedRun } from './job.js';
+import { taskErrorText, unsealRun, type QueuedRun, type RunProgress } from './job.js';
 import type { QueueKey } from './seal.js';
 
 export const SECRET_MASK = '***';
@@ -40,4 +41,14 @@ export function revealParameters(keys: readonly QueueKey[], jobId: string, data:
   // fromEntries: a parameter may be called __proto__.
   const parameters = Object.fromEntries(run.parameters.map(([name, value]) => [name, masked.includes(name) ? SECRET_MASK : value]));
   return { parameters, masked, secretsKnown: secret !== null };
+}
+
+/** The error texts of a job's tasks, opened (or as an earlier version stored them in clear); throws SealError when none of `keys` opens one. */
+export function revealErrors(keys: readonly QueueKey[], jobId: string, progress: RunProgress): Record<string, string> {
+  const texts: Record<string, string> = {};
+  for (const [taskId, record] of Object.entries(progress.tasks)) {
+    const text = taskErrorText(keys, jobId, taskId, record);
+    if (text !== undefined) texts[taskId] = text;
+  }
+  return texts;
 }

@@ -32,6 +32,9 @@ export interface QueueSettings {
 
 /** How long serve waits for the store to acknowledge a job before answering 503. */
 export const ENQUEUE_TIMEOUT_MS = 2_000;
+
+/** How long serve then waits for the store to confirm the job void (fate.ts) before answering 503 all the same. */
+export const VOID_TIMEOUT_MS = 2_000;
 /** The longest wait between attempts, whatever the backoff or Retry-After. */
 export const MAX_BACKOFF_MS = 30 * 60_000;
 /** A job that has stalled (its worker died) more often than this fails instead of looping. */

@@ -4,6 +4,7 @@
 
 import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
+import { FATE_RETENTION_MS, fateKey, parseFate, POSTGRES_CREATE_FATE_TABLE, POSTGRES_FORGET_FATES, POSTGRES_SETTLE_FATE, SETTLE_FATE_SCRIPT, type JobFate } from './fate.js';
 import type { QueueObserver } from './observer.js';
 import { restartablePostgresBackend, type PostgresBackendFactory } from './postgres-backend.js';
 import type { QueueSettings } from './settings.js';
@@ -39,6 +40,9 @@ export function redisOptions(role: ConnectionRole): RedisOptions {
   }
 }
 
+/** ioredis's refusal of a command on a connection without an offline queue that is not ready: the command was not written. */
+const UNSENT_MESSAGE = "Stream isn't writeable and enableOfflineQueue options is false";
+
 export interface Store {
   readonly bullmq: Bullmq;
   newQueue(options?: Partial<QueueOptions>): Queue;
@@ -49,6 +53,19 @@ export interface Store {
   ping(): Promise<void>;
   /** Whether the store answers now (a store that is down has nothing to close politely); PostgreSQL is asked. */
   answers(): Promise<boolean>;
+  /**
+   * Resolves true once a command given now goes to the store, false when it would be refused
+   * unsent (Redis: a connection that was up and is lost; the producer's has no offline queue).
+   * A connection still being made is waited for: BullMQ would hold a command until then, and send
+   * it after the caller has given up on it. The caller bounds the wait. PostgreSQL: true.
+   */
+  ready(): Promise<boolean>;
+  /** Whether `error`, from a command, says the command never left this process (nothing of it can land later). */
+  sentNothing(error: unknown): boolean;
+  /** Settles a job's fate (fate.ts); resolves to the fate that holds, which may be the other one. */
+  settleFate(jobId: string, fate: JobFate): Promise<JobFate>;
+  /** Forgets settled fates older than FATE_RETENTION_MS; Redis lets them expire by themselves. */
+  forgetFates(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -64,6 +81,14 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     return client;
   };
   const client = connect(role);
+  let wasReady = false;
+  // The first connection, which commands wait for (one listener, however many wait).
+  const firstReady = new Promise<void>((resolve) =>
+    client.once('ready', () => {
+      wasReady = true;
+      resolve();
+    }),
+  );
   const closables: { close(): Promise<void> }[] = [];
   return {
     bullmq,
@@ -72,6 +97,20 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
       await client.ping();
     },
     answers: async () => client.status === 'ready',
+    ready: async () => {
+      if (client.status === 'ready') return true;
+      if (wasReady) return false;
+      await firstReady;
+      return true;
+    },
+    sentNothing: (error) => error instanceof Error && error.message === UNSENT_MESSAGE,
+    // On the connection the queue adds jobs through: a void follows the add it undoes. A
+    // connection still being made is waited for, as BullMQ waits with the add.
+    settleFate: async (jobId, fate) => {
+      if (!wasReady) await firstReady;
+      return parseFate(await client.eval(SETTLE_FATE_SCRIPT, 1, fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
+    },
+    forgetFates: async () => {},
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
       queue.on('error', onError);
@@ -103,11 +142,13 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
  */
 /** What is used of pg's Pool (the package ships no types of its own). */
 interface PgPool {
-  query(text: string): Promise<unknown>;
+  query(text: string, values?: readonly unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
   on(event: 'error', listener: (error: Error) => void): void;
   end(): Promise<void>;
 }
 const PG_MODULE = 'pg';
+/** Connection errors that leave nothing sent: the server was never reached. */
+const UNSENT_PG_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 async function openPostgres(settings: QueueSettings, role: ConnectionRole, onError: (error: Error) => void): Promise<Store> {
   const [bullmq, pg] = await Promise.all([import('bullmq'), import(PG_MODULE) as Promise<{ default: { Pool: new (config: object) => PgPool } }>]);
@@ -125,6 +166,22 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     }
   };
   const closables: { close(): Promise<void> }[] = [];
+  // The fates (fate.ts) in a table of their own, made on first use: BullMQ's schema is its own.
+  let fates: PgPool | null = null;
+  let fateTable: Promise<unknown> | null = null;
+  const fatePool = async (): Promise<PgPool> => {
+    if (fates === null) {
+      fates = new pg.default.Pool({ connectionString: settings.url, max: 2, connectionTimeoutMillis: 2_000 });
+      fates.on('error', onError);
+    }
+    const pool = fates;
+    fateTable ??= pool.query(POSTGRES_CREATE_FATE_TABLE).catch((error: unknown) => {
+      fateTable = null;
+      throw error;
+    });
+    await fateTable;
+    return pool;
+  };
   const backend = restartablePostgresBackend(bullmq.createPostgresBackend as unknown as PostgresBackendFactory) as unknown as undefined;
   return {
     bullmq,
@@ -132,6 +189,12 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     ping,
     // No connection events to go by: asked, which a refused connection answers at once.
     answers: () => ping().then(() => true, () => false),
+    ready: async () => true,
+    sentNothing: (error) => typeof error === 'object' && error !== null && UNSENT_PG_CODES.has(String((error as { code?: unknown }).code)),
+    settleFate: async (jobId, fate) => parseFate((await (await fatePool()).query(POSTGRES_SETTLE_FATE, [settings.name, jobId, fate])).rows[0]?.fate),
+    forgetFates: async () => {
+      await (await fatePool()).query(POSTGRES_FORGET_FATES, [settings.name, FATE_RETENTION_MS]);
+    },
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection } as unknown as QueueOptions, backend);
       queue.on('error', onError);
@@ -149,6 +212,7 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
       await Promise.race([Promise.allSettled(closables.map((c) => c.close())), new Promise((resolve) => (timer = setTimeout(resolve, connected ? 10_000 : 500)))]);
       clearTimeout(timer);
       await probe.end().catch(() => {});
+      await fates?.end().catch(() => {});
     },
   };
 }

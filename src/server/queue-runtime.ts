@@ -29,7 +29,7 @@ class QueueMetrics {
     const registers = [registry];
     this.enqueued = new Counter({ name: 'endpoint_service_queue_enqueued_total', help: 'Background runs handed to the queue, by endpoint and outcome (queued, refused, in-process)', labelNames: ['endpoint', 'outcome'], registers });
     this.enqueueSeconds = new Histogram({ name: 'endpoint_service_queue_enqueue_seconds', help: 'Time to store a background run in the queue, by endpoint', labelNames: ['endpoint'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers });
-    this.runs = new Counter({ name: 'endpoint_service_queue_runs_total', help: 'Queued runs ended in this process, by endpoint and outcome (completed, retrying, failed, interrupted, config-changed)', labelNames: ['endpoint', 'outcome'], registers });
+    this.runs = new Counter({ name: 'endpoint_service_queue_runs_total', help: 'Queued runs ended in this process, by endpoint and outcome (completed, retrying, failed, interrupted, config-changed, void)', labelNames: ['endpoint', 'outcome'], registers });
     this.waitSeconds = new Histogram({ name: 'endpoint_service_queue_wait_seconds', help: 'Time from enqueue to the first start of a run, by endpoint', labelNames: ['endpoint'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300], registers });
     this.up = new Gauge({ name: 'endpoint_service_queue_up', help: '1 when the queue store answers, else 0', registers });
     this.deliveryUnknown = new Counter({ name: 'endpoint_service_email_delivery_unknown_total', help: 'Mail messages left being sent by a crash and not sent again, by endpoint and task', labelNames: ['endpoint', 'task'], registers });

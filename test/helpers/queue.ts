@@ -174,6 +174,9 @@ function inspectRedis(url: string, name: string): StoreInspector {
     },
     close: async () => {
       await queue.obliterate({ force: true }).catch(() => {});
+      // The jobs' fates (src/queue/fate.ts) are keys BullMQ does not know of.
+      const fates = await redis.keys(`bull:${name}:*:fate`).catch(() => []);
+      if (fates.length > 0) await redis.del(...fates).catch(() => {});
       await queue.close();
       await redis.quit();
     },
@@ -194,6 +197,8 @@ function inspectPostgres(url: string, name: string): StoreInspector {
     },
     close: async () => {
       await queue.obliterate({ force: true }).catch(() => {});
+      // The jobs' fates (src/queue/fate.ts), in a table of their own.
+      await db.query('DELETE FROM endpoint_service_job_fate WHERE queue = $1', [name]).catch(() => {});
       await queue.close();
       await db.end();
     },
