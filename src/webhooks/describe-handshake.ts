@@ -20,13 +20,20 @@ export interface HandshakeAttributes {
 type SecretAttribute = 'secret' | 'verify-token';
 
 export type HandshakeProblem =
-  | { readonly code: 'unknown-handshake-scheme'; readonly attribute: 'scheme'; readonly scheme: string; readonly suggestion: string | undefined; readonly message: string }
+  | {
+      readonly code: 'unknown-handshake-scheme';
+      readonly attribute: 'scheme';
+      readonly scheme: string;
+      readonly suggestion: string | undefined;
+      readonly message: string;
+    }
   | { readonly code: 'missing-attribute'; readonly attribute: SecretAttribute; readonly element: 'handshake'; readonly message: string }
   | { readonly code: 'attribute-not-for-scheme'; readonly attribute: SecretAttribute; readonly scheme: HandshakeScheme; readonly message: string }
   /** Only ever for an empty value, so the message quotes nothing secret. */
   | { readonly code: 'invalid-value'; readonly attribute: SecretAttribute; readonly value: ''; readonly expected: string; readonly message: string };
 
-export type HandshakeOutcome = { readonly ok: true; readonly handshake: HandshakeDescription } | { readonly ok: false; readonly problems: readonly HandshakeProblem[] };
+export type HandshakeOutcome =
+  { readonly ok: true; readonly handshake: HandshakeDescription } | { readonly ok: false; readonly problems: readonly HandshakeProblem[] };
 
 /** Which secret attribute each scheme needs, if any. */
 const NEEDS: Readonly<Record<HandshakeScheme, SecretAttribute | null>> = { slack: null, zoom: 'secret', meta: 'verify-token', graph: null };
@@ -36,7 +43,10 @@ export function describeHandshake(attributes: HandshakeAttributes, suggest: Sugg
   if (!(HANDSHAKE_SCHEMES as readonly string[]).includes(scheme)) {
     const suggestion = suggest(scheme, HANDSHAKE_SCHEMES);
     const hint = suggestion === undefined ? ` Use one of ${HANDSHAKE_SCHEMES.join(', ')}.` : ` Did you mean "${suggestion}"?`;
-    return { ok: false, problems: [{ code: 'unknown-handshake-scheme', attribute: 'scheme', scheme, suggestion, message: `Unknown handshake scheme "${scheme}".${hint}` }] };
+    return {
+      ok: false,
+      problems: [{ code: 'unknown-handshake-scheme', attribute: 'scheme', scheme, suggestion, message: `Unknown handshake scheme "${scheme}".${hint}` }],
+    };
   }
   const known = scheme as HandshakeScheme;
   const needed = NEEDS[known];
@@ -45,11 +55,28 @@ export function describeHandshake(attributes: HandshakeAttributes, suggest: Sugg
   for (const attribute of ['secret', 'verify-token'] as const) {
     const value = values[attribute];
     if (attribute !== needed) {
-      if (value !== undefined) problems.push({ code: 'attribute-not-for-scheme', attribute, scheme: known, message: `"${attribute}" does not apply to <handshake scheme="${known}">${why(known)}. Remove it.` });
+      if (value !== undefined)
+        problems.push({
+          code: 'attribute-not-for-scheme',
+          attribute,
+          scheme: known,
+          message: `"${attribute}" does not apply to <handshake scheme="${known}">${why(known)}. Remove it.`,
+        });
     } else if (value === undefined) {
-      problems.push({ code: 'missing-attribute', attribute, element: 'handshake', message: `<handshake scheme="${known}"> needs a "${attribute}" attribute: ${purpose(known)}.` });
+      problems.push({
+        code: 'missing-attribute',
+        attribute,
+        element: 'handshake',
+        message: `<handshake scheme="${known}"> needs a "${attribute}" attribute: ${purpose(known)}.`,
+      });
     } else if (value.length === 0) {
-      problems.push({ code: 'invalid-value', attribute, value: '', expected: 'a non-empty value', message: `The ${attribute} of <handshake scheme="${known}"> is empty: ${purpose(known)}.` });
+      problems.push({
+        code: 'invalid-value',
+        attribute,
+        value: '',
+        expected: 'a non-empty value',
+        message: `The ${attribute} of <handshake scheme="${known}"> is empty: ${purpose(known)}.`,
+      });
     }
   }
   if (problems.length > 0) return { ok: false, problems };

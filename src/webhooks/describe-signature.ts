@@ -18,8 +18,6 @@ import {
   DIGEST_ENCODINGS,
   HMAC_ALGORITHMS,
   SIGNATURE_SCHEMES,
-  type DigestEncoding,
-  type HmacAlgorithm,
   type SignatureDescription,
   type SignatureScheme,
 } from './signature-description.js';
@@ -40,13 +38,26 @@ type OptionalAttribute = 'header' | 'algorithm' | 'encoding' | 'prefix' | 'toler
 const OPTIONAL_ATTRIBUTES: readonly OptionalAttribute[] = ['header', 'algorithm', 'encoding', 'prefix', 'tolerance'];
 
 export type SignatureProblem =
-  | { readonly code: 'unknown-signature-scheme'; readonly attribute: 'scheme'; readonly scheme: string; readonly suggestion: string | undefined; readonly message: string }
+  | {
+      readonly code: 'unknown-signature-scheme';
+      readonly attribute: 'scheme';
+      readonly scheme: string;
+      readonly suggestion: string | undefined;
+      readonly message: string;
+    }
   | { readonly code: 'missing-attribute'; readonly attribute: 'header'; readonly element: 'signature'; readonly message: string }
   | { readonly code: 'attribute-not-for-scheme'; readonly attribute: OptionalAttribute; readonly scheme: SignatureScheme; readonly message: string }
-  | { readonly code: 'invalid-value'; readonly attribute: 'header' | 'algorithm' | 'encoding' | 'tolerance'; readonly value: string; readonly expected: string; readonly message: string }
+  | {
+      readonly code: 'invalid-value';
+      readonly attribute: 'header' | 'algorithm' | 'encoding' | 'tolerance';
+      readonly value: string;
+      readonly expected: string;
+      readonly message: string;
+    }
   | { readonly code: 'invalid-signature-secret'; readonly attribute: 'secret'; readonly message: string };
 
-export type SignatureOutcome = { readonly ok: true; readonly signature: SignatureDescription } | { readonly ok: false; readonly problems: readonly SignatureProblem[] };
+export type SignatureOutcome =
+  { readonly ok: true; readonly signature: SignatureDescription } | { readonly ok: false; readonly problems: readonly SignatureProblem[] };
 
 /** "Did you mean": the compiler passes its per-compile Suggestions (src/compiler/suggest.ts), which keeps its budget. */
 export type Suggest = (name: string, candidates: readonly string[]) => string | undefined;
@@ -86,7 +97,7 @@ export function describeSignature(attributes: SignatureAttributes, suggest: Sugg
   }
   const header = attributes.header?.trim();
   if (header !== undefined && CHOSEN[scheme].includes('header') && !FIELD_NAME.test(header)) {
-    problems.push(invalid('header', header, 'a header name (letters, digits and !#$%&\'*+-.^_`|~, no spaces or colon)'));
+    problems.push(invalid('header', header, "a header name (letters, digits and !#$%&'*+-.^_`|~, no spaces or colon)"));
   }
   const algorithm = pick(attributes.algorithm, HMAC_ALGORITHMS, 'algorithm', problems, scheme) ?? 'sha256';
   const encoding = pick(attributes.encoding, DIGEST_ENCODINGS, 'encoding', problems, scheme) ?? 'hex';
@@ -127,11 +138,22 @@ function notForScheme(attribute: OptionalAttribute, scheme: SignatureScheme): Si
       : scheme === 'token'
         ? `it compares the header with the secret as it is`
         : `it fixes its header, digest and encoding; use scheme="hmac" to choose them`;
-  return { code: 'attribute-not-for-scheme', attribute, scheme, message: `"${attribute}" does not apply to <signature scheme="${scheme}">: ${why}. Remove it.` };
+  return {
+    code: 'attribute-not-for-scheme',
+    attribute,
+    scheme,
+    message: `"${attribute}" does not apply to <signature scheme="${scheme}">: ${why}. Remove it.`,
+  };
 }
 
 /** An `algorithm` or `encoding` that hmac chooses; undefined when absent or already reported. */
-function pick<T extends string>(value: string | undefined, allowed: readonly T[], attribute: 'algorithm' | 'encoding', problems: SignatureProblem[], scheme: SignatureScheme): T | undefined {
+function pick<T extends string>(
+  value: string | undefined,
+  allowed: readonly T[],
+  attribute: 'algorithm' | 'encoding',
+  problems: SignatureProblem[],
+  scheme: SignatureScheme,
+): T | undefined {
   if (value === undefined || scheme !== 'hmac') return undefined;
   const trimmed = value.trim();
   if ((allowed as readonly string[]).includes(trimmed)) return trimmed as T;
@@ -155,7 +177,11 @@ function readTolerance(value: string | undefined, problems: SignatureProblem[], 
  */
 function readKey(scheme: SignatureScheme, secret: string, problems: SignatureProblem[]): Buffer | null {
   if (secret.length === 0) {
-    problems.push({ code: 'invalid-signature-secret', attribute: 'secret', message: `The secret of <signature scheme="${scheme}"> is empty: set it to the secret the sender shows.` });
+    problems.push({
+      code: 'invalid-signature-secret',
+      attribute: 'secret',
+      message: `The secret of <signature scheme="${scheme}"> is empty: set it to the secret the sender shows.`,
+    });
     return null;
   }
   if (scheme !== 'standard') return Buffer.from(secret, 'utf8');

@@ -43,8 +43,9 @@ export type HandshakeAnswer =
   | { readonly kind: 'refused'; readonly status: 400 | 403; readonly detail: string };
 
 export const MAX_ECHOED_LENGTH = 1024;
-// C0 controls, DEL and C1 controls: nothing a challenge holds, and what a log or terminal obeys.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// Control characters (Unicode's Cc: C0, DEL and C1): nothing a challenge holds, and what a log
+// or a terminal obeys.
+const CONTROL = /\p{Cc}/u;
 // A handshake body is a few hundred bytes; a larger one is a delivery and is not parsed here twice.
 const MAX_HANDSHAKE_BODY = 64 * 1024;
 const NOT_A_HANDSHAKE: HandshakeAnswer = Object.freeze({ kind: 'not-a-handshake' });

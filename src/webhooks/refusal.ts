@@ -36,7 +36,10 @@ export function singleHeader(headers: RequestHeaders, header: HeaderName): strin
 
 /** The detail of a signature that was well formed but made with another key or over other bytes. */
 export function noMatch(header: HeaderName): Refusal {
-  return refuse('no-match', `the signature in the ${header.name} header does not match: the body differs from what was signed, or it was signed with another secret`);
+  return refuse(
+    'no-match',
+    `the signature in the ${header.name} header does not match: the body differs from what was signed, or it was signed with another secret`,
+  );
 }
 
 /** Why a timestamp is refused, or null when it is within `toleranceMs` of `now` either way. */

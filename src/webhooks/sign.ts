@@ -12,7 +12,8 @@ export type SigningKeyOutcome = { readonly ok: true; readonly key: KeyObject } |
 /** The signing key of a `whsec_` secret; the message never quotes the secret. */
 export function standardSigningKey(secret: string): SigningKeyOutcome {
   const bytes = decodeStandardSecret(secret);
-  if (bytes === null) return { ok: false, message: 'The secret of <sign scheme="standard"> is not "whsec_" followed by base64: use a Standard Webhooks signing secret.' };
+  if (bytes === null)
+    return { ok: false, message: 'The secret of <sign scheme="standard"> is not "whsec_" followed by base64: use a Standard Webhooks signing secret.' };
   return { ok: true, key: createSecretKey(bytes) };
 }
 

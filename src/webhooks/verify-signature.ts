@@ -6,7 +6,15 @@
 import type { KeyObject } from 'node:crypto';
 import { DIGEST_LENGTH, decodeDigest, hmac, sameBytes, tokenDigest } from './digest.js';
 import { verifyTimestamped } from './verify-timestamped.js';
-import { REFUSAL_REASONS, type DigestEncoding, type HeaderName, type HmacAlgorithm, type RefusalReason, type SignatureDescription, type VerificationResult } from './signature-description.js';
+import {
+  REFUSAL_REASONS,
+  type DigestEncoding,
+  type HeaderName,
+  type HmacAlgorithm,
+  type RefusalReason,
+  type SignatureDescription,
+  type VerificationResult,
+} from './signature-description.js';
 import { VERIFIED, headerName, noMatch, refuse, singleHeader, type Refusal, type SignedRequest } from './refusal.js';
 
 /**
@@ -15,7 +23,11 @@ import { VERIFIED, headerName, noMatch, refuse, singleHeader, type Refusal, type
  * is the one that got furthest, so a delivery signed with the right key but replayed too late
  * says "timestamp outside the tolerance" rather than "no match" from the other secret.
  */
-export function verifySignatures(signatures: readonly [SignatureDescription, ...SignatureDescription[]], request: SignedRequest, now: number): VerificationResult {
+export function verifySignatures(
+  signatures: readonly [SignatureDescription, ...SignatureDescription[]],
+  request: SignedRequest,
+  now: number,
+): VerificationResult {
   let worst: Refusal | undefined;
   for (const signature of signatures) {
     const result = verifySignature(signature, request, now);
@@ -58,10 +70,11 @@ function verifyBodyDigest(
 ): VerificationResult {
   const value = singleHeader(request.headers, header);
   if (typeof value !== 'string') return value;
-  const expectation = `${prefix.length > 0 ? `"${prefix}" followed by ` : ''}a ${algorithm} digest in ${encoding}`;
-  if (!value.startsWith(prefix)) return refuse('malformed-header', `the ${header.name} header is not ${expectation}`);
-  const given = decodeDigest(value.slice(prefix.length), encoding, DIGEST_LENGTH[algorithm]);
-  if (given === null) return refuse('malformed-header', `the ${header.name} header is not ${expectation}`);
+  const given = value.startsWith(prefix) ? decodeDigest(value.slice(prefix.length), encoding, DIGEST_LENGTH[algorithm]) : null;
+  if (given === null) {
+    const expectation = `${prefix.length > 0 ? `"${prefix}" followed by ` : ''}a ${algorithm} digest in ${encoding}`;
+    return refuse('malformed-header', `the ${header.name} header is not ${expectation}`);
+  }
   return sameBytes(hmac(algorithm, key, '', request.body), given) ? VERIFIED : noMatch(header);
 }
 

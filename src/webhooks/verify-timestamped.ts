@@ -77,7 +77,13 @@ function parseSlack(request: SignedRequest): Parsed | Refusal {
   if (!SECONDS.test(ts)) return refuse('malformed-header', `the ${SLACK_TIMESTAMP_HEADER.name} header is not a time in unix seconds`);
   const digest = value.startsWith('v0=') ? decodeDigest(value.slice(3), 'hex', SHA256_LENGTH) : null;
   if (digest === null) return refuse('malformed-header', `the ${SLACK_SIGNATURE_HEADER.name} header is not v0= followed by a sha256 digest in hex`);
-  return { signedPrefix: `v0:${ts}:`, seconds: Number(ts), candidates: [digest], signatureHeader: SLACK_SIGNATURE_HEADER, timestampHeader: SLACK_TIMESTAMP_HEADER };
+  return {
+    signedPrefix: `v0:${ts}:`,
+    seconds: Number(ts),
+    candidates: [digest],
+    signatureHeader: SLACK_SIGNATURE_HEADER,
+    timestampHeader: SLACK_TIMESTAMP_HEADER,
+  };
 }
 
 /**
@@ -89,7 +95,8 @@ function parseSlack(request: SignedRequest): Parsed | Refusal {
 function parseStandard(request: SignedRequest): Parsed | Refusal {
   const family = STANDARD_FAMILIES.find((f) => request.headers[f.signature.key] !== undefined) ?? STANDARD_FAMILIES[0]!;
   const value = singleHeader(request.headers, family.signature);
-  if (typeof value !== 'string') return refuse(value.reason, value.reason === 'missing-header' ? 'the webhook-signature (or svix-signature) header is missing' : value.detail);
+  if (typeof value !== 'string')
+    return refuse(value.reason, value.reason === 'missing-header' ? 'the webhook-signature (or svix-signature) header is missing' : value.detail);
   const id = singleHeader(request.headers, family.id);
   if (typeof id !== 'string') return id;
   const ts = singleHeader(request.headers, family.timestamp);

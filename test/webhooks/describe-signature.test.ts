@@ -21,7 +21,13 @@ describe('describeSignature', () => {
     const stripe = describeSignature({ scheme: 'stripe', secret: 'whsec_x' }, closest);
     expect(stripe.ok && stripe.signature).toMatchObject({ scheme: 'stripe', toleranceMs: DEFAULT_TOLERANCE_MS });
     const hmac = describeSignature({ scheme: 'hmac', secret: 's', header: 'X-Sig' }, closest);
-    expect(hmac.ok && hmac.signature).toMatchObject({ scheme: 'hmac', header: { name: 'X-Sig', key: 'x-sig' }, prefix: '', algorithm: 'sha256', encoding: 'hex' });
+    expect(hmac.ok && hmac.signature).toMatchObject({
+      scheme: 'hmac',
+      header: { name: 'X-Sig', key: 'x-sig' },
+      prefix: '',
+      algorithm: 'sha256',
+      encoding: 'hex',
+    });
     const token = describeSignature({ scheme: 'token', secret: 't', header: 'X-Gitlab-Token' }, closest);
     expect(token.ok && Object.keys(token.signature).sort()).toEqual(['header', 'scheme', 'tokenDigest']);
     const slack = describeSignature({ scheme: 'slack', secret: 's', tolerance: '90s' }, closest);
@@ -54,7 +60,9 @@ describe('describeSignature', () => {
   });
 
   it('refuses header, algorithm, encoding and prefix on a scheme that fixes them, and tolerance where nothing is timed', () => {
-    expect(brief(problems({ scheme: 'github', secret: 's', header: 'X-Hub-Signature', algorithm: 'sha1', encoding: 'hex', prefix: 'sha1=', tolerance: '5m' }))).toEqual([
+    expect(
+      brief(problems({ scheme: 'github', secret: 's', header: 'X-Hub-Signature', algorithm: 'sha1', encoding: 'hex', prefix: 'sha1=', tolerance: '5m' })),
+    ).toEqual([
       'attribute-not-for-scheme header',
       'attribute-not-for-scheme algorithm',
       'attribute-not-for-scheme encoding',
@@ -71,16 +79,21 @@ describe('describeSignature', () => {
     expect(brief(problems({ scheme: 'hmac', secret: 's', header: 'X-Sig', tolerance: '5m' }))).toEqual(['attribute-not-for-scheme tolerance']);
   });
 
-  it('refuses a bad tolerance with the duration parser\'s own advice', () => {
+  it("refuses a bad tolerance with the duration parser's own advice", () => {
     const [bare] = problems({ scheme: 'stripe', secret: 's', tolerance: '300' });
     expect(bare).toMatchObject({ code: 'invalid-value', attribute: 'tolerance', value: '300' });
     expect(bare!.message).toContain('write 300ms or 300s');
-    for (const tolerance of ['0s', 'five minutes', '1000h', '']) expect(brief(problems({ scheme: 'slack', secret: 's', tolerance }))).toEqual(['invalid-value tolerance']);
+    for (const tolerance of ['0s', 'five minutes', '1000h', ''])
+      expect(brief(problems({ scheme: 'slack', secret: 's', tolerance }))).toEqual(['invalid-value tolerance']);
   });
 
   it('refuses an algorithm, an encoding or a header name hmac cannot use', () => {
-    expect(brief(problems({ scheme: 'hmac', secret: 's', header: 'X-Sig', algorithm: 'md5', encoding: 'base32' }))).toEqual(['invalid-value algorithm', 'invalid-value encoding']);
-    for (const header of ['X Sig', 'X-Sig:', '', 'Ünïcode']) expect(brief(problems({ scheme: 'token', secret: 's', header }))).toEqual(['invalid-value header']);
+    expect(brief(problems({ scheme: 'hmac', secret: 's', header: 'X-Sig', algorithm: 'md5', encoding: 'base32' }))).toEqual([
+      'invalid-value algorithm',
+      'invalid-value encoding',
+    ]);
+    for (const header of ['X Sig', 'X-Sig:', '', 'Ünïcode'])
+      expect(brief(problems({ scheme: 'token', secret: 's', header }))).toEqual(['invalid-value header']);
   });
 
   it('refuses an empty secret, and a standard secret that is not base64, without quoting it', () => {

@@ -98,24 +98,38 @@ describe('meta: hub.challenge', () => {
   const meta = handshake({ scheme: 'meta', verifyToken });
 
   it('answers the challenge when the verify token matches (the request of Meta\'s "Verification Requests")', () => {
-    expect(answerHandshake(meta, request('GET', '/meta?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock'))).toEqual(answer('1158201444'));
+    expect(answerHandshake(meta, request('GET', '/meta?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock'))).toEqual(
+      answer('1158201444'),
+    );
   });
 
   it('refuses another verify token, a missing one and one sent twice with 403 or 400, quoting neither', () => {
     for (const token of ['meatyhamhocK', 'meatyhamhoc', 'meatyhamhockk', '']) {
-      expectRefused(answerHandshake(meta, request('GET', `/meta?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=${token}`)), 403, [verifyToken, '1158201444']);
+      expectRefused(answerHandshake(meta, request('GET', `/meta?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=${token}`)), 403, [
+        verifyToken,
+        '1158201444',
+      ]);
     }
     expectRefused(answerHandshake(meta, request('GET', '/meta?hub.mode=subscribe&hub.challenge=1158201444')), 403, ['1158201444']);
-    expectRefused(answerHandshake(meta, request('GET', '/meta?hub.mode=subscribe&hub.challenge=1&hub.verify_token=x&hub.verify_token=meatyhamhock')), 400, [verifyToken]);
+    expectRefused(answerHandshake(meta, request('GET', '/meta?hub.mode=subscribe&hub.challenge=1&hub.verify_token=x&hub.verify_token=meatyhamhock')), 400, [
+      verifyToken,
+    ]);
   });
 
   it('refuses another mode and an unusable challenge; leaves other requests to the endpoint', () => {
     expectRefused(answerHandshake(meta, request('GET', '/meta?hub.mode=unsubscribe&hub.challenge=1&hub.verify_token=meatyhamhock')), 400, [verifyToken]);
-    expectRefused(answerHandshake(meta, request('GET', `/meta?hub.mode=subscribe&hub.challenge=${'9'.repeat(1025)}&hub.verify_token=meatyhamhock`)), 400, [verifyToken]);
+    expectRefused(answerHandshake(meta, request('GET', `/meta?hub.mode=subscribe&hub.challenge=${'9'.repeat(1025)}&hub.verify_token=meatyhamhock`)), 400, [
+      verifyToken,
+    ]);
     expectRefused(answerHandshake(meta, request('GET', '/meta?hub.mode=subscribe&hub.verify_token=meatyhamhock')), 400, [verifyToken]);
     expectRefused(answerHandshake(meta, request('GET', '/meta?hub.mode=subscribe&hub.challenge=%07ring&hub.verify_token=meatyhamhock')), 400, [verifyToken]);
     expect(answerHandshake(meta, request('GET', '/meta?page=2'))).toEqual(NOT);
-    expect(answerHandshake(meta, request('POST', '/meta?hub.mode=subscribe&hub.challenge=1&hub.verify_token=meatyhamhock', { body: '{}', type: 'application/json' }))).toEqual(NOT);
+    expect(
+      answerHandshake(
+        meta,
+        request('POST', '/meta?hub.mode=subscribe&hub.challenge=1&hub.verify_token=meatyhamhock', { body: '{}', type: 'application/json' }),
+      ),
+    ).toEqual(NOT);
   });
 });
 

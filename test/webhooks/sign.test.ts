@@ -19,7 +19,12 @@ describe('signStandardWebhook', () => {
   const body = Buffer.from(JSON.stringify({ type: 'order.paid', order: { id: 7, customer: 'Zoë' } }));
 
   it("produces the Standard Webhooks specification's example signature", () => {
-    const signed = signStandardWebhook(key('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330_000, Buffer.from('{"test": 2432232314}'));
+    const signed = signStandardWebhook(
+      key('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'),
+      'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      1614265330_000,
+      Buffer.from('{"test": 2432232314}'),
+    );
     expect(signed).toEqual({
       'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
       'webhook-timestamp': '1614265330',
@@ -45,7 +50,9 @@ describe('signStandardWebhook', () => {
   it('is refused by the library when the body or the secret differs', () => {
     const signed = signStandardWebhook(key(), 'msg_relay_0002', Date.now(), body);
     expect(() => new Webhook(secret).verify(body.toString('utf8').replace('Zoë', 'Zoe'), { ...signed })).toThrow(/No matching signature/);
-    expect(() => new Webhook('whsec_' + Buffer.from('another').toString('base64')).verify(body.toString('utf8'), { ...signed })).toThrow(/No matching signature/);
+    expect(() => new Webhook('whsec_' + Buffer.from('another').toString('base64')).verify(body.toString('utf8'), { ...signed })).toThrow(
+      /No matching signature/,
+    );
   });
 
   it("verifies with this service's own standard scheme, over the exact bytes", () => {

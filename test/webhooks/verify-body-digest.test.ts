@@ -140,7 +140,11 @@ describe('several signatures: secret rotation', () => {
 
   it('refuses when neither matches, and reports the refusal that got furthest', async () => {
     const forged = await octokitSign('neither', body.toString('utf8'));
-    expectRefused(verifySignatures([old, fresh], { headers: headers({ 'X-Hub-Signature-256': forged }), body }, NOW), 'no-match', [forged, 'old-secret-0001', 'new-secret-0002']);
+    expectRefused(verifySignatures([old, fresh], { headers: headers({ 'X-Hub-Signature-256': forged }), body }, NOW), 'no-match', [
+      forged,
+      'old-secret-0001',
+      'new-secret-0002',
+    ]);
     // Moving from a token to a signature: the token header is missing, the signature is checked and fails.
     const gitlab = signature({ scheme: 'token', secret: 'tok-tok-tok', header: 'X-Gitlab-Token' });
     expectRefused(verifySignatures([gitlab, fresh], { headers: headers({ 'X-Hub-Signature-256': forged }), body }, NOW), 'no-match', [forged]);

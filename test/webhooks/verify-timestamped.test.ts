@@ -16,7 +16,11 @@ describe('stripe: Stripe-Signature: t=<unix>,v1=<hex>', () => {
   const secret = 'whsec_stripe_test_secret_1234567890';
   const stripe = signature({ scheme: 'stripe', secret });
   const header = (options: { secret?: string; timestamp?: number; payload?: Buffer } = {}) =>
-    stripeSdk.webhooks.generateTestHeaderString({ payload: (options.payload ?? body).toString('utf8'), secret: options.secret ?? secret, timestamp: options.timestamp ?? nowSeconds });
+    stripeSdk.webhooks.generateTestHeaderString({
+      payload: (options.payload ?? body).toString('utf8'),
+      secret: options.secret ?? secret,
+      timestamp: options.timestamp ?? nowSeconds,
+    });
 
   it("accepts what Stripe's SDK signs", () => {
     expect(verifySignature(stripe, { headers: headers({ 'Stripe-Signature': header() }), body }, NOW)).toEqual({ ok: true });
@@ -24,7 +28,10 @@ describe('stripe: Stripe-Signature: t=<unix>,v1=<hex>', () => {
 
   it('accepts when any v1 matches (Stripe signs with the old and the new secret while it rolls)', () => {
     const other = header({ secret: 'whsec_previous' }).split(',')[1]!;
-    const value = `${header()},${other}`.replace(/^(t=\d+),(v1=[0-9a-f]+),(v1=[0-9a-f]+)$/, '$1,$3,$2,v0=6ffbb59b2300aae63f272406069a9788598b792a944a07aba816edb039989a39');
+    const value = `${header()},${other}`.replace(
+      /^(t=\d+),(v1=[0-9a-f]+),(v1=[0-9a-f]+)$/,
+      '$1,$3,$2,v0=6ffbb59b2300aae63f272406069a9788598b792a944a07aba816edb039989a39',
+    );
     expect(value.split(',').filter((p) => p.startsWith('v1=')).length).toBe(2);
     expect(value.split(',')[1]).toBe(other);
     expect(verifySignature(stripe, { headers: headers({ 'Stripe-Signature': value }), body }, NOW)).toEqual({ ok: true });
@@ -37,14 +44,26 @@ describe('stripe: Stripe-Signature: t=<unix>,v1=<hex>', () => {
     expectRefused(verifySignature(stripe, { headers: headers({ 'Stripe-Signature': forged }), body }, NOW), 'no-match', [forged, secret]);
     expectRefused(verifySignature(stripe, { headers: headers({}), body }, NOW), 'missing-header', [secret]);
     const v1 = good.split(',')[1]!;
-    for (const value of [v1, `t=${nowSeconds}`, `t=${nowSeconds},v1=nothex`, `t=abc,${v1}`, `t=-${nowSeconds},${v1}`, `t=${nowSeconds},t=${nowSeconds},${v1}`, `${v1};t=${nowSeconds}`]) {
+    for (const value of [
+      v1,
+      `t=${nowSeconds}`,
+      `t=${nowSeconds},v1=nothex`,
+      `t=abc,${v1}`,
+      `t=-${nowSeconds},${v1}`,
+      `t=${nowSeconds},t=${nowSeconds},${v1}`,
+      `${v1};t=${nowSeconds}`,
+    ]) {
       expectRefused(verifySignature(stripe, { headers: headers({ 'Stripe-Signature': value }), body }, NOW), 'malformed-header', [value, v1, secret]);
     }
   });
 
   it('refuses a stale and a future timestamp, with the SDK signing for that time, and accepts the edges of the tolerance', () => {
     const stale = header({ timestamp: nowSeconds - 301 });
-    expectRefused(verifySignature(stripe, { headers: headers({ 'Stripe-Signature': stale }), body }, NOW), 'timestamp-outside-tolerance', [stale, String(nowSeconds - 301), secret]);
+    expectRefused(verifySignature(stripe, { headers: headers({ 'Stripe-Signature': stale }), body }, NOW), 'timestamp-outside-tolerance', [
+      stale,
+      String(nowSeconds - 301),
+      secret,
+    ]);
     const future = header({ timestamp: nowSeconds + 301 });
     const result = verifySignature(stripe, { headers: headers({ 'Stripe-Signature': future }), body }, NOW);
     expectRefused(result, 'timestamp-outside-tolerance', [future, String(nowSeconds + 301), secret]);
@@ -78,7 +97,10 @@ describe('slack: X-Slack-Signature: v0=<hex> over v0:<timestamp>:<body>', () => 
     const request = { 'X-Slack-Signature': 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503', 'X-Slack-Request-Timestamp': '1531420618' };
     // The example's clock: its own timestamp (the tolerance is what refuses it today).
     expect(verifySignature(example, { headers: headers(request), body: exampleBody }, 1531420618_000)).toEqual({ ok: true });
-    expectRefused(verifySignature(example, { headers: headers(request), body: exampleBody }, NOW), 'timestamp-outside-tolerance', ['1531420618', 'a2114d57b48e']);
+    expectRefused(verifySignature(example, { headers: headers(request), body: exampleBody }, NOW), 'timestamp-outside-tolerance', [
+      '1531420618',
+      'a2114d57b48e',
+    ]);
   });
 
   it('accepts the recipe and refuses a tampered byte and another secret', () => {
@@ -87,7 +109,15 @@ describe('slack: X-Slack-Signature: v0=<hex> over v0:<timestamp>:<body>', () => 
     const forged = recipe('wrong', nowSeconds, body);
     expectRefused(verifySignature(slack, { headers: signed(nowSeconds, forged), body }, NOW), 'no-match', [forged, secret]);
     // The timestamp is signed: moving it invalidates the signature even inside the tolerance.
-    expectRefused(verifySignature(slack, { headers: headers({ 'X-Slack-Signature': recipe(secret, nowSeconds, body), 'X-Slack-Request-Timestamp': String(nowSeconds + 1) }), body }, NOW), 'no-match', [secret]);
+    expectRefused(
+      verifySignature(
+        slack,
+        { headers: headers({ 'X-Slack-Signature': recipe(secret, nowSeconds, body), 'X-Slack-Request-Timestamp': String(nowSeconds + 1) }), body },
+        NOW,
+      ),
+      'no-match',
+      [secret],
+    );
   });
 
   it('refuses a missing signature, a missing timestamp and malformed ones', () => {
@@ -121,7 +151,11 @@ describe('standard: webhook-id, webhook-timestamp, webhook-signature: v1,<b64> (
 
   it("matches the Standard Webhooks specification's example", () => {
     const example = signature({ scheme: 'standard', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
-    const request = { 'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek', 'webhook-timestamp': '1614265330', 'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=' };
+    const request = {
+      'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      'webhook-timestamp': '1614265330',
+      'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    };
     expect(verifySignature(example, { headers: headers(request), body: Buffer.from('{"test": 2432232314}') }, 1614265330_000)).toEqual({ ok: true });
   });
 
@@ -136,7 +170,10 @@ describe('standard: webhook-id, webhook-timestamp, webhook-signature: v1,<b64> (
     const theirs = signed('webhook', nowSeconds, other)['webhook-signature']!;
     const list = `v1a,c29tZSBhc3ltbWV0cmljIHNpZ25hdHVyZQ== ${theirs} ${mine}`;
     expect(verifySignature(standard, { headers: headers({ ...signed('webhook'), 'webhook-signature': list }), body }, NOW)).toEqual({ ok: true });
-    expectRefused(verifySignature(standard, { headers: headers({ ...signed('webhook'), 'webhook-signature': theirs }), body }, NOW), 'no-match', [theirs, secret]);
+    expectRefused(verifySignature(standard, { headers: headers({ ...signed('webhook'), 'webhook-signature': theirs }), body }, NOW), 'no-match', [
+      theirs,
+      secret,
+    ]);
   });
 
   it('refuses a tampered byte, another secret and another id', () => {
@@ -150,7 +187,8 @@ describe('standard: webhook-id, webhook-timestamp, webhook-signature: v1,<b64> (
   it('refuses missing headers, a mix of families, and malformed ones', () => {
     const good = signed('webhook');
     const without = (name: string) => Object.fromEntries(Object.entries(good).filter(([n]) => n !== name));
-    for (const name of Object.keys(good)) expectRefused(verifySignature(standard, { headers: headers(without(name)), body }, NOW), 'missing-header', [id, secret]);
+    for (const name of Object.keys(good))
+      expectRefused(verifySignature(standard, { headers: headers(without(name)), body }, NOW), 'missing-header', [id, secret]);
     const mixed = { 'svix-id': id, 'webhook-timestamp': String(nowSeconds), 'webhook-signature': good['webhook-signature']! };
     expectRefused(verifySignature(standard, { headers: headers(mixed), body }, NOW), 'missing-header', [id]);
     const sig = good['webhook-signature']!;
@@ -175,6 +213,8 @@ describe('standard: webhook-id, webhook-timestamp, webhook-signature: v1,<b64> (
   it('rotation: the second secret matches; a stale delivery under the right key reports the tolerance', () => {
     const old = signature({ scheme: 'standard', secret: 'whsec_' + Buffer.from('old-key-old-key').toString('base64') });
     expect(verifySignatures([old, standard], { headers: headers(signed('webhook')), body }, NOW)).toEqual({ ok: true });
-    expectRefused(verifySignatures([old, standard], { headers: headers(signed('webhook', nowSeconds - 3600)), body }, NOW), 'timestamp-outside-tolerance', [secret]);
+    expectRefused(verifySignatures([old, standard], { headers: headers(signed('webhook', nowSeconds - 3600)), body }, NOW), 'timestamp-outside-tolerance', [
+      secret,
+    ]);
   });
 });
