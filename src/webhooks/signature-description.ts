@@ -78,7 +78,11 @@ export type SignatureDescription = GithubSignature | StripeSignature | SlackSign
 /** A request's headers: lower-case name to every value received (node:http's `headersDistinct`). */
 export type RequestHeaders = Readonly<Record<string, readonly string[] | undefined>>;
 
-/** The order matters: when every signature fails, the reason reported is the one that got furthest (see verifySignatures). */
+/**
+ * Why a delivery is refused: also the `reason` label of endpoint_service_webhook_refusals_total
+ * and the reason in the log line. The order matters: when every signature fails, the reason
+ * reported is the one that got furthest (see verifySignatures).
+ */
 export const REFUSAL_REASONS = ['missing-header', 'malformed-header', 'no-match', 'timestamp-outside-tolerance'] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
