@@ -15,10 +15,12 @@ export interface ValueProblem {
 
 /** Expands `template`; throws UnsafeValueError (`what` names the field in its message) when `check` finds a problem. */
 export function expandChecked(template: Template, scope: ExpansionScope, what: string, check: (value: string) => ValueProblem | null): string {
-  const filled: FilledRange[] = [];
-  const value = expandTemplate(template, scope, filled);
+  const value = expandTemplate(template, scope);
   const problem = check(value);
   if (problem === null) return value;
+  // Only a refused value pays for knowing where each placeholder's value landed.
+  const filled: FilledRange[] = [];
+  expandTemplate(template, scope, filled);
   const culprit = filled.find((range) => problem.at >= range.start && problem.at < range.end);
   throw new UnsafeValueError(`${what} ${problem.reason}`, { reason: problem.reason, culprits: culprit === undefined ? [] : [culprit.part] });
 }

@@ -120,9 +120,10 @@ function expandAddress(template: Template, scope: ExpansionScope, field: string,
  * it takes for the rest to fit: those are what made it too large.
  */
 function expandBody(template: Template, scope: ExpansionScope): string {
-  const filled: FilledRange[] = [];
-  const content = expandTemplate(template, scope, filled);
+  const content = expandTemplate(template, scope);
   if (!mailBodyTooLarge(content)) return content;
+  const filled: FilledRange[] = [];
+  expandTemplate(template, scope, filled);
   const sizes = filled.map((range) => ({ part: range.part, bytes: Buffer.byteLength(content.slice(range.start, range.end), 'utf8') })).sort((a, b) => b.bytes - a.bytes);
   let excess = Buffer.byteLength(content, 'utf8') - MAX_MAIL_BODY_BYTES;
   const culprits: PlaceholderPart[] = [];
