@@ -88,6 +88,23 @@ describe('a header value node:http would refuse is refused before the first task
   });
 });
 
+describe('a task URL the request makes unusable is refused before the first task', () => {
+  it("a base URL that is the peer's: both POSTs are made (the control)", async () => {
+    await expectPeersStillHear('target', [['base', peer.origin]], ['/first', '/second'], 0);
+  });
+
+  it.each([
+    ['no URL at all', 'not a url'],
+    ['a scheme the task cannot request', 'ftp://127.0.0.1:9'],
+    ['a file: URL', 'file:///etc'],
+  ])('%s: 400 naming "base", and the POST that comes first is not made', async (_label, base) => {
+    const before = mark();
+    const problem = await expectRefused(await post('target', [['base', base]]), 'base', before);
+    expect(problem.detail).toMatch(/^parameter "base" makes the task URL (not a valid URL|one whose scheme is not http or https)$/);
+    await expectPeersStillHear('target', [['base', peer.origin]], ['/first', '/second'], 0);
+  });
+});
+
 describe('a recipient, Reply-To or subject the mail task could not use is refused before the first task', () => {
   it('a single address: the POST is made and the mail delivered to it (the control)', async () => {
     const before = mark();

@@ -11,6 +11,7 @@ import type { NamedTemplate } from '../../template/types.js';
 import { escapeForm, placeholdersOf, UnsafeValueError } from '../../template/escape.js';
 import { expandTemplate, usesEnv, type ExpansionScope } from '../../template/expand.js';
 import { expandUrl } from '../../template/url.js';
+import { requestTargetProblem } from './target.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
 
 /**
@@ -38,6 +39,16 @@ export interface HttpPrepareOptions {
 export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope, options: HttpPrepareOptions = { idempotencyKeys: true }): PreparedHttpRequest {
   // expandUrl: a value that makes a path segment "." or ".." is refused (it would shorten the path).
   const url = appendQuery(expandUrl(task.url, scope), formEncode(task.getParameters, scope));
+  // dry-run's display shows stand-ins (`***` for a secret) where the real values were checked.
+  const targetProblem = scope.verbatim === undefined ? requestTargetProblem(url) : null;
+  if (targetProblem !== null) {
+    // Only a placeholder at the very start is inserted unescaped: it, or the written text, is to blame.
+    const first = task.url.parts[0];
+    throw new UnsafeValueError(`the task URL is ${targetProblem}`, {
+      reason: `makes the task URL ${targetProblem}`,
+      culprits: first !== undefined && first.kind !== 'literal' ? [first] : [],
+    });
+  }
 
   const headers: Record<string, string> = {};
   const secret = new Set<string>();
