@@ -5,6 +5,7 @@
 // peer may hear of it. A valid request through the same endpoint then shows that the peers were
 // reachable and that only its own calls arrived.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dryRun } from '../dry-run/run.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { fixture, startServe, type RunningService } from '../helpers/serve.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
@@ -161,5 +162,22 @@ describe('a mail body holds at most 1 MiB once expanded', () => {
     const problem = await expectRefused(await post('letter', [['message', message]]), 'message', before);
     expect(problem.detail).toBe('parameter "message" makes the mail body larger than 1 MiB');
     await expectPeersStillHear('letter', [['message', 'short']], ['/first'], 1);
+  });
+});
+
+describe('dry-run gives the same refusal, from the same preparation', () => {
+  const DRY_ENV = { PEER: 'http://127.0.0.1:9' };
+  it.each([
+    ['header', 'token', 'a\u007fb'],
+    ['target', 'base', 'ftp://127.0.0.1:9'],
+    ['mail', 'to', 'ann@example.test (Evil Name)'],
+    ['mail', 'topic', 'a\u000bb'],
+  ])('%s with %s=%j: exit 1 with the detail serve gives, no request printed', async (endpoint, name, value) => {
+    const answer = (await (await post(endpoint, [[name, value]])).json()) as Problem;
+    expect(answer.status).toBe(400);
+    const run = await dryRun([fixture('send-checks'), '--endpoint', endpoint, '--param', `${name}=${value}`], DRY_ENV);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain(`error: endpoint "${endpoint}": the request fails with status 400: ${answer.detail}\n`);
+    expect(run.stdout).not.toMatch(/^\s+POST /m);
   });
 });
