@@ -21,8 +21,10 @@ interface Problem {
   errors?: { parameter: string; detail: string }[];
 }
 
-const post = (endpoint: string, pairs: Pairs) => fetch(`${service.url}/${endpoint}`, { method: 'POST', body: new URLSearchParams(pairs.map(([k, v]) => [k, v])) });
-const postJson = (endpoint: string, body: unknown) => fetch(`${service.url}/${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (endpoint: string, pairs: Pairs) =>
+  fetch(`${service.url}/${endpoint}`, { method: 'POST', body: new URLSearchParams(pairs.map(([k, v]) => [k, v])) });
+const postJson = (endpoint: string, body: unknown) =>
+  fetch(`${service.url}/${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 async function expectErrors(response: Response, errors: Problem['errors']): Promise<void> {
   expect(response.status).toBe(400);
@@ -37,23 +39,42 @@ const echo = (values: Partial<Record<'msg' | 'email' | 'count' | 'code' | 'tags'
 
 describe('a repeated parameter', () => {
   it('without rules: every value reaches the template, joined with the separator (the control)', async () => {
-    const response = await post('rules', [['tags', 'a'], ['tags', 'b'], ['tags', 'c']]);
+    const response = await post('rules', [
+      ['tags', 'a'],
+      ['tags', 'b'],
+      ['tags', 'c'],
+    ]);
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(echo({ tags: 'a||b||c' }));
   });
 
   it('with max-length: values that fit together reach the template joined', async () => {
-    const response = await post('rules', [['msg', '1234'], ['msg', '12']]);
+    const response = await post('rules', [
+      ['msg', '1234'],
+      ['msg', '12'],
+    ]);
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(echo({ msg: '1234||12' }));
   });
 
   it('with max-length="10", sent 2,000 times: 400, the joined value is too long', async () => {
-    await expectErrors(await post('rules', Array.from({ length: 2000 }, () => ['msg', 'x'] as const)), [TOO_LONG]);
+    await expectErrors(
+      await post(
+        'rules',
+        Array.from({ length: 2000 }, () => ['msg', 'x'] as const),
+      ),
+      [TOO_LONG],
+    );
   });
 
   it('with max-length="10", two values of 5 (12 characters joined): 400', async () => {
-    await expectErrors(await post('rules', [['msg', '12345'], ['msg', '12345']]), [TOO_LONG]);
+    await expectErrors(
+      await post('rules', [
+        ['msg', '12345'],
+        ['msg', '12345'],
+      ]),
+      [TOO_LONG],
+    );
   });
 
   it.each([
@@ -62,7 +83,13 @@ describe('a repeated parameter', () => {
     ['format="integer"', 'count', ['1', '2']],
     ['pattern', 'code', ['ABC', 'DEF']],
   ] as const)('with %s, sent twice: 400 naming it', async (_label, name, values) => {
-    await expectErrors(await post('rules', values.map((v) => [name, v] as const)), [ONE_VALUE(name, 2)]);
+    await expectErrors(
+      await post(
+        'rules',
+        values.map((v) => [name, v] as const),
+      ),
+      [ONE_VALUE(name, 2)],
+    );
   });
 
   it('with format="integer", as a JSON array: 400 naming it', async () => {
@@ -70,7 +97,12 @@ describe('a repeated parameter', () => {
   });
 
   it('sent once each, the rules kept: 200, each value as sent', async () => {
-    const response = await post('rules', [['msg', 'hello'], ['email', 'a@example.test'], ['count', '12'], ['code', 'ABC']]);
+    const response = await post('rules', [
+      ['msg', 'hello'],
+      ['email', 'a@example.test'],
+      ['count', '12'],
+      ['code', 'ABC'],
+    ]);
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(echo({ msg: 'hello', email: 'a@example.test', count: '12', code: 'ABC' }));
   });

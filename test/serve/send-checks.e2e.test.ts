@@ -35,7 +35,8 @@ interface Problem {
   errors?: { parameter: string; detail: string }[];
 }
 
-const post = (endpoint: string, pairs: Pairs) => fetch(`${service.url}/${endpoint}`, { method: 'POST', body: new URLSearchParams(pairs.map(([k, v]) => [k, v])) });
+const post = (endpoint: string, pairs: Pairs) =>
+  fetch(`${service.url}/${endpoint}`, { method: 'POST', body: new URLSearchParams(pairs.map(([k, v]) => [k, v])) });
 
 interface Mark {
   readonly http: number;
@@ -109,7 +110,11 @@ describe('a task URL the request makes unusable is refused before the first task
 describe('a recipient, Reply-To or subject the mail task could not use is refused before the first task', () => {
   it('a single address: the POST is made and the mail delivered to it (the control)', async () => {
     const before = mark();
-    const response = await post('mail', [['to', 'ann@example.test'], ['reply', 'Bob <bob@example.test>'], ['topic', 'tab\there ü']]);
+    const response = await post('mail', [
+      ['to', 'ann@example.test'],
+      ['reply', 'Bob <bob@example.test>'],
+      ['topic', 'tab\there ü'],
+    ]);
     expect(response.status).toBe(200);
     await smtp.waitForMessages(before.mails + 1);
     expect(peer.requests.slice(before.http).map((r) => r.path)).toEqual(['/first']);
@@ -134,7 +139,14 @@ describe('a recipient, Reply-To or subject the mail task could not use is refuse
     ['topic', 'holding U+0085', ['a\u0085b']],
   ] as const)('%s %s: 400 naming it, no POST, no mail', async (parameter, _label, values) => {
     const before = mark();
-    await expectRefused(await post('mail', values.map((v) => [parameter, v] as const)), parameter, before);
+    await expectRefused(
+      await post(
+        'mail',
+        values.map((v) => [parameter, v] as const),
+      ),
+      parameter,
+      before,
+    );
     await expectPeersStillHear('mail', [['to', 'ann@example.test']], ['/first'], 1);
   });
 });
