@@ -120,6 +120,15 @@ describe('a repeated parameter', () => {
   });
 });
 
+describe('rules skip empty and whitespace-only values, not invisible ones', () => {
+  it('an optional email of spaces passes on as sent; one of a zero-width space is checked (400)', async () => {
+    const spaces = await post('rules', [['email', '  ']]);
+    expect(spaces.status).toBe(200);
+    expect(await spaces.text()).toBe(echo({ email: '  ' }));
+    await expectErrors(await post('rules', [['email', '\u200b']]), [{ parameter: 'email', detail: 'parameter "email" is not one email address' }]);
+  });
+});
+
 describe('a required parameter holding only invisible characters is missing', () => {
   const MISSING = [{ parameter: 'name', detail: 'missing required parameter "name"' }];
 
