@@ -185,6 +185,14 @@ export interface Protections {
 
 export type TasksMode = 'wait' | 'background';
 
+/**
+ * How the hash's parts are written before SHA-256: `concatenated` one after the other, as
+ * OpenEndpoints does (so `1`+`000` and `10`+`00` give the same hash); `length-prefixed` each as
+ * its UTF-8 byte length, a colon and its bytes, so no two lists of values give the same text.
+ */
+export type HashJoin = 'concatenated' | 'length-prefixed';
+export const HASH_JOINS: readonly HashJoin[] = ['concatenated', 'length-prefixed'];
+
 export interface Endpoint {
   readonly name: string;
   /** Declared parameters in scope, inherited from folders, lower declarations winning. */
@@ -194,6 +202,8 @@ export interface Endpoint {
   readonly tasksMode: TasksMode;
   /** Parameter names, in order; null when the endpoint has no <include-in-hash>. */
   readonly includeInHash: readonly string[] | null;
+  /** `join` of <include-in-hash>; `concatenated` without one. */
+  readonly hashJoin: HashJoin;
   /** In file order; at most the last has no condition. */
   readonly successes: readonly SuccessResponse[];
   readonly error: ErrorResponse;

@@ -1,7 +1,7 @@
 // <endpoint-folder> and <endpoint>: inherited parameters and separators, responses, tasks and
 // the checks that tie them together (references, intermediate values, cycles).
 
-import { type Endpoint, type ParameterDeclaration, type ParameterFormat, type ParameterRules, type SuccessResponse, type Task } from './ast.js';
+import { HASH_JOINS, type Endpoint, type HashJoin, type ParameterDeclaration, type ParameterFormat, type ParameterRules, type SuccessResponse, type Task } from './ast.js';
 import { PARAMETER_FORMATS, ruleViolation } from './parameter-rules.js';
 import { SYSTEM_PARAMETERS } from '../template/types.js';
 import { type Position } from '../position.js';
@@ -234,9 +234,15 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
 
   // Hash.
   let includeInHash: string[] | null = null;
+  let hashJoin: HashJoin = 'concatenated';
   const hashElement = single(ctx, read, 'include-in-hash');
   if (hashElement) {
-    const r = readElement(ctx, hashElement, { attributes: [], children: ['parameter'] });
+    const r = readElement(ctx, hashElement, { attributes: ['join'], children: ['parameter'] });
+    const joinAttr = r.attr('join');
+    if (joinAttr) {
+      if ((HASH_JOINS as readonly string[]).includes(joinAttr.value)) hashJoin = joinAttr.value as HashJoin;
+      else ctx.diagnostics.report('invalid-value', joinAttr.position, 'join', joinAttr.value, HASH_JOINS.map((j) => `"${j}"`).join(' or '));
+    }
     includeInHash = [];
     for (const p of r.children('parameter')) {
       const pr = readElement(ctx, p, { attributes: ['name'], children: [] });
@@ -295,6 +301,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     separator,
     tasksMode,
     includeInHash,
+    hashJoin,
     // Lists of the AST are copied to their exact size (see compileParts).
     successes: exact(successes),
     error,

@@ -36,9 +36,10 @@ export function bindParameters(endpoint: Endpoint, raw: RawParameters): BindResu
     const required = declaration.defaultValue === null;
     // A required parameter sent blank is missing: browsers send every empty text field.
     if (sent !== undefined && sent.length > 0 && !(required && allBlank(sent))) {
-      const problem = declaration.rules === null ? null : firstViolation(declaration.rules, sent);
+      const value = sent.length === 1 ? sent[0]! : sent.join(endpoint.separator);
+      const problem = declaration.rules === null ? null : violation(declaration.rules, sent.length, value);
       if (problem !== null) (errors ??= []).push({ parameter: declaration.name, detail: `parameter "${declaration.name}" ${problem}` });
-      else parameters.set(declaration.name, sent.length === 1 ? sent[0]! : sent.join(endpoint.separator));
+      else parameters.set(declaration.name, value);
     } else if (!required) {
       parameters.set(declaration.name, declaration.defaultValue!);
     } else {
@@ -49,19 +50,27 @@ export function bindParameters(endpoint: Endpoint, raw: RawParameters): BindResu
   return { ok: true, parameters, ignored: ignoredParameters(endpoint, raw) };
 }
 
+/**
+ * What people cannot see: whitespace (U+0085 and U+00A0 included), control and format
+ * characters (U+200B, U+2060, U+00AD, U+FEFF, bidi marks) and the fillers that render as
+ * nothing. A required value made only of these counts as not given.
+ */
+const INVISIBLE_ONLY = /^[\s\p{Cc}\p{Cf}\p{Z}\u034f\u115f\u1160\u2800\u3164\uffa0]*$/u;
+
 function allBlank(values: readonly string[]): boolean {
-  for (const value of values) if (value.trim() !== '') return false;
+  for (const value of values) if (!INVISIBLE_ONLY.test(value)) return false;
   return true;
 }
 
-/** Rules apply to each value of a multi-valued parameter that is not blank: blankness is requiredness' business. */
-function firstViolation(rules: ParameterRules, values: readonly string[]): string | null {
-  for (const value of values) {
-    if (value.trim() === '') continue;
-    const violation = ruleViolation(rules, value);
-    if (violation !== null) return violation;
-  }
-  return null;
+/**
+ * The rules hold for what templates receive: the values as joined. A `format` or `pattern`
+ * describes one value, which two joined with the separator never are, so such a parameter takes
+ * one; `max-length` bounds the joined text. A blank value is requiredness' business, not a rule's.
+ */
+function violation(rules: ParameterRules, count: number, value: string): string | null {
+  if (count > 1 && (rules.format !== null || rules.pattern !== null)) return `takes one value and was sent ${count} times`;
+  if (value.trim() === '') return null;
+  return ruleViolation(rules, value);
 }
 
 /** One problem is said as it is; several are counted and named. */

@@ -164,3 +164,32 @@ describe('secretParameters: what jobs show --reveal masks', () => {
     expect(secretParameters(httpTask({ headers: [named('Authorization', 'Bearer ${request-id} ${t}', 'header', ['t'])] }))).toEqual([]);
   });
 });
+
+describe('prepareHttpRequest: header values node:http would refuse', () => {
+  const refusal = (run: () => unknown): UnsafeValueError => {
+    try {
+      run();
+    } catch (error) {
+      if (error instanceof UnsafeValueError) return error;
+      throw error;
+    }
+    throw new Error('expected an UnsafeValueError');
+  };
+
+  it('blames the placeholder whose value holds the character (a 400 naming the parameter)', () => {
+    const task = httpTask({ headers: [named('X-Token', 'id ${id} of ${name}', 'header')] });
+    const error = refusal(() => prepareHttpRequest(task, scope({ id: '7', name: 'a\u007fb' })));
+    expect(error.reason).toBe('contains a character that is not allowed in an HTTP header value');
+    expect(error.culprits).toEqual([{ kind: 'parameter', name: 'name' }]);
+  });
+
+  it('blames no parameter when the written text holds it (the configuration: a 500)', () => {
+    const task = httpTask({ headers: [named('X-Token', 'a\u2028 ${id}', 'header')] });
+    expect(refusal(() => prepareHttpRequest(task, scope({ id: '7' }))).culprits).toEqual([]);
+  });
+
+  it('sends TAB and Latin-1 as node:http does', () => {
+    const task = httpTask({ headers: [named('X-Name', '${name}', 'header')] });
+    expect(prepareHttpRequest(task, scope({ name: 'a\tb é' })).headers['x-name']).toBe('a\tb é');
+  });
+});

@@ -97,6 +97,7 @@ export function endpoint(tasks: readonly Task[], name = 'test'): Endpoint {
     separator: '||',
     tasksMode: 'wait',
     includeInHash: null,
+    hashJoin: 'concatenated',
     successes: [],
     error: { action: { kind: 'empty' }, position: null },
     tasks,

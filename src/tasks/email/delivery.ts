@@ -4,11 +4,12 @@
 import type { Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { EmailSettings } from '../../compiler/ast.js';
-import { parseOneAddress } from '../../email-address.js';
+import { readOneAddress } from '../../email-address.js';
 import { TaskError } from '../errors.js';
 import type { EffectLedger } from '../kind.js';
 import { withRetries } from '../retry.js';
 import type { Span } from '../../tracing.js';
+import { MAIL_BODY_LIMIT_TEXT, mailBodyTooLarge, mailHeaderTextProblem } from './checks.js';
 import { resolveSmtpConnection, type SmtpConnection, type SmtpResolution } from './smtp-settings.js';
 import type { PreparedEmail } from './types.js';
 
@@ -154,14 +155,15 @@ export function toMailOptions(message: PreparedEmail): Mail.Options {
   const cc = message.cc.filter((v) => v.trim() !== '').map((v) => singleAddress('cc', v));
   const bcc = message.bcc.filter((v) => v.trim() !== '').map((v) => singleAddress('bcc', v));
   const replyTo = message.replyTo !== null && message.replyTo.trim() !== '' ? singleAddress('reply-to', message.replyTo) : undefined;
-  refuseLineBreak('subject', message.subject);
+  refuseControlCharacters('subject', message.subject);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(message.headers)) {
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new Error(`the header name ${JSON.stringify(name)} is not a valid header name`);
-    refuseLineBreak(`header ${name}`, value);
+    refuseControlCharacters(`header ${name}`, value);
     headers[name] = value;
   }
   if (message.bodies.length === 0) throw new Error('the message has no body');
+  if (message.bodies.some((b) => mailBodyTooLarge(b.content))) throw new Error(`a body is larger than ${MAIL_BODY_LIMIT_TEXT}`);
   return {
     from,
     to,
@@ -188,14 +190,15 @@ export function toMailOptions(message: PreparedEmail): Mail.Options {
  * ("a@x, b@y") would otherwise turn one email into many, a relay for spam.
  */
 function singleAddress(field: string, value: string): Mail.Address {
-  refuseLineBreak(field, value);
-  const mailbox = parseOneAddress(value);
-  if (mailbox === null) throw new Error(`the ${field} value ${JSON.stringify(value)} is not exactly one email address`);
-  return { name: mailbox.name, address: mailbox.address };
+  const reading = readOneAddress(value);
+  // The reason, not the value: this text reaches logs and stored jobs.
+  if (!reading.ok) throw new Error(`the ${field} value is not exactly one email address${reading.reason === 'is not one email address' ? '' : `: it ${reading.reason}`}`);
+  return { name: reading.mailbox.name, address: reading.mailbox.address };
 }
 
-function refuseLineBreak(field: string, value: string): void {
-  if (/[\r\n]/.test(value)) throw new Error(`the ${field} contains a line break (CR or LF), which is not allowed`);
+function refuseControlCharacters(field: string, value: string): void {
+  const problem = mailHeaderTextProblem(value);
+  if (problem !== null) throw new Error(`the ${field} ${problem.reason}`);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -2,17 +2,20 @@
 //
 // Addresses and the subject use 'header' escaping, so a CR or LF in them throws
 // UnsafeValueError; a field that expands to several addresses throws it too, so request data
-// cannot add recipients. Any error thrown here is a failure of the task.
+// cannot add recipients. Addresses, subject, headers and body sizes are checked with the
+// functions delivery checks them with again (checks.ts, email-address.ts), so what is prepared
+// here is what is sent. Any error thrown here is a failure of the task.
 import { extname, posix } from 'node:path';
-import addressparser from 'nodemailer/lib/addressparser/index.js';
-import { parseOneAddress } from '../../email-address.js';
+import { readOneAddress } from '../../email-address.js';
 import type { EmailSettings } from '../../compiler/ast.js';
 import type { Condition, Template } from '../../template/types.js';
 import { contentTypeFor } from '../../content-types.js';
 import { evaluateCondition } from '../../template/condition.js';
 import { placeholdersOf, UnsafeValueError } from '../../template/escape.js';
-import { expandTemplate, type ExpansionScope } from '../../template/expand.js';
+import { expandChecked } from '../../template/checked.js';
+import { expandTemplate, type ExpansionScope, type FilledRange, type PlaceholderPart } from '../../template/expand.js';
 import type { Upload } from '../../upload.js';
+import { MAIL_BODY_LIMIT_TEXT, MAX_MAIL_BODY_BYTES, mailBodyTooLarge, mailHeaderTextProblem } from './checks.js';
 import type { EmailTask, PreparedAttachment, PreparedEmail, PreparedEmailBody } from './types.js';
 
 /**
@@ -30,12 +33,12 @@ export function prepareEmails(
   const cc = task.cc.map((t) => expandAddress(t, scope, 'cc', true)).filter((a) => a !== '');
   const bcc = task.bcc.map((t) => expandAddress(t, scope, 'bcc', true)).filter((a) => a !== '');
   const replyTo = task.replyTo === null ? null : expandAddress(task.replyTo, scope, 'reply-to', true) || null;
-  const subject = expandTemplate(task.subject, scope);
+  const subject = expandChecked(task.subject, scope, 'the subject', mailHeaderTextProblem);
 
   const headers: Record<string, string> = {};
-  for (const header of settings?.headers ?? []) headers[header.name] = expandTemplate(header.value, scope);
+  for (const header of settings?.headers ?? []) headers[header.name] = expandChecked(header.value, scope, `the ${header.name} header`, mailHeaderTextProblem);
 
-  const bodies: PreparedEmailBody[] = task.bodies.map((b) => ({ contentType: b.contentType, content: expandTemplate(b.template, scope) }));
+  const bodies: PreparedEmailBody[] = task.bodies.map((b) => ({ contentType: b.contentType, content: expandBody(b.template, scope) }));
 
   const attachments: PreparedAttachment[] = [];
   for (const attachment of task.attachments) {
@@ -104,11 +107,31 @@ function expandAddress(template: Template, scope: ExpansionScope, field: string,
     throw new UnsafeValueError(`the <${field}> address is empty`, { reason: `is empty, and <${field}> needs an address`, culprits });
   }
   if (scope.verbatim !== undefined) return value;
-  if (addressparser(value, { flatten: true }).length > 1) {
-    throw new UnsafeValueError(`the <${field}> value holds several addresses; write one address per <${field}>`, { reason: 'holds several email addresses', culprits });
-  }
-  if (parseOneAddress(value) === null) {
-    throw new UnsafeValueError(`the <${field}> value is not exactly one email address`, { reason: 'is not one email address', culprits });
+  const reading = readOneAddress(value);
+  if (!reading.ok) {
+    const what = reading.reason === 'holds several email addresses' ? `holds several addresses; write one address per <${field}>` : reading.reason;
+    throw new UnsafeValueError(`the <${field}> value ${what}`, { reason: reading.reason, culprits });
   }
   return value;
+}
+
+/**
+ * A body over MAX_MAIL_BODY_BYTES blames the placeholders with the longest values, as many as
+ * it takes for the rest to fit: those are what made it too large.
+ */
+function expandBody(template: Template, scope: ExpansionScope): string {
+  const content = expandTemplate(template, scope);
+  if (!mailBodyTooLarge(content)) return content;
+  const filled: FilledRange[] = [];
+  expandTemplate(template, scope, filled);
+  const sizes = filled.map((range) => ({ part: range.part, bytes: Buffer.byteLength(content.slice(range.start, range.end), 'utf8') })).sort((a, b) => b.bytes - a.bytes);
+  let excess = Buffer.byteLength(content, 'utf8') - MAX_MAIL_BODY_BYTES;
+  const culprits: PlaceholderPart[] = [];
+  for (const { part, bytes } of sizes) {
+    if (excess <= 0) break;
+    if (!culprits.includes(part)) culprits.push(part);
+    excess -= bytes;
+  }
+  const reason = `makes the mail body larger than ${MAIL_BODY_LIMIT_TEXT}`;
+  throw new UnsafeValueError(`the mail body is larger than ${MAIL_BODY_LIMIT_TEXT} once expanded`, { reason, culprits: excess <= 0 ? culprits : [] });
 }

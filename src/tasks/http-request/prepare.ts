@@ -2,12 +2,16 @@
 //
 // Literal template parts were escaped for their context at compile time and placeholder values
 // are escaped by expandTemplate, so this module only assembles the pieces. Errors thrown here
-// (UnsafeValueError for a CR/LF in a header, MissingValueError) are failures of the task.
+// (UnsafeValueError for a CR/LF in a header, or any character node:http would refuse there;
+// MissingValueError) are failures of the task.
 import { createHash } from 'node:crypto';
+import { refusedHeaderCharacter } from '../../header-value.js';
+import { expandChecked, type ValueProblem } from '../../template/checked.js';
 import type { NamedTemplate } from '../../template/types.js';
 import { escapeForm, placeholdersOf, UnsafeValueError } from '../../template/escape.js';
 import { expandTemplate, usesEnv, type ExpansionScope } from '../../template/expand.js';
 import { expandUrl } from '../../template/url.js';
+import { requestTargetProblem } from './target.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
 
 /**
@@ -35,12 +39,24 @@ export interface HttpPrepareOptions {
 export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope, options: HttpPrepareOptions = { idempotencyKeys: true }): PreparedHttpRequest {
   // expandUrl: a value that makes a path segment "." or ".." is refused (it would shorten the path).
   const url = appendQuery(expandUrl(task.url, scope), formEncode(task.getParameters, scope));
+  // dry-run's display shows stand-ins (`***` for a secret) where the real values were checked.
+  const targetProblem = scope.verbatim === undefined ? requestTargetProblem(url) : null;
+  if (targetProblem !== null) {
+    // Only a placeholder at the very start is inserted unescaped: it, or the written text, is to blame.
+    const first = task.url.parts[0];
+    throw new UnsafeValueError(`the task URL is ${targetProblem}`, {
+      reason: `makes the task URL ${targetProblem}`,
+      culprits: first !== undefined && first.kind !== 'literal' ? [first] : [],
+    });
+  }
 
   const headers: Record<string, string> = {};
   const secret = new Set<string>();
   for (const header of task.headers) {
     const name = header.name.toLowerCase();
-    const value = expandTemplate(header.value, scope);
+    // Checked as node:http will check it when got sends it, so a value it would refuse fails
+    // here, before the request's first side effect, not after the earlier tasks have run.
+    const value = expandChecked(header.value, scope, `the ${header.name} header`, httpHeaderProblem);
     // A repeated header is one field with a comma-separated list (RFC 9110, 5.3).
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
     if (isSecretHeader(header)) secret.add(name);
@@ -86,6 +102,13 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope,
   }
 
   return { method: task.method, url, headers, body, secretHeaders: [...secret] };
+}
+
+const REFUSED_IN_HEADER = 'contains a character that is not allowed in an HTTP header value';
+
+function httpHeaderProblem(value: string): ValueProblem | null {
+  const at = refusedHeaderCharacter(value);
+  return at < 0 ? null : { at, reason: REFUSED_IN_HEADER };
 }
 
 /** 32 hex characters derived from the request, the endpoint and the task: stable, and unguessable without the request id. */
