@@ -379,8 +379,6 @@ describe('--max-inflight-body-size, a body already being read', () => {
       // A's last 100 bytes, its end with them, find no room: A waits.
       a.socket.write(body.slice(first));
       await eventually(async () => (await waiting()) === 1);
-      const early = a.answer.then((text) => Promise.reject(new Error(`A was answered before its last bytes had room: ${text.split('\r\n')[0]}`)));
-      early.catch(() => {});
       // B's mail goes out and its room comes back: A's last bytes get it, and A is read to its end.
       gate.open();
       expect(await b.answer).toMatch(/^HTTP\/1\.1 200 /);
