@@ -258,11 +258,15 @@ describe('the budget charges what arrives', () => {
     const service = await startServe(APP, ['--smtp-url', smtp.url, '--max-body-size', '64KiB', '--max-inflight-body-size', '256KiB', '--upload-dir', uploadDir()], { PEER: peer.origin });
     try {
       const body = jsonOf(65_536);
-      // Four bodies, each sent but its last byte: together they would fill the whole budget.
-      const stalled = Array.from({ length: 4 }, () => open(service, jsonHead(body.length) + body.slice(0, -1), '127.0.0.1'));
-      await eventually(async () => (await metric(service, IN_FLIGHT)) + (await metric(service, WAITING)) * 65_535 >= 4 * 65_535);
+      // Four bodies from one address, each sent but its last byte: together they would fill the
+      // whole budget. The first fits the address's share; the other three wait for it.
+      const stalled = [open(service, jsonHead(body.length) + body.slice(0, -1), '127.0.0.1')];
+      await eventually(async () => (await metric(service, IN_FLIGHT)) === 65_535);
+      for (let i = 0; i < 3; i++) stalled.push(open(service, jsonHead(body.length) + body.slice(0, -1), '127.0.0.1'));
+      await eventually(async () => (await metric(service, WAITING)) === 3);
+      // Another address does not wait behind them.
       expect(await legitimatePost(service, '127.0.0.2')).toBe(200);
-      // The first of them fits its address's share; the others wait for it, then are refused.
+      // The three that waited for their own address's room are refused.
       expect(await Promise.all(stalled.slice(1).map((c) => c.status))).toEqual([503, 503, 503]);
       stalled[0]!.socket.destroy();
       await eventually(async () => (await metric(service, IN_FLIGHT)) === 0);
