@@ -108,19 +108,10 @@ export class BodyBudget {
 
   /** Ends the waits of `owner` (its request ended): they resolve false. */
   cancel(owner: object): void {
-    let found = false;
-    for (const queue of [this.growing, this.admitting]) {
-      for (let i = queue.length - 1; i >= 0; i--) {
-        const waiter = queue[i]!;
-        if (waiter.owner !== owner) continue;
-        queue.splice(i, 1);
-        clearTimeout(waiter.timer);
-        waiter.resolve(false);
-        found = true;
-      }
-    }
+    if (this.growing.length === 0 && this.admitting.length === 0) return;
+    const found = cancelIn(this.growing, owner) + cancelIn(this.admitting, owner);
     // The one that left may have blocked others behind it.
-    if (found) this.wake();
+    if (found > 0) this.wake();
   }
 
   /** Counts a body refused for want of room (the caller answers it). */
@@ -167,24 +158,40 @@ export class BodyBudget {
    */
   private wake(): void {
     this.stall = 'none';
-    for (const [name, queue] of [['growing', this.growing], ['admitting', this.admitting]] as const) {
-      for (let i = 0; i < queue.length; ) {
-        const waiter = queue[i]!;
-        if (this.inflight + waiter.bytes > this.limit) {
-          this.stall = name;
-          return;
-        }
-        if (waiter.share.held + waiter.bytes > this.clientLimit) {
-          i++;
-          continue;
-        }
-        queue.splice(i, 1);
-        clearTimeout(waiter.timer);
-        this.take(waiter.share, waiter.bytes);
-        waiter.resolve(true);
-      }
-    }
+    if (!this.grant(this.growing)) this.stall = 'growing';
+    else if (!this.grant(this.admitting)) this.stall = 'admitting';
   }
+
+  /** Grants the waiters of one queue in order; false when one is stopped by the budget itself. */
+  private grant(queue: Waiter[]): boolean {
+    for (let i = 0; i < queue.length; ) {
+      const waiter = queue[i]!;
+      if (this.inflight + waiter.bytes > this.limit) return false;
+      if (waiter.share.held + waiter.bytes > this.clientLimit) {
+        i++;
+        continue;
+      }
+      queue.splice(i, 1);
+      clearTimeout(waiter.timer);
+      this.take(waiter.share, waiter.bytes);
+      waiter.resolve(true);
+    }
+    return true;
+  }
+}
+
+/** Removes the waiters of `owner` from `queue`, answering them false; how many there were. */
+function cancelIn(queue: Waiter[], owner: object): number {
+  let found = 0;
+  for (let i = queue.length - 1; i >= 0; i--) {
+    const waiter = queue[i]!;
+    if (waiter.owner !== owner) continue;
+    queue.splice(i, 1);
+    clearTimeout(waiter.timer);
+    waiter.resolve(false);
+    found++;
+  }
+  return found;
 }
 
 /**
