@@ -4,7 +4,7 @@
 // file only speaks HTTP.
 
 import { randomUUID } from 'node:crypto';
-import { createServer, IncomingMessage, ServerResponse, STATUS_CODES, type Server } from 'node:http';
+import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Endpoint } from '../compiler/ast.js';
 import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
@@ -48,7 +48,7 @@ const NO_UPLOADS = RequestUploads.NONE;
 const NO_SYSTEM_VALUES = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
 const HEALTHY = '{"status":"ok"}';
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
-const SAFE_HOST = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+const SAFE_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
 /**
  * The response of one request, carrying what its log line and metrics need: node creates it

@@ -130,7 +130,7 @@ describe('BodyCharge', () => {
   it('gives back what left memory, and the rest on release, once', () => {
     const budget = new BodyBudget(1000, 1000, SHORT_WAIT_MS);
     const charge = new BodyCharge(budget, 'a');
-    charge.arrived(300);
+    expect(charge.arrived(300)).toBe(true);
     charge.left(250); // written to a temporary file
     expect(budget.bytesInFlight).toBe(50);
     charge.release();
@@ -157,7 +157,7 @@ describe('BodyCharge', () => {
   it('ends its wait when released, and hands straight back nothing', async () => {
     const budget = new BodyBudget(100, 100, 60_000);
     const other = new BodyCharge(budget, 'b');
-    other.arrived(100);
+    expect(other.arrived(100)).toBe(true);
     const charge = new BodyCharge(budget, 'a');
     const waiting = charge.arrived(50);
     charge.release();
