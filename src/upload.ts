@@ -17,6 +17,7 @@ export interface Upload {
 }
 
 const NO_FILES: readonly Upload[] = [];
+const NO_FIELDS: ReadonlySet<string> = new Set();
 const NOTHING_TO_RELEASE = (): void => {};
 
 /**
@@ -37,7 +38,14 @@ export class RequestUploads {
   constructor(
     readonly files: readonly Upload[],
     private readonly onReleased: () => void,
+    /** The field names of every file part the request sent, kept or dropped (an empty, nameless part is no file). */
+    private readonly fileFields: ReadonlySet<string> = NO_FIELDS,
   ) {}
+
+  /** Whether the request sent a file in the field `name` (kept or not). */
+  sentFile(name: string): boolean {
+    return this.fileFields.has(name);
+  }
 
   /** Keeps the files until the returned function is called (once; later calls do nothing). */
   hold(): () => void {

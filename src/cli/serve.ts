@@ -145,7 +145,7 @@ export function registerServe(program: Command, returning: Returning): void {
       new Option(
         '--max-inflight-body-size <size>',
         // Shown by hand: the value is only known with --max-body-size, and commander shows no default it does not hold.
-        `most bytes of request bodies one process holds in memory at once; a body that does not fit waits briefly, then gets a 503 with Retry-After; at least --max-body-size, which is taken when larger (default: ${DEFAULT_MAX_INFLIGHT_BODY_SIZE})`,
+        `most bytes of request bodies one process holds in memory at once; a body counts what has arrived, one client address at most a quarter of it (at least --max-body-size); a body that does not fit waits briefly, then gets a 503 with Retry-After; at least --max-body-size, which is taken when larger (default: ${DEFAULT_MAX_INFLIGHT_BODY_SIZE})`,
       ).argParser(size),
     )
     .option('--upload-dir <folder>', 'an existing folder for temporary upload files; each process makes its own private folder in it (default: the system temporary folder)')

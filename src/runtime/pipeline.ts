@@ -119,7 +119,7 @@ export function runRequest(context: PipelineContext, request: EndpointRequest): 
 async function guarded(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Proceed): Promise<PipelineResult> {
   const protections = request.endpoint.protections!;
   const { info } = request;
-  if (protections.honeypot !== null && filled(request.raw.get(protections.honeypot))) {
+  if (protections.honeypot !== null && (filled(request.raw.get(protections.honeypot)) || request.uploads.sentFile(protections.honeypot))) {
     context.guards?.noted(request.endpoint, { check: 'honeypot', outcome: 'caught' }, info.requestId);
     return answerWithoutTasks(context, input, request, decision);
   }
@@ -161,8 +161,9 @@ export function tooManyRequests(headers: Readonly<Record<string, string>>): Runt
   return { kind: 'problem', status: 429, detail: 'too many requests; try again later', headers };
 }
 
+/** A trap people never see: any value but nothing counts, a space too (a person never types one there). */
 function filled(values: readonly string[] | undefined): boolean {
-  return values !== undefined && values.some((v) => v.trim() !== '');
+  return values !== undefined && values.some((v) => v !== '');
 }
 
 /**

@@ -6,23 +6,29 @@
 // reader: body-whole.ts for forms and JSON, body-multipart.ts for multipart. Every chunk is
 // charged to the budget (body-budget.ts) before it is parsed.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestUploads } from '../upload.js';
 import type { ValueMap } from '../runtime/urlencoded.js';
 import { BodyCharge } from './body-budget.js';
-import { INCOMPLETE, noRoom, tooLarge, type BodyIntake, type BodyResult } from './body-intake.js';
+import { INCOMPLETE, tooLarge, type BodyIntake, type BodyResult } from './body-intake.js';
 import { readMultipart } from './body-multipart.js';
 import { readWhole } from './body-whole.js';
 
-/** Room a multipart or chunked body takes from the budget before its first byte is read. */
-const ADVANCE_BYTES = 64 * 1024;
-
 /**
  * Adds the body's parameters to `into`; `keepUploads`: whether a task of the endpoint may use
- * uploaded files (else they are dropped as they arrive). On success the body's uploads hold its
- * memory and temporary files until released (upload.ts); on a refusal nothing is left held.
+ * uploaded files (else they are dropped as they arrive); `client`: the client's address, whose
+ * share of the budget the body is charged to. On success the body's uploads hold its memory and
+ * temporary files until released (upload.ts); on a refusal, or when the request ends before its
+ * body (the response closes: answered, timed out, the client gone), nothing is left held.
  */
-export function readBody(request: IncomingMessage, into: ValueMap, intake: BodyIntake, keepUploads: boolean): Promise<BodyResult> | BodyResult {
+export function readBody(
+  request: IncomingMessage,
+  response: ServerResponse,
+  into: ValueMap,
+  intake: BodyIntake,
+  keepUploads: boolean,
+  client: string,
+): Promise<BodyResult> | BodyResult {
   const headers = request.headers;
   const length = headers['content-length'];
   const chunked = headers['transfer-encoding'] !== undefined;
@@ -41,26 +47,14 @@ export function readBody(request: IncomingMessage, into: ValueMap, intake: BodyI
       detail: `${mediaType === '' ? 'a request body without a content type' : `content type "${mediaType}"`} is not supported: send application/x-www-form-urlencoded, multipart/form-data or application/json`,
     };
   }
+  // Answered already (timed out while its rate limits were counted) or the client gone: no reader would ever end.
+  if (response.writableEnded || response.destroyed) return INCOMPLETE;
 
-  // A form or JSON body is held whole, so it takes its declared length at once; a multipart body
-  // holds little beyond its parameters and small files, so it starts small and asks as it goes.
-  const declared = chunked || length === undefined ? null : Number(length);
-  const advance = multipart || declared === null ? Math.min(declared ?? ADVANCE_BYTES, ADVANCE_BYTES) : declared;
-  const charge = new BodyCharge(intake.budget);
-  const read = (): Promise<BodyResult> => {
-    const result = multipart ? readMultipart(request, into, intake, charge, keepUploads) : readWhole(request, into, mediaType, intake, charge);
-    return result.then((body) => {
-      if (body.ok) return body;
-      charge.release();
-      return body;
-    });
-  };
-  const admitted = charge.admit(advance);
-  if (admitted === true) return read();
-  return admitted.then((ok) => {
-    if (!ok) return noRoom(intake.budget);
-    // The client may have gone while the body waited: nothing would ever arrive.
-    if (request.destroyed) return (charge.release(), INCOMPLETE);
-    return read();
+  // Nothing is charged before a byte arrives: a declared length is only a claim (body-budget.ts).
+  const charge = new BodyCharge(intake.budget, client);
+  const result = multipart ? readMultipart(request, response, into, intake, charge, keepUploads) : readWhole(request, response, into, mediaType, intake, charge);
+  return result.then((body) => {
+    if (!body.ok) charge.release();
+    return body;
   });
 }

@@ -2,8 +2,13 @@
 // body-multipart.ts): counts them against --max-body-size, charges each chunk to the body's
 // share of the budget (body-budget.ts) before passing it on, and while a chunk waits for room
 // keeps the request paused and the end of the body behind it.
+//
+// Its life is tied to the request's: the response's 'close' (answered by anyone, timed out,
+// the socket gone) ends the reading as much as the request's own 'error' or 'aborted'. Once a
+// response is finished node detaches the request from its socket, so a body still arriving then
+// would never see another event, and its charge and temporary files would be held for good.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BodyCharge } from './body-budget.js';
 import { INCOMPLETE, noRoom, tooLarge, type BodyIntake, type Refusal } from './body-intake.js';
 
@@ -30,6 +35,7 @@ export class ChargedChunks {
 
   constructor(
     private readonly request: IncomingMessage,
+    private readonly response: ServerResponse,
     private readonly intake: BodyIntake,
     private readonly charge: BodyCharge,
     private readonly sink: ChunkSink,
@@ -38,6 +44,7 @@ export class ChargedChunks {
     request.on('end', this.onEnd);
     request.on('error', this.onError);
     request.on('aborted', this.onError);
+    response.on('close', this.onError);
   }
 
   /** No more chunks are read (the listeners go; the request is left paused). */
@@ -49,6 +56,7 @@ export class ChargedChunks {
     request.off('end', this.onEnd);
     request.off('error', this.onError);
     request.off('aborted', this.onError);
+    this.response.off('close', this.onError);
     request.pause();
   }
 

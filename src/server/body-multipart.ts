@@ -2,7 +2,7 @@
 // parameters, files kept only when a task of the endpoint reads uploads, in memory up to
 // MEMORY_UPLOAD_BYTES and streamed to a temporary file (spool.ts) beyond it.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import busboy from 'busboy';
 import { RequestUploads, type Upload } from '../upload.js';
@@ -109,7 +109,7 @@ class IncomingFile {
   }
 }
 
-export function readMultipart(request: IncomingMessage, into: ValueMap, intake: BodyIntake, charge: BodyCharge, keepUploads: boolean): Promise<BodyResult> {
+export function readMultipart(request: IncomingMessage, response: ServerResponse, into: ValueMap, intake: BodyIntake, charge: BodyCharge, keepUploads: boolean): Promise<BodyResult> {
   const { maxBytes, spool } = intake;
   return new Promise((resolve) => {
     let parser: busboy.Busboy;
@@ -126,6 +126,8 @@ export function readMultipart(request: IncomingMessage, into: ValueMap, intake: 
     }
     const uploads: Upload[] = [];
     const files: IncomingFile[] = [];
+    // Every file part's field, kept or dropped: a honeypot sent as a file is still filled (runtime/pipeline.ts).
+    const fileFields = new Set<string>();
     let done = false;
     // Reasons the request is paused: the parser's back-pressure, a file's pending write, a wait for budget.
     let blocked = 0;
@@ -160,7 +162,14 @@ export function readMultipart(request: IncomingMessage, into: ValueMap, intake: 
     parser.on('file', (fieldName, stream, info) => {
       if (!keepUploads) {
         // No task of the endpoint reads uploads: the bytes leave memory as they arrive.
-        stream.on('data', (chunk: Buffer) => charge.left(chunk.length));
+        let size = 0;
+        stream.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          charge.left(chunk.length);
+        });
+        stream.on('end', () => {
+          if (info.filename !== undefined || size > 0) fileFields.add(fieldName);
+        });
         return;
       }
       const file = new IncomingFile(stream, intake, charge, () => finish(STORAGE_FAILED), block, unblock);
@@ -171,6 +180,7 @@ export function readMultipart(request: IncomingMessage, into: ValueMap, intake: 
         // A browser sends an empty file input as a nameless, empty part: nothing was uploaded.
         if (info.filename === undefined && upload.size === 0) return;
         uploads.push(upload);
+        fileFields.add(fieldName);
       });
     });
     parser.on('filesLimit', () => finish({ ok: false, status: 413, detail: `more than ${MAX_UPLOADS} files were uploaded in one request` }));
@@ -180,18 +190,21 @@ export function readMultipart(request: IncomingMessage, into: ValueMap, intake: 
       stopReading();
       void Promise.all(files.map((f) => f.stored)).then((stored) => {
         if (!stored.every(Boolean)) return finish(STORAGE_FAILED);
-        charge.settle();
         const paths = temporaryPaths();
         finish({
           ok: true,
-          uploads: new RequestUploads(uploads, () => {
-            spool.remove(paths);
-            charge.release();
-          }),
+          uploads: new RequestUploads(
+            uploads,
+            () => {
+              spool.remove(paths);
+              charge.release();
+            },
+            fileFields,
+          ),
         });
       });
     });
-    const reading = new ChargedChunks(request, intake, charge, {
+    const reading = new ChargedChunks(request, response, intake, charge, {
       chunk: (chunk) => {
         if (!parser.write(chunk)) {
           block();

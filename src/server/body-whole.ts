@@ -1,7 +1,7 @@
 // A form (application/x-www-form-urlencoded) or JSON body: collected whole, then parsed into
 // the request's parameters. Its memory stays charged until the request's uploads are released.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestUploads } from '../upload.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 import type { BodyCharge } from './body-budget.js';
@@ -10,10 +10,9 @@ import type { BodyIntake, BodyResult, Refusal } from './body-intake.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export async function readWhole(request: IncomingMessage, into: ValueMap, mediaType: string, intake: BodyIntake, charge: BodyCharge): Promise<BodyResult> {
-  const body = await collect(request, intake, charge);
+export async function readWhole(request: IncomingMessage, response: ServerResponse, into: ValueMap, mediaType: string, intake: BodyIntake, charge: BodyCharge): Promise<BodyResult> {
+  const body = await collect(request, response, intake, charge);
   if (!body.ok) return body;
-  charge.settle();
   const problem = mediaType === 'application/json' ? readJson(body.bytes, into) : readForm(body.bytes, into);
   return problem ?? { ok: true, uploads: new RequestUploads([], () => charge.release()) };
 }
@@ -28,7 +27,7 @@ function decode(bytes: Buffer): string | null {
 
 type Collected = { readonly ok: true; readonly bytes: Buffer } | Refusal;
 
-function collect(request: IncomingMessage, intake: BodyIntake, charge: BodyCharge): Promise<Collected> {
+function collect(request: IncomingMessage, response: ServerResponse, intake: BodyIntake, charge: BodyCharge): Promise<Collected> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -36,7 +35,7 @@ function collect(request: IncomingMessage, intake: BodyIntake, charge: BodyCharg
       reading.stop();
       resolve(result);
     };
-    const reading: ChargedChunks = new ChargedChunks(request, intake, charge, {
+    const reading: ChargedChunks = new ChargedChunks(request, response, intake, charge, {
       chunk: (chunk) => {
         chunks.push(chunk);
         size += chunk.length;

@@ -4,7 +4,7 @@
 // file only speaks HTTP.
 
 import { randomUUID } from 'node:crypto';
-import { createServer, IncomingMessage, ServerResponse, STATUS_CODES, type Server } from 'node:http';
+import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Endpoint } from '../compiler/ast.js';
 import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
@@ -48,7 +48,7 @@ const NO_UPLOADS = RequestUploads.NONE;
 const NO_SYSTEM_VALUES = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
 const HEALTHY = '{"status":"ok"}';
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
-const SAFE_HOST = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+const SAFE_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
 /**
  * The response of one request, carrying what its log line and metrics need: node creates it
@@ -320,7 +320,7 @@ export class HttpService {
     raw: ValueMap,
     requestId: string,
   ): Promise<void> {
-    const body = await readBody(request, raw, this.bodies, application.keepsUploads(endpoint));
+    const body = await readBody(request, response, raw, this.bodies, application.keepsUploads(endpoint), this.clientIp(request));
     if (!body.ok) {
       if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
       return this.refuse(request, response, body.status, body.detail, requestId);
@@ -350,14 +350,16 @@ export class HttpService {
   }
 
   /**
-   * A request refused before its body was read (413, 415, 400). The body is not parsed any
+   * A request refused before its body was read (413, 415, 400), or whose body was given up
+   * when it was answered otherwise (the request timed out). The body is not parsed any
    * further, but a client still sending it would get a connection reset instead of the
    * answer if the socket closed now: the rest is discarded for a bounded while, as web
    * servers do, and the connection is cut when that bound is crossed.
    */
   private refuse(request: IncomingMessage, response: ServerResponse, status: number, detail: string, requestId: string): void {
-    writeProblem(response, status, detail, requestId);
-    if (request.complete) return;
+    // A body given up because its request was answered already (timed out) is only drained.
+    if (!response.headersSent && !response.destroyed) writeProblem(response, status, detail, requestId);
+    if (request.complete || request.destroyed) return;
     const socket = request.socket;
     const cap = Math.max(this.settings.maxBodyBytes, LINGER_MIN_BYTES);
     let discarded = 0;

@@ -7,7 +7,7 @@ import type { Application } from '../compiler/ast.js';
 import type { RuntimeObserver, TaskOutcomeEvent } from '../runtime/observer.js';
 import { describeError } from '../errors.js';
 import { TASK_KINDS } from '../tasks/registry.js';
-import { BodyBudget } from './body-budget.js';
+import { BodyBudget, defaultClientLimit } from './body-budget.js';
 import { HttpService, type HttpServerState } from './http.js';
 import { LoadedApplication } from '../runtime/loaded.js';
 import type { Logger } from './log.js';
@@ -201,7 +201,7 @@ function openBodyIntake(settings: ServeSettings, logger: Logger, metrics: Servic
   process.once('exit', () => spool.close());
   if (spool.sweptLeftovers > 0) logger.log('info', 'removed temporary uploads left by processes that ended', { folders: spool.sweptLeftovers });
   metrics.watchUploads(spool);
-  const budget = new BodyBudget(settings.maxInflightBodyBytes);
+  const budget = new BodyBudget(settings.maxInflightBodyBytes, defaultClientLimit(settings.maxInflightBodyBytes, settings.maxBodyBytes));
   metrics.watchBodyBudget(budget);
   return { maxBytes: settings.maxBodyBytes, budget, spool };
 }

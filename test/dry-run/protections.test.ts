@@ -64,6 +64,10 @@ describe('dry-run and protections', () => {
     const doc = JSON.parse(person.stdout) as Doc;
     expect(doc.endpoints[0]!.tasks.map((t) => t.willRun)).toEqual([true, true]);
     expect(doc.endpoints[0]!.protections?.checks?.map((c) => [c.check, c.outcome])).toEqual([['honeypot', 'passes']]);
+
+    // A space is filled, as serve takes it.
+    const spaced = JSON.parse((await dryRun([PROTECT, '--endpoint', 'contact', '--param', 'name=Bot', '--param', 'email=bot@example.test', '--param', 'website= ', '--format', 'json'], env)).stdout) as Doc;
+    expect(spaced.endpoints[0]!.protections?.checks?.map((c) => [c.check, c.outcome])).toEqual([['honeypot', 'caught']]);
   });
 
   it('a CAPTCHA: a missing token is the 403 serve gives; a present one is not verified, and the verifier is never called', async () => {

@@ -101,6 +101,35 @@ describe('<honeypot>', () => {
     expect(trusting.stderr()).not.toContain('spam.example');
   });
 
+  it('catches a trap filled with only a space, or sent as a file part, and still lets an empty file input through', async () => {
+    const caughtLine = /^endpoint_service_guard_outcomes_total\{endpoint="contact",check="honeypot",outcome="caught"\}/;
+    const before = { http: peer.requestsTo('/crm/contacts').length, caught: await metric(trusting, caughtLine) };
+    const spaced = await post(trusting, 'contact', [['name', 'Bot'], ['email', 'bot@example.test'], ['website', ' ']]);
+    expect(spaced.status).toBe(200);
+    expect(await spaced.text()).toBe('thanks Bot');
+
+    const asFile = new FormData();
+    asFile.append('name', 'Bot');
+    asFile.append('email', 'bot@example.test');
+    asFile.append('website', new Blob(['http://spam.example/']), 'site.txt');
+    const filed = await fetch(`${trusting.url}/contact`, { method: 'POST', body: asFile });
+    expect(filed.status).toBe(200);
+    expect(await filed.text()).toBe('thanks Bot');
+    expect(await metric(trusting, caughtLine)).toBe(before.caught + 2);
+
+    // A browser sends a file input left empty as a nameless, empty part: not filled.
+    const boundary = 'honeypot-boundary';
+    const body =
+      `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nAda\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="email"\r\n\r\nada@example.test\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="website"; filename=""\r\nContent-Type: application/octet-stream\r\n\r\n\r\n--${boundary}--\r\n`;
+    const person = await fetch(`${trusting.url}/contact`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+    expect(person.status).toBe(200);
+    await peer.waitForRequests(before.http + 1, '/crm/contacts');
+    expect(peer.requestsTo('/crm/contacts').length).toBe(before.http + 1);
+    expect(await metric(trusting, caughtLine)).toBe(before.caught + 2);
+  });
+
   it('holds for a folder\'s endpoints, and a forward\'s target starts no task either', async () => {
     const before = peer.requests.length;
     const trapped = await post(trusting, 'signup', [['email', 'bot@example.test'], ['homepage', 'x']]);

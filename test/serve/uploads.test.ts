@@ -311,8 +311,8 @@ describe('--max-inflight-body-size', () => {
     await service?.stop();
   });
 
-  it('answers a body that does not fit with 503 and Retry-After, without reading it, and counts it', async () => {
-    // A JSON body that declares 60,000 bytes holds them from its first byte; its client stalls.
+  it('answers a body that does not fit with 503 and Retry-After, without parsing it, and counts it', async () => {
+    // A JSON body of 60,000 bytes whose client stalls before its last 1,000: it holds what arrived.
     const { port, hostname } = new URL(service.url);
     const value = 'x'.repeat(60_000 - '{"name":""}'.length);
     const whole = `{"name":"${value}"}`;
@@ -320,10 +320,10 @@ describe('--max-inflight-body-size', () => {
     slow.on('error', () => {});
     let slowAnswer = '';
     slow.setEncoding('utf8').on('data', (text: string) => (slowAnswer += text));
-    slow.write(`POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${whole.length}\r\n\r\n${whole.slice(0, 1000)}`);
-    await eventually(async () => (await metric(service, 'endpoint_service_request_body_bytes_in_flight')) === 60_000);
+    slow.write(`POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${whole.length}\r\n\r\n${whole.slice(0, 59_000)}`);
+    await eventually(async () => (await metric(service, 'endpoint_service_request_body_bytes_in_flight')) === 59_000);
 
-    // 10,000 more would exceed 64 KiB. The body is not even JSON: read, it would be a 400.
+    // 10,000 more would exceed 64 KiB. The body is not even JSON: parsed, it would be a 400.
     const refused = await fetch(`${service.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{'.repeat(10_000) });
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('2');
@@ -331,7 +331,7 @@ describe('--max-inflight-body-size', () => {
     expect(await metric(service, 'endpoint_service_request_body_refusals_total')).toBe(1);
 
     // The stalled client finishes: it is answered, and its room is given back.
-    slow.write(whole.slice(1000));
+    slow.write(whole.slice(59_000));
     await new Promise((resolve) => slow.once('close', resolve));
     expect(slowAnswer).toMatch(/^HTTP\/1\.1 200 /);
     expect(slowAnswer.endsWith(value)).toBe(true);
@@ -345,7 +345,7 @@ describe('--max-inflight-body-size', () => {
 });
 
 describe('--max-inflight-body-size, a body already being read', () => {
-  it('waits for room in the middle of its body, also for its last bytes, and then is read whole', async () => {
+  it('waits for room in the middle of its body, its end arriving meanwhile, and then is read whole', async () => {
     const service = await startServe(APP, ['--smtp-url', smtp.url, '--max-body-size', '256k', '--max-inflight-body-size', '256k', '--upload-dir', uploadDir()], { PEER: peer.origin });
     const LIMIT = 256 * 1024;
     const inFlight = () => metric(service, 'endpoint_service_request_body_bytes_in_flight');
@@ -362,42 +362,32 @@ describe('--max-inflight-body-size, a body already being read', () => {
         socket.write(head);
         return { socket, answer: new Promise<string>((resolve) => socket.once('close', () => resolve(answer))) };
       };
-      const jsonHead = (length: number) => `POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
-      const jsonOf = (length: number) => `{"name":"${'j'.repeat(length - 11)}"}`;
 
-      // A: a multipart form with one 100 KB field, held in memory; all but its last 100 bytes arrive.
+      // A: a multipart form with one 200 KB field, held in memory; all but its last 100 bytes arrive.
       const boundary = 'midway-boundary';
-      const name = 'n'.repeat(100_000);
+      const name = 'n'.repeat(200_000);
       const body = `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\n${name}\r\n--${boundary}--\r\n`;
       const first = body.length - 100;
       const a = send(`POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, first)}`);
       await eventually(async () => (await inFlight()) === first);
-      // B takes the rest of the room, and stalls.
-      const bJson = jsonOf(LIMIT - first);
-      const b = send(jsonHead(bJson.length) + bJson.slice(0, 10));
+      // B, a small upload kept in memory while its mail's gate is held, takes the rest of the room.
+      const fileHead = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+      const fileTail = `\r\n--${boundary}--\r\n`;
+      const bBody = fileHead + 'b'.repeat(LIMIT - first - fileHead.length - fileTail.length) + fileTail;
+      const b = send(`POST /mail HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${bBody.length}\r\n\r\n${bBody}`);
       await eventually(async () => (await inFlight()) === LIMIT);
-      // 50 more bytes of A find no room: A waits. Its last 50, its end with them, arrive meanwhile.
-      a.socket.write(body.slice(first, first + 50));
+      // A's last 100 bytes, its end with them, find no room: A waits.
+      a.socket.write(body.slice(first));
       await eventually(async () => (await waiting()) === 1);
-      a.socket.write(body.slice(first + 50));
-      // C asks for all the room B will leave but A's 50 bytes.
-      const cJson = jsonOf(LIMIT - first - 50);
-      const c = send(jsonHead(cJson.length));
-      await eventually(async () => (await waiting()) === 2);
-      // B finishes: A's 50 bytes get room first, then C the rest; A's last bytes wait again.
-      b.socket.write(bJson.slice(10));
+      // B's mail goes out and its room comes back: A's last bytes get it, and A is read to its end.
+      gate.open();
       expect(await b.answer).toMatch(/^HTTP\/1\.1 200 /);
-      const early = a.answer.then((text) => Promise.reject(new Error(`A was answered before its last bytes had room: ${text.split('\r\n')[0]}`)));
-      await Promise.race([eventually(async () => (await waiting()) === 1 && (await inFlight()) === LIMIT), early]);
-      early.catch(() => {});
-      // C finishes; its room goes to A's last bytes, and A is read to its end.
-      c.socket.write(cJson);
-      expect(await c.answer).toMatch(/^HTTP\/1\.1 200 /);
       const answer = await a.answer;
       expect(answer).toMatch(/^HTTP\/1\.1 200 /);
       expect(answer.endsWith(name)).toBe(true);
       expect(await metric(service, 'endpoint_service_request_body_refusals_total')).toBe(0);
     } finally {
+      gate.open();
       // A request left waiting for its body would hold the shutdown for its whole timeout.
       for (const socket of sockets) socket.destroy();
       await service.stop();

@@ -33,7 +33,7 @@ export function simulateProtections(protections: Protections, raw: RawParameters
   for (const rule of protections.limitsByClient) checks.push(limitCheck(rule, clientIp));
   if (bound === null) return checks;
   if (protections.honeypot !== null) {
-    const filled = (raw.get(protections.honeypot) ?? []).some((v) => v.trim() !== '');
+    const filled = (raw.get(protections.honeypot) ?? []).some((v) => v !== '');
     checks.push({
       check: 'honeypot',
       outcome: filled ? 'caught' : 'passes',
