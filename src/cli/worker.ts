@@ -88,7 +88,8 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
   const logger = createLogger(flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'), useColor(process.stderr));
 
   const compile = (print: boolean): Application | null | 'unreadable' => {
-    const result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: smtpUrl !== undefined });
+    // A worker runs background endpoints' tasks only: mail elsewhere needs no SMTP settings here.
+    const result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: smtpUrl !== undefined, tasksRunHere: 'background-only' });
     if (result.unreadable !== null) {
       if (print) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
       return 'unreadable';
