@@ -2,6 +2,7 @@
 // value is a usage error (exit 2) before anything starts.
 
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Application } from '../compiler/index.js';
 import { parseQueueKey, type QueueKey } from '../queue/seal.js';
 import { backendOf, type QueueSettings } from '../queue/settings.js';
 import { ageExpectation, durationExpectation, parseAge, parseDuration } from '../units.js';
@@ -139,3 +140,15 @@ export function resolveQueueSettings(flags: QueueFlags, usage: (message: string)
 }
 
 export const concurrencyOption = () => count('a number of jobs', 1000);
+
+/**
+ * The start-up warning for `serve --queue` and `worker` on an application that queues nothing
+ * (only tasks="background" runs are queued), or null. Without it such a queue stays empty and
+ * nothing says why.
+ */
+export function noBackgroundEndpointWarning(application: Application, role: 'serve' | 'worker'): string | null {
+  if (application.endpoints.some((e) => e.tasksMode === 'background')) return null;
+  return role === 'serve'
+    ? 'no endpoint has tasks="background", so nothing is queued: every task runs in the process that answers its request. Mark the endpoints whose tasks may run later with tasks="background", or leave out --queue'
+    : 'no endpoint has tasks="background", so this worker gets no jobs: only the tasks of background endpoints are queued';
+}

@@ -18,7 +18,7 @@ import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
 import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
-import { addServeQueueOptions, resolveQueueSettings, type QueueFlags } from './queue-options.js';
+import { addServeQueueOptions, noBackgroundEndpointWarning, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 import { compileProgress } from './progress.js';
 import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
 
@@ -272,6 +272,8 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
     if (cluster.isWorker) process.send?.({ type: 'endpoint-service:not-compiled', exitCode: code } satisfies WorkerMessage, () => process.disconnect());
     return code;
   }
+  const idleQueue = settings.queue !== null && reporting ? noBackgroundEndpointWarning(first, 'serve') : null;
+  if (idleQueue !== null) logger.log('warn', idleQueue);
   const { serve } = await import('../server/serving.js');
   // Each process that answers requests exports its own spans; the SDK is loaded only now.
   const tracing = await startTracingIfWanted(settings.otel, logger);

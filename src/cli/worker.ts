@@ -12,7 +12,7 @@ import type { ExitCode, Returning } from './action.js';
 import { useColor } from './color.js';
 import { FORMATTERS } from './formatters/index.js';
 import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
-import { addQueueLocation, addRunOptions, concurrencyOption, resolveQueueSettings, type QueueFlags } from './queue-options.js';
+import { addQueueLocation, addRunOptions, concurrencyOption, noBackgroundEndpointWarning, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 
 interface WorkerFlags extends QueueFlags {
   port: number;
@@ -103,6 +103,8 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
   const first = compile(true);
   if (first === 'unreadable') return 2;
   if (first === null) return 1;
+  const idle = noBackgroundEndpointWarning(first, 'worker');
+  if (idle !== null) logger.log('warn', idle);
   const { runWorker } = await import('../server/worker-process.js');
   // Each job's run continues the trace of the request that queued it (src/queue/job-trace.ts).
   const tracing = await startTracingIfWanted(tracingWanted(flags.otel === true, process.env), logger);
