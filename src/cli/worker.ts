@@ -66,7 +66,7 @@ export function registerWorker(program: Command, returning: Returning): void {
     .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
     .option('--watch', 'recompile when the application directory changes');
   addOtelOption(command);
-  addQueueLocation(command, true);
+  addQueueLocation(command, 'needed');
   addRunOptions(command).action(returning(runWorkerCommand));
 }
 
