@@ -7,7 +7,7 @@ import type { Logger } from './log.js';
 import { METRICS_REQUEST, METRICS_RESPONSE } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
-import { forceExit, READY_PREFIX } from './serving.js';
+import { forceExit, logBasePath, READY_PREFIX } from './serving.js';
 import { REPORTER_ENV, type ControlMessage, type WorkerMessage } from './cluster-messages.js';
 import { watchApplication, type Compiler } from './watch.js';
 
@@ -52,7 +52,9 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
     listening++;
     if (!ready && listening >= settings.workers) {
       ready = true;
-      process.stdout.write(`${READY_PREFIX}${originOf(settings.host, address.port)}\n`);
+      const origin = originOf(settings.host, address.port);
+      process.stdout.write(`${READY_PREFIX}${origin}\n`);
+      logBasePath(settings, origin, logger);
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   });

@@ -23,6 +23,14 @@ import type { ControlMessage } from './cluster-messages.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
+/**
+ * The ready line names the origin only, in a form scripts read; with --base-path the address of
+ * the endpoints is said in the log beside it.
+ */
+export function logBasePath(settings: Pick<ServeSettings, 'basePath'>, origin: string, logger: Logger): void {
+  if (settings.basePath !== '') logger.log('info', 'endpoints are served below the base path', { url: `${origin}${settings.basePath}/` });
+}
+
 
 export interface ServingOptions {
   readonly settings: ServeSettings;
@@ -180,6 +188,7 @@ export function serve(options: ServingOptions): void {
     service.setListeningOrigin(origin);
     if (!cluster.isWorker) {
       process.stdout.write(`${READY_PREFIX}${origin}\n`);
+      logBasePath(settings, origin, logger);
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   }));
