@@ -19,6 +19,7 @@ import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
 import { ServiceGuards } from './guards.js';
+import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import type { ControlMessage } from './cluster-messages.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
@@ -178,9 +179,8 @@ export function serve(options: ServingOptions): void {
   }
 
   server.on('error', (error: NodeJS.ErrnoException) => {
-    const reason = error.code === 'EADDRINUSE' ? `${originOf(settings.host, settings.port)} is already in use` : describeError(error, { stack: true });
-    process.stderr.write(`endpoint-service: cannot listen: ${reason}\n`);
-    process.exit(1);
+    process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
+    process.exit(LISTEN_FAILED_EXIT_CODE);
   });
   void guards.open(options.application).then(() => server.listen({ port: settings.port, host: settings.host }, () => {
     const address = server.address() as AddressInfo;
