@@ -3,7 +3,9 @@
 // machine cannot do; 1 is kept for errors in the configuration files).
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueFixture, runCli } from '../helpers/queue.js';
 import { fixture, runServeToExit } from '../helpers/serve.js';
+import { closedPort } from '../helpers/smtp-peer.js';
 
 const STACK_TRACE = /^\s+at /m;
 const BASIC = fixture('basic');
@@ -37,6 +39,19 @@ describe('an address or port serve cannot listen on', () => {
     expect(result.stderr).toContain(`cannot listen on http://127.0.0.1:${port}: the port is already in use`);
     expect(result.stderr).toContain('--port 0');
     expect(result.code).toBe(2);
+  });
+
+  it('worker: the same for its /_health port and its --host', async () => {
+    const store = `redis://127.0.0.1:${await closedPort()}`;
+    const file = queueFixture('basic');
+    const inUse = await runCli(['worker', file, '--queue', store, '--port', String(port), '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: 'http://127.0.0.1:1', CRM_KEY: 'k' });
+    expect(inUse.stderr).not.toMatch(STACK_TRACE);
+    expect(inUse.stderr).toContain(`cannot listen on http://127.0.0.1:${port}: the port is already in use`);
+    expect(inUse.code).toBe(2);
+    const foreign = await runCli(['worker', file, '--queue', store, '--host', '10.255.255.1', '--port', '0', '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: 'http://127.0.0.1:1', CRM_KEY: 'k' });
+    expect(foreign.stderr).not.toMatch(STACK_TRACE);
+    expect(foreign.stderr).toMatch(/cannot listen on 10\.255\.255\.1: it is not an address of this machine/);
+    expect(foreign.code).toBe(2);
   });
 });
 
