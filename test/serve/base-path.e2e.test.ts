@@ -1,5 +1,6 @@
 // `serve --base-path`, through the binary: the README's example (fixtures/contact-form, its CRM
-// and SMTP server replaced by local peers) works below a base path, its redirect included, and
+// and SMTP server replaced by local peers) works below a base path (and without one, as the
+// README's walkthrough shows), its redirect included, and
 // the full base URL is said at start. The ready line on stdout keeps its fixed form
 // (`endpoint-service listening on http://HOST:PORT`, read by scripts), so the base URL is a log line.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -60,6 +61,12 @@ describe('--base-path /forms', () => {
     const target = new URL(posted.headers.get('location')!, `${plain.url}/contact`);
     expect(target.pathname).toBe('/thank-you');
     expect((await fetch(target)).status).toBe(200);
+    // The README's walkthrough says what a bare GET of the form answers.
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const promised = /curl -i http:\/\/127\.0\.0\.1:8080\/contact +# 400 problem\+json: (.+)/.exec(readme)![1]!;
+    const bare = await fetch(`${plain.url}/contact`);
+    expect(bare.status).toBe(400);
+    expect(((await bare.json()) as { detail: string }).detail).toBe(promised);
   });
 
   it('says the full base URL at start in the log; the ready line keeps its form', async () => {
