@@ -7,7 +7,8 @@ import type { Logger } from './log.js';
 import { METRICS_REQUEST, METRICS_RESPONSE } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
-import { forceExit, READY_PREFIX } from './serving.js';
+import { forceExit, logBasePath, READY_PREFIX } from './serving.js';
+import { LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import { REPORTER_ENV, type ControlMessage, type WorkerMessage } from './cluster-messages.js';
 import { watchApplication, type Compiler } from './watch.js';
 
@@ -52,7 +53,9 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
     listening++;
     if (!ready && listening >= settings.workers) {
       ready = true;
-      process.stdout.write(`${READY_PREFIX}${originOf(settings.host, address.port)}\n`);
+      const origin = originOf(settings.host, address.port);
+      process.stdout.write(`${READY_PREFIX}${origin}\n`);
+      logBasePath(settings, origin, logger);
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   });
@@ -77,7 +80,9 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
         }
         return giveUp(compileFailure, null);
       }
-      // A worker that cannot start (port in use, application changed underneath) will not do better on a retry.
+      // It has said why it cannot listen (the address or port): the others would say the same.
+      if (code === LISTEN_FAILED_EXIT_CODE) return giveUp(LISTEN_FAILED_EXIT_CODE, null);
+      // A worker that cannot start (application changed underneath) will not do better on a retry.
       return giveUp(1, `a worker process could not start (exit code ${code ?? signal})`);
     }
     quickDeaths = lived < 5000 ? quickDeaths + 1 : 0;

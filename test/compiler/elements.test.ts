@@ -73,7 +73,7 @@ describe('fixtures/contact-form (the bundled example)', () => {
     expect(s.action).toMatchObject({ kind: 'redirect', whitelist: [] });
     const url = (s.action as { url: { escaping: string; parts: unknown } }).url;
     expect(url.escaping).toBe('url');
-    expect(url.parts).toEqual([lit('/thank-you?name='), param('name')]);
+    expect(url.parts).toEqual([lit('thank-you?name='), param('name')]);
     expect(contact.error).toEqual({ action: { kind: 'empty' }, position: null });
   });
 
