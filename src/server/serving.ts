@@ -19,7 +19,7 @@ import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
 import { ServiceGuards } from './guards.js';
-import type { ControlMessage } from './cluster-messages.js';
+import type { ControlMessage, WorkerMessage } from './cluster-messages.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
@@ -164,6 +164,8 @@ export function serve(options: ServingOptions): void {
     process.on('message', (message: ControlMessage) => {
       if (message?.type === 'endpoint-service:shutdown') shutdown('asked by the primary process');
       else if (message?.type === 'endpoint-service:reload') reload();
+      // Answered from the event loop: a loop held for ever answers nothing, and the primary replaces this process.
+      else if (message?.type === 'endpoint-service:probe') process.send?.({ type: 'endpoint-service:alive' } satisfies WorkerMessage);
     });
     // The primary is gone: nobody would replace or stop this worker.
     process.on('disconnect', () => shutdown('the primary process went away'));
