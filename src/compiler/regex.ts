@@ -111,6 +111,7 @@ function unsupported(error: string, input: string): RegexCompilation | null {
     if (input === '(?=' || input === '(?!') return found(`a lookahead "${input}"`);
     if (input === '(?>') return found('an atomic group "(?>"');
   }
+  if (error === 'invalid character class range' && /^\\[pP]\{\w+=/.test(input)) return found(`a Unicode property written with its name "${input}"`, ' Write the value alone, as \\p{Greek}.');
   // RE2 reads "(?<" as the start of a group's name.
   if (error === 'invalid named capture' && /^\(\?<[=!]/.test(input)) return found(`a lookbehind "${input.slice(0, 4)}"`);
   if (error === 'invalid nested repetition operator' && /^[*+?}]\+$/.test(input.slice(-2))) return found(`a possessive quantifier "${input}"`);
