@@ -1,6 +1,6 @@
 // From an endpoints.xml path to an Application and every diagnostic, in one pass.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Application, Endpoint, EmailSettings, SecuritySettings } from './ast.js';
 import type { Position } from '../position.js';
@@ -15,16 +15,14 @@ import { findCycles, SharedTaskGraphs } from './task-graph.js';
 import { TaskKindIndex } from './tasks.js';
 import { SharedTemplates } from './shared-templates.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
+import { readConfigurationFile } from './read-file.js';
 
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
   const diagnostics = new Diagnostics(options.mode);
-  let bytes: Buffer;
-  try {
-    options.onProgress?.({ phase: 'reading' });
-    bytes = readFileSync(file);
-  } catch (error) {
-    return { application: null, diagnostics: [], errorCount: 0, warningCount: 0, unreadable: `Cannot read ${file}: ${readFailure(error)}.` };
-  }
+  options.onProgress?.({ phase: 'reading' });
+  const read = readConfigurationFile(file);
+  if (!read.ok) return { application: null, diagnostics: [], errorCount: 0, warningCount: 0, unreadable: `Cannot read ${file}: ${read.reason}.` };
+  const bytes = read.bytes;
   const given = path.dirname(file);
   const directory = path.resolve(given);
   const displayPath = (name: string) => (given === '.' ? name : path.join(given, name));
@@ -133,14 +131,12 @@ function readSettingsFile(ctx: CompileContext, name: string, rootName: string): 
   const absolute = path.join(ctx.directory, name);
   if (!existsSync(absolute)) return null;
   const display = ctx.displayPath(name);
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(absolute);
-  } catch (error) {
-    ctx.diagnostics.report('file-unreadable', { file: display, line: 1, column: 1 }, display, readFailure(error));
+  const read = readConfigurationFile(absolute);
+  if (!read.ok) {
+    ctx.diagnostics.report('file-unreadable', { file: display, line: 1, column: 1 }, display, read.reason);
     return null;
   }
-  const decoded = decodeXml(bytes);
+  const decoded = decodeXml(read.bytes);
   const parsed = decoded.ok ? parseXml(decoded.text, display) : decoded;
   if (!parsed.ok) {
     ctx.diagnostics.report(parsed.code, { file: display, line: parsed.line, column: parsed.column }, parsed.message);
@@ -151,15 +147,6 @@ function readSettingsFile(ctx: CompileContext, name: string, rootName: string): 
     return null;
   }
   return parsed.root;
-}
-
-/** Why a file could not be read, in words rather than Node's "EISDIR: illegal operation...". */
-function readFailure(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EISDIR') return 'it is a directory: give the path of the endpoints.xml inside it';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  return (error as Error).message;
 }
 
 function checkEndpointNames(ctx: CompileContext): void {

@@ -198,10 +198,15 @@ export interface FileCheck {
   readonly target: string;
 }
 
+/** A path relative to the folder leaves it when it is the folder itself, absolute, or starts with a ".." segment (not a name like "..notes.txt"). */
+function leavesFolder(relative: string): boolean {
+  return relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative);
+}
+
 function checkInside(folder: string, relative: string, target: string): 'ok' | 'missing' | 'outside' {
   if (path.isAbsolute(relative) || relative.includes('\0')) return 'outside';
   const lexical = path.relative(folder, target);
-  if (lexical === '' || lexical.startsWith('..') || path.isAbsolute(lexical)) return 'outside';
+  if (leavesFolder(lexical)) return 'outside';
   let real: string;
   let realFolder: string;
   try {
@@ -211,7 +216,7 @@ function checkInside(folder: string, relative: string, target: string): 'ok' | '
     return 'missing';
   }
   const rel = path.relative(realFolder, real);
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return 'outside';
+  if (leavesFolder(rel)) return 'outside';
   try {
     return statSync(real).isFile() ? 'ok' : 'missing';
   } catch {

@@ -28,6 +28,7 @@ import type { TaskKinds } from '../tasks/registry.js';
 import { NO_SPAN, type Span } from '../tracing.js';
 import type { Guards } from './guards.js';
 import { expandTemplate } from '../template/expand.js';
+import { rateLimitKey } from './rate-limit-key.js';
 
 export type { RequestInfo } from './decision.js';
 
@@ -126,7 +127,7 @@ async function guarded(context: PipelineContext, input: DecisionInput, request: 
   if (guards === null) return execute(context, input, request, decision);
   if (protections.limitsByParameter.length > 0) {
     const parameters = decision.scope.parameters;
-    const exceeded = await guards.limit(request.endpoint, protections.limitsByParameter, (rule) => parameters.get(rule.byParameter!) ?? '', info.requestId);
+    const exceeded = await guards.limit(request.endpoint, protections.limitsByParameter, (rule) => rateLimitKey(parameters.get(rule.byParameter!) ?? ''), info.requestId);
     if (exceeded !== null) return { response: tooManyRequests(exceeded.headers), outcome: 'error' };
   }
   const captcha = protections.captcha;

@@ -2,9 +2,10 @@
 //
 // Rate limits count with rate-limiter-flexible: in memory in a single process; with --workers N
 // through the primary (RateLimiterCluster, one count for the whole service); with
-// --rate-limit-store redis://… in Redis, one count for every instance sharing it. When Redis
-// cannot be reached the request is let through (fail open), logged and counted: a store outage
-// must not take a contact form down with it. CAPTCHA tokens are verified with one POST to the
+// --rate-limit-store redis://… in Redis, one count for every instance sharing it (the client is
+// shared-state.ts's: every command bounded). When Redis cannot be reached or does not answer
+// in time the request is let through (fail open), logged and counted: a store outage must not
+// take a contact form down with it. CAPTCHA tokens are verified with one POST to the
 // provider's siteverify (got, 5 s, no retry): a verifier that cannot answer refuses the request
 // (fail closed, 503).
 
@@ -21,11 +22,14 @@ interface MemoryStorage {
 import type { Application, CaptchaRule, Endpoint, RateLimitRule } from '../compiler/ast.js';
 import type { CaptchaRequest, CaptchaVerdict, GuardEvent, Guards, LimitExceeded } from '../runtime/guards.js';
 import { describeError } from '../errors.js';
-import { formatDuration } from '../units.js';
+import { formatDuration, formatSize } from '../units.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
+import { openSharedState } from './shared-state.js';
 
 export const CAPTCHA_TIMEOUT_MS = 5000;
+/** A siteverify answer is a few hundred bytes; more is not read (and counts as no answer). */
+export const CAPTCHA_ANSWER_LIMIT = 64 * 1024;
 /** How long an ALTCHA challenge may be solved, and its solution remembered as spent. */
 export const ALTCHA_LIFETIME_MS = 10 * 60_000;
 /** Work for the client: the widget tries up to this many numbers (about a second on a phone). */
@@ -153,29 +157,9 @@ export class ServiceGuards implements Guards {
       }
       return;
     }
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(this.settings.store, {
-      // A command while Redis is away fails at once (the request is let through) instead of waiting.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 2000,
-      retryStrategy: (times) => Math.min(times * 200, 2000),
-    });
-    let reported = false;
-    redis.on('error', (error: Error) => {
-      if (reported) return;
-      reported = true;
-      this.logger.log('warn', 'the rate limit store cannot be reached; requests are let through uncounted until it can', { error: describeError(error) });
-    });
-    redis.on('ready', () => {
-      if (reported) this.logger.log('info', 'the rate limit store is reachable again');
-      reported = false;
-    });
-    this.redis = redis;
-    await new Promise<void>((resolve) => {
-      const done = () => (redis.off('ready', done), redis.off('error', done), resolve());
-      redis.once('ready', done);
-      redis.once('error', done);
+    this.redis = await openSharedState(this.settings.store, {
+      unreachable: (error) => this.logger.log('warn', 'the rate limit store cannot be reached; requests are let through uncounted until it can', { error: describeError(error) }),
+      reachable: () => this.logger.log('info', 'the rate limit store is reachable again'),
     });
   }
 
@@ -230,18 +214,21 @@ export class ServiceGuards implements Guards {
   async verifyCaptcha(rule: CaptchaRule, { secret, verifyUrl, token, clientIp }: CaptchaRequest): Promise<CaptchaVerdict> {
     if (rule.provider === 'altcha') return this.verifyAltcha(secret, token);
     const got = await (this.got ??= import('got').then((m) => m.default));
-    let answer;
+    let answer: VerifierAnswer;
     try {
-      answer = await got.post(verifyUrl, {
-        form: { secret, response: token, remoteip: clientIp },
-        timeout: { request: CAPTCHA_TIMEOUT_MS },
-        retry: { limit: 0 },
-        throwHttpErrors: false,
-        followRedirect: false,
-      });
+      answer = await readVerifierAnswer(
+        got.stream.post(verifyUrl, {
+          form: { secret, response: token, remoteip: clientIp },
+          timeout: { request: CAPTCHA_TIMEOUT_MS },
+          retry: { limit: 0 },
+          throwHttpErrors: false,
+          followRedirect: false,
+        }),
+      );
     } catch (error) {
       return unavailable(`the ${rule.provider} verifier did not answer: ${describeError(error)}`);
     }
+    if (answer.kind === 'too-large') return unavailable(`the ${rule.provider} verifier answered more than ${formatSize(CAPTCHA_ANSWER_LIMIT)}; the answer was not read`);
     if (answer.statusCode < 200 || answer.statusCode > 299) return unavailable(`the ${rule.provider} verifier answered ${answer.statusCode}`);
     let result: { success?: unknown; score?: unknown; 'error-codes'?: unknown };
     try {
@@ -263,6 +250,37 @@ export class ServiceGuards implements Guards {
     this.metrics.guardNoted(endpoint.name, event.check, event.outcome);
     this.logger.log('info', `${event.check}: ${event.outcome}`, { requestId, endpoint: endpoint.name, check: event.check, outcome: event.outcome, ...fields });
   }
+}
+
+type VerifierAnswer = { readonly kind: 'answer'; readonly statusCode: number; readonly body: string } | { readonly kind: 'too-large' };
+
+/**
+ * The verifier's answer, read up to CAPTCHA_ANSWER_LIMIT bytes: a verifier (or whatever
+ * verify-url names) answering megabytes would otherwise be held in memory, once per request.
+ * Rejects when the request fails (connection, timeout).
+ */
+function readVerifierAnswer(stream: import('got').Request): Promise<VerifierAnswer> {
+  return new Promise((resolve, reject) => {
+    let statusCode = 0;
+    let received = 0;
+    const chunks: Buffer[] = [];
+    const tooLarge = () => {
+      stream.destroy();
+      resolve({ kind: 'too-large' });
+    };
+    stream.once('response', (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
+      statusCode = response.statusCode;
+      const declared = Number(response.headers['content-length']);
+      if (Number.isFinite(declared) && declared > CAPTCHA_ANSWER_LIMIT) tooLarge();
+    });
+    stream.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > CAPTCHA_ANSWER_LIMIT) tooLarge();
+      else chunks.push(chunk);
+    });
+    stream.once('end', () => resolve({ kind: 'answer', statusCode, body: Buffer.concat(chunks, received).toString('utf8') }));
+    stream.once('error', reject);
+  });
 }
 
 function unavailable(reason: string): CaptchaVerdict {

@@ -12,6 +12,8 @@ export type TaskErrorCode =
   /** The answer was larger than the service reads. */
   | 'response-too-large'
   | 'too-many-redirects'
+  /** A redirect to another origin (scheme, host or port) that --allow-task-host does not name: not followed. */
+  | 'cross-origin-redirect'
   /** serve --allow-task-host refused the host, before any connection. */
   | 'host-not-allowed'
   /** The expanded request cannot be sent: an invalid URL, an unsupported scheme. */

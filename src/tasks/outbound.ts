@@ -119,6 +119,34 @@ export function gotGuards(policy: OutboundPolicy): { dnsLookup?: LookupFunction;
   };
 }
 
+/**
+ * A task's request carries what the author wrote for the origin of its URL: headers such as an
+ * API key and a body with the visitor's data. got drops only Authorization, Cookie and Host when
+ * a redirect leaves that origin, and keeps a POST and its body on 301, 302, 307 and 308, so a
+ * redirect to another origin would hand both to a server the author never named. Such a
+ * redirect is followed only to a host --allow-task-host names (the operator's list of hosts
+ * trusted with what tasks send); without the list, never. Null when `to` may be followed.
+ */
+export function crossOriginRefusal(policy: OutboundPolicy, from: URL, to: URL): string | null {
+  if (from.origin === to.origin) return null;
+  if (policy.allowedHosts !== null && hostRefusal(policy.allowedHosts, to) === null) return null;
+  return `redirect refused: from ${from.origin} to another origin, ${to.origin}, which would receive the task's headers and body (scheme, host or port differ; an --allow-task-host entry naming "${hostOf(to)}" lets it be followed)`;
+}
+
+/** Thrown from got's beforeRedirect hook: a redirect to another origin that may not be followed. */
+export class CrossOriginRedirectError extends Error {
+  override readonly name = 'CrossOriginRedirectError';
+  readonly code = 'ERR_CROSS_ORIGIN_REDIRECT';
+}
+
+/** The CrossOriginRedirectError behind an error of got, if that is what it is. */
+export function crossOriginRedirectOf(error: unknown): CrossOriginRedirectError | null {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof CrossOriginRedirectError) return e;
+  }
+  return null;
+}
+
 /** Whether an error of got (or its cause) is a refusal of the policy rather than a failure of the peer. */
 export function isPolicyRefusal(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {

@@ -780,3 +780,21 @@ describe('an unset variable used many times', () => {
     expect(once.message).not.toContain('more time');
   });
 });
+
+describe('files inside the application folder', () => {
+  it('takes a file whose name starts with two dots: only a ".." segment leaves the folder', () => {
+    const app = compileOk(
+      `<endpoint-folder><endpoint name="a"><success><response-from-static filename="..notes.txt"/></success></endpoint></endpoint-folder>`,
+      { 'static/..notes.txt': 'notes' },
+    );
+    expect(app.endpointsByName.get('a')).toBeDefined();
+  });
+
+  it('still refuses "../" out of static/', () => {
+    const result = compileXml(
+      `<endpoint-folder><endpoint name="a"><success><response-from-static filename="../endpoints.xml"/></success></endpoint></endpoint-folder>`,
+      { 'static/x.txt': 'x' },
+    );
+    expect(result.diagnostics.map((d) => d.code)).toContain('file-outside-folder');
+  });
+});

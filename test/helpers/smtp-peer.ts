@@ -21,6 +21,8 @@ export interface SmtpPeerOptions {
   readonly deferFirstRecipients?: number;
   /** Offer STARTTLS (with smtp-server's self-signed certificate); off by default. */
   readonly offerStartTls?: boolean;
+  /** Offer AUTH on the plain connection, without STARTTLS (a server that takes a password in clear); counted in `authAttempts`. */
+  readonly offerAuthWithoutTls?: boolean;
   /**
    * Called once a message's data has arrived; the message is recorded and the 250 sent only when
    * it resolves (a server that accepted the data but has not said so yet).
@@ -34,6 +36,8 @@ export class SmtpPeer {
   readonly recipientsTried: string[] = [];
   /** Messages whose data has fully arrived, recorded or not yet (holdData). */
   dataArrived = 0;
+  /** AUTH commands that reached onAuth (offerAuthWithoutTls): a password that crossed the wire. */
+  authAttempts = 0;
   private readonly waiters: { count: number; resolve: () => void; data?: boolean }[] = [];
 
   private constructor(
@@ -48,7 +52,16 @@ export class SmtpPeer {
     const config: SMTPServerOptions = {
       secure: false,
       authOptional: true,
-      disabledCommands: options.offerStartTls ? ['AUTH'] : ['STARTTLS', 'AUTH'],
+      disabledCommands: options.offerAuthWithoutTls ? ['STARTTLS'] : options.offerStartTls ? ['AUTH'] : ['STARTTLS', 'AUTH'],
+      ...(options.offerAuthWithoutTls
+        ? {
+            allowInsecureAuth: true,
+            onAuth(auth: { username?: string }, _session: unknown, callback: (error: Error | null, response?: { user: string }) => void) {
+              peer.authAttempts++;
+              callback(null, { user: auth.username ?? '' });
+            },
+          }
+        : {}),
       logger: false,
       onRcptTo(address, _session, callback) {
         peer.recipientsTried.push(address.address);

@@ -22,7 +22,7 @@ interface Verification {
   readonly form: URLSearchParams;
 }
 
-/** Answers by token: valid, invalid, low (score 0.1), high (score 0.9), fail500, hang. */
+/** Answers by token: valid, invalid, low (score 0.1), high (score 0.9), fail500, hang, huge, huge-stream. */
 class Verifier {
   readonly received: Verification[] = [];
   private readonly hanging = new Set<http.ServerResponse>();
@@ -65,6 +65,16 @@ class Verifier {
       case 'hang':
         this.hanging.add(response);
         return;
+      // A "success" padded to 1 MB: with its length declared, and streamed without one.
+      case 'huge':
+        return json({ success: true, padding: 'x'.repeat(1024 * 1024) });
+      case 'huge-stream': {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write('{"success": true, "padding": "');
+        for (let i = 0; i < 64; i++) response.write('x'.repeat(16 * 1024));
+        response.end('"}');
+        return;
+      }
       default:
         return json({ success: false, 'error-codes': ['invalid-input-response'] });
     }
@@ -144,6 +154,18 @@ describe.each(CASES)('<captcha provider="$endpoint">', ({ endpoint, field, path,
     expect(peer.requestsTo(`/crm/${endpoint}`).slice(crm).map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['Ada']);
     const metrics = await (await fetch(`${service.url}/_metrics`)).text();
     expect(metrics).toMatch(new RegExp(`endpoint_service_guard_outcomes_total\\{endpoint="${endpoint}",check="captcha",outcome="unavailable"\\} [1-9]`));
+  });
+});
+
+describe('a verifier that answers more than 64 KiB', () => {
+  it.each(['huge', 'huge-stream'])('%s: a "success" of 1 MB is not read to its end: 503 (fails closed), nothing runs', async (token) => {
+    const crm = peer.requestsTo('/crm/turnstile').length;
+    const answer = await post('turnstile', [['name', 'Bot'], ['cf-turnstile-response', token]]);
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).not.toBeNull();
+    const line = await service.waitForLog((l) => l.msg === 'captcha: unavailable' && l.requestId === answer.headers.get('x-request-id'));
+    expect(String(line.reason)).toMatch(/more than 64 KiB/);
+    expect(peer.requestsTo('/crm/turnstile').length).toBe(crm);
   });
 });
 

@@ -73,6 +73,10 @@ describe('a malformed SMTP URL is refused at start-up, not at the first mail', (
     expect(await refused(['--smtp-url', 'http://mail.example'])).toMatch(/--smtp-url: the SMTP URL must start with smtp:\/\/ or smtps:\/\//);
     expect(await refused(['--smtp-url', 'smtp://'])).toMatch(/--smtp-url: the SMTP URL names no host/);
     expect(await refused(['--smtp-url', ''])).toMatch(/--smtp-url is empty/);
+    // nodemailer would read ignoreTLS=true from it and send the password in clear.
+    const options = await refused(['--smtp-url', 'smtp://mailer:Secret-78@mail.example:587?ignoreTLS=true']);
+    expect(options).toMatch(/--smtp-url: the SMTP URL takes no options/);
+    expect(options).not.toContain('Secret-78');
   });
 
   it('ENDPOINT_SERVICE_SMTP_URL the same, named in the message', async () => {

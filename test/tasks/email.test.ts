@@ -219,7 +219,7 @@ describe('resolveSmtpConnection', () => {
 
   it('lets the URL replace the file and keeps its password out of the description', () => {
     const r = resolveSmtpConnection(settings({}), 'smtp://user:hunter2@relay.example:2525', {});
-    expect(r).toMatchObject({ ok: true, connection: { url: 'smtp://user:hunter2@relay.example:2525', description: 'smtp://relay.example:2525' } });
+    expect(r).toMatchObject({ ok: true, connection: { host: 'relay.example', port: 2525, auth: { user: 'user', pass: 'hunter2' }, description: 'smtp://relay.example:2525' } });
   });
 
   it('names a missing environment variable and a bad URL', () => {

@@ -2,9 +2,9 @@
 // with its source line and a caret, then a blank line and the summary `N errors, M warnings`.
 // serve and dry-run print the same text on stderr for an invalid configuration.
 
-import { readFileSync } from 'node:fs';
 import { Chalk } from 'chalk';
 import type { Diagnostic } from '../../compiler/index.js';
+import { readConfigurationFile } from '../../compiler/read-file.js';
 import type { Formatter } from './types.js';
 
 export interface TextOptions {
@@ -28,11 +28,10 @@ export function formatDiagnosticsText(diagnostics: readonly Diagnostic[], option
   const lineOf = (file: string, line: number): string | undefined => {
     let source = sources.get(file);
     if (source === undefined) {
-      try {
-        source = new Source(readFileSync(file, 'utf8'));
-      } catch {
-        source = null;
-      }
+      // As the compiler read it: a FIFO or /dev/zero named by an unreadable-file diagnostic must
+      // not be read again here, where nothing bounds it.
+      const read = readConfigurationFile(file);
+      source = read.ok ? new Source(read.bytes.toString('utf8')) : null;
       sources.set(file, source);
     }
     if (source === null || line < 1) return undefined;

@@ -6,6 +6,7 @@ import type { Protections, RateLimitRule } from '../../compiler/ast.js';
 import type { RawParameters } from '../../runtime/parameters.js';
 import { formatDuration } from '../../units.js';
 import type { ProtectionCheck, ProtectionPlan } from './model.js';
+import { rateLimitKey } from '../../runtime/rate-limit-key.js';
 
 export function describeProtections(protections: Protections | null): ProtectionPlan | null {
   if (protections === null) return null;
@@ -40,7 +41,7 @@ export function simulateProtections(protections: Protections, raw: RawParameters
     });
     if (filled) return checks;
   }
-  for (const rule of protections.limitsByParameter) checks.push(limitCheck(rule, bound.get(rule.byParameter!) ?? ''));
+  for (const rule of protections.limitsByParameter) checks.push(limitCheck(rule, rateLimitKey(bound.get(rule.byParameter!) ?? '')));
   const captcha = protections.captcha;
   if (captcha !== null) {
     const token = raw.get(captcha.parameter)?.[0]?.trim() ?? '';

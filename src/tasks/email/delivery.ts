@@ -132,15 +132,12 @@ export class EmailDelivery {
       greetingTimeout: 30_000,
       socketTimeout: 60_000,
       disableUrlAccess: true,
-      ...(c.url !== null
-        ? { url: c.url }
-        : {
-            host: c.host!,
-            port: c.port!,
-            secure: c.secure,
-            requireTLS: c.requireTLS,
-            ...(c.auth ? { auth: { user: c.auth.user, pass: c.auth.pass } } : {}),
-          }),
+      // Built from the resolved parts for --smtp-url too, never from the URL: one rule for TLS.
+      host: c.host,
+      port: c.port,
+      secure: c.secure,
+      requireTLS: c.requireTLS,
+      ...(c.auth ? { auth: { user: c.auth.user, pass: c.auth.pass } } : {}),
     });
     const transport = nodemailer.createTransport(pool);
     // An idle pooled connection can be dropped by the server; nodemailer reports it here, and an
@@ -222,7 +219,9 @@ function smtpFailure(error: unknown, timeoutMs: number, server: string, label: s
   // 4xx replies are the server's "try again later"; 5xx are refusals.
   const transient = connectionLost || (responseCode !== null && responseCode >= 400 && responseCode < 500);
   const code = responseCode !== null ? 'smtp-rejected' : 'connection';
-  const text = e.message ?? String(error);
+  let text = e.message ?? String(error);
+  // The refusal of requireTLS: say why the service stopped there, and what would work.
+  if (e.code === 'ETLS') text += ' (credentials are sent only over TLS; give an SMTP server that offers STARTTLS, or TLS from the first byte: smtps:// or port 465)';
   // "write EPIPE" and "read ECONNRESET" say only what the socket saw: the server went away
   // in the middle of the conversation (test/reliability/faults.e2e.test.ts cuts it mid-DATA).
   if (/\b(?:EPIPE|ECONNRESET)\b/.test(text)) {

@@ -7,10 +7,8 @@ import type { SystemParameter, Template } from '../../template/types.js';
 import { expandTemplate, type ExpansionScope } from '../../template/expand.js';
 
 export interface SmtpConnection {
-  /** nodemailer connection URL (smtp: or smtps:), or null when host/port are given instead. */
-  readonly url: string | null;
-  readonly host: string | null;
-  readonly port: number | null;
+  readonly host: string;
+  readonly port: number;
   /** Implicit TLS from the first byte. */
   readonly secure: boolean;
   /** Refuse to go on without STARTTLS: credentials never cross the wire in clear. */
@@ -26,38 +24,32 @@ const SUBMISSION_PORT = 587;
 const SMTP_PORT = 25;
 const SMTPS_PORT = 465;
 
+/**
+ * The one rule for both sources (--smtp-url and email-sending-configuration.xml): TLS from the
+ * first byte for smtps:// or port 465; otherwise, with credentials, STARTTLS is required, so a
+ * server that does not offer it never sees the password (nodemailer would send AUTH PLAIN in
+ * clear). Without a port: 465 for TLS, 587 (submission) with credentials, else 25.
+ */
+function connection(host: string, port: number | null, tlsAsked: boolean, auth: SmtpConnection['auth']): SmtpConnection {
+  const resolvedPort = port ?? (tlsAsked ? SMTPS_PORT : auth !== null ? SUBMISSION_PORT : SMTP_PORT);
+  // Port 465 speaks TLS from the start; STARTTLS there would never be offered.
+  const secure = tlsAsked || resolvedPort === SMTPS_PORT;
+  return {
+    host,
+    port: resolvedPort,
+    secure,
+    requireTLS: auth !== null && !secure,
+    auth,
+    description: `smtp${secure ? 's' : ''}://${host}:${resolvedPort}`,
+  };
+}
+
 export function resolveSmtpConnection(
   settings: EmailSettings | null,
   smtpUrl: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
 ): SmtpResolution {
-  if (smtpUrl !== undefined && smtpUrl !== '') {
-    let url: URL;
-    try {
-      url = new URL(smtpUrl);
-    } catch {
-      return { ok: false, error: 'the SMTP URL is not a valid URL (expected smtp://[user:password@]host[:port] or smtps://…)' };
-    }
-    if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
-      return { ok: false, error: `the SMTP URL must start with smtp:// or smtps://, not ${url.protocol}//` };
-    }
-    // nodemailer would quietly connect to localhost instead.
-    if (url.hostname === '') return { ok: false, error: 'the SMTP URL names no host (expected smtp://[user:password@]host[:port] or smtps://…)' };
-    const secure = url.protocol === 'smtps:';
-    const port = url.port !== '' ? Number(url.port) : secure ? SMTPS_PORT : SMTP_PORT;
-    return {
-      ok: true,
-      connection: {
-        url: smtpUrl,
-        host: null,
-        port: null,
-        secure,
-        requireTLS: false,
-        auth: null,
-        description: `${url.protocol}//${url.hostname}:${port}`,
-      },
-    };
-  }
+  if (smtpUrl !== undefined && smtpUrl !== '') return fromUrl(smtpUrl);
   if (settings === null) {
     return {
       ok: false,
@@ -69,27 +61,41 @@ export function resolveSmtpConnection(
     const host = expandTemplate(settings.server, scope).trim();
     if (host === '') return { ok: false, error: 'the <server> of email-sending-configuration.xml is empty' };
     const credentials = settings.username !== null && settings.password !== null;
-    const port = settings.port ?? (credentials ? SUBMISSION_PORT : SMTP_PORT);
-    const auth = credentials
-      ? { user: expand(settings.username!, scope), pass: expand(settings.password!, scope) }
-      : null;
-    // Port 465 speaks TLS from the start; STARTTLS there would never be offered.
-    const secure = port === SMTPS_PORT;
-    return {
-      ok: true,
-      connection: {
-        url: null,
-        host,
-        port,
-        secure,
-        requireTLS: credentials && !secure,
-        auth,
-        description: `smtp${secure ? 's' : ''}://${host}:${port}`,
-      },
-    };
+    const auth = credentials ? { user: expand(settings.username!, scope), pass: expand(settings.password!, scope) } : null;
+    return { ok: true, connection: connection(host, settings.port, false, auth) };
   } catch (error) {
     return { ok: false, error: `email-sending-configuration.xml: ${(error as Error).message}` };
   }
+}
+
+/** The URL's parts, never the URL itself in a message: it may hold a password. */
+function fromUrl(smtpUrl: string): SmtpResolution {
+  let url: URL;
+  try {
+    url = new URL(smtpUrl);
+  } catch {
+    return { ok: false, error: 'the SMTP URL is not a valid URL (expected smtp://[user:password@]host[:port] or smtps://…)' };
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    return { ok: false, error: `the SMTP URL must start with smtp:// or smtps://, not ${url.protocol}//` };
+  }
+  // nodemailer would quietly connect to localhost instead.
+  if (url.hostname === '') return { ok: false, error: 'the SMTP URL names no host (expected smtp://[user:password@]host[:port] or smtps://…)' };
+  // nodemailer reads options from a query string (ignoreTLS=true, requireTLS=false, tls.…),
+  // which would bypass the rule above; the connection is built from the parts below instead.
+  if (url.search !== '' || smtpUrl.includes('?')) {
+    return { ok: false, error: 'the SMTP URL takes no options ("?…"): give smtp://[user:password@]host[:port] or smtps://…' };
+  }
+  let auth: SmtpConnection['auth'] = null;
+  if (url.username !== '' || url.password !== '') {
+    try {
+      auth = { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) };
+    } catch {
+      return { ok: false, error: 'the user or password of the SMTP URL is not validly percent-encoded' };
+    }
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return { ok: true, connection: connection(host, url.port !== '' ? Number(url.port) : null, url.protocol === 'smtps:', auth) };
 }
 
 function expand(template: Template, scope: ExpansionScope): string {

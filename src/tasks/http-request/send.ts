@@ -6,7 +6,7 @@ import type { Agents, Got } from 'got';
 import type { HostAllowlist } from '../host-allowlist.js';
 import { TaskError } from '../errors.js';
 import { parseRetryAfter, withRetries } from '../retry.js';
-import { gotGuards, isPolicyRefusal, OPEN_POLICY, urlRefusal, type OutboundPolicy } from '../outbound.js';
+import { CrossOriginRedirectError, crossOriginRedirectOf, crossOriginRefusal, gotGuards, isPolicyRefusal, OPEN_POLICY, urlRefusal, type OutboundPolicy } from '../outbound.js';
 import type { PreparedHttpRequest } from './types.js';
 import { ATTR, setTargetAttributes, type Span } from '../../tracing.js';
 
@@ -166,6 +166,7 @@ function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpReques
       headers: sent,
       ...(request.body !== null ? { body: request.body } : {}),
       timeout: { request: timeoutMs },
+      hooks: { beforeRedirect: [originGuard(policy, url, request)] },
     });
     // In stream mode got waits for a request body on methods that may carry one; without a
     // prepared body the request must be ended here or it never leaves.
@@ -205,6 +206,28 @@ function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpReques
   });
 }
 
+/**
+ * Headers that describe the body and the operation rather than anyone's credentials: they go on
+ * with a redirect to another origin that --allow-task-host lets through. Every other header of
+ * the task (its request-headers, basic authentication) was written for the origin of its URL.
+ */
+const KEPT_ACROSS_ORIGINS: ReadonlySet<string> = new Set(['content-type', 'idempotency-key']);
+
+/**
+ * got's beforeRedirect hook for one request: a redirect to another origin than the task's URL
+ * is refused (crossOriginRefusal), or, when --allow-task-host names its host, followed without
+ * the task's own headers; once dropped they stay dropped for the rest of the chain.
+ */
+function originGuard(policy: OutboundPolicy, origin: URL, request: PreparedHttpRequest): (next: { url?: string | URL; headers: Record<string, unknown> }) => void {
+  return (next) => {
+    const to = new URL(String(next.url));
+    if (to.origin === origin.origin) return;
+    const refusal = crossOriginRefusal(policy, origin, to);
+    if (refusal !== null) throw new CrossOriginRedirectError(refusal);
+    for (const name of Object.keys(request.headers)) if (!KEPT_ACROSS_ORIGINS.has(name)) delete next.headers[name];
+  };
+}
+
 function failed(message: string, code: TaskError['code'], transient = false): AttemptResult {
   return { kind: 'error', error: new TaskError(message, { code, transient }) };
 }
@@ -224,6 +247,8 @@ function classify(error: Error, { TimeoutError, MaxRedirectsError, RequestError 
   if (isPolicyRefusal(error)) {
     return failed(error.message, 'host-not-allowed');
   }
+  const crossOrigin = crossOriginRedirectOf(error);
+  if (crossOrigin !== null) return failed(crossOrigin.message, 'cross-origin-redirect');
   const code = error instanceof RequestError ? error.code : (error as NodeJS.ErrnoException).code;
   const transient = code !== undefined && TRANSIENT_CODES.has(code);
   // got's messages name the host and port, which the log may hold; never the request headers.

@@ -1,0 +1,25 @@
+// Offsets to lines and columns, for the few places that need a position after the parse (a
+// problem found, an encoding error): the parser itself tracks its line as it goes.
+
+
+/**
+ * Maps offsets in the original text (line ends kept) to 1-based line and column. As XML 1.0
+ * (section 2.11) reads line ends: LF, CRLF and a lone CR each end a line.
+ */
+export class LineIndex {
+  private readonly starts: number[] = [0];
+  constructor(text: string) {
+    for (const m of text.matchAll(/\r\n?|\n/g)) this.starts.push(m.index + m[0].length);
+  }
+  at(offset: number): { line: number; column: number } {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo + 1, column: offset - this.starts[lo]! + 1 };
+  }
+}
+
