@@ -149,7 +149,11 @@ const fmt = (opsPerSecond) => {
   return `${opsPerSecond.toFixed(1)} /s = ${(1000 / opsPerSecond).toFixed(1)} ms`;
 };
 
-console.log(`regex engines${QUICK ? ' (--quick)' : ''}: node ${process.version}, ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `regex engines${QUICK ? ' (--quick)' : ''}: node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 console.log(`rounds ${ROUNDS} x ${ROUND_MS} ms; medians of operations per second (one whole-value test per operation)\n`);
 
 const loaded = [];

@@ -7,6 +7,8 @@
 // ("Regular expressions in linear time").
 
 import { createRequire } from 'node:module';
+import type * as Re2jsModule from 're2js';
+import type { RE2JS } from 're2js';
 import type { CompileContext } from './context.js';
 import { internalized } from './retained.js';
 import type { XmlAttribute } from './xml-tree.js';
@@ -26,7 +28,7 @@ export type RegexCompilation =
   /** Not a regular expression in any dialect: RE2's reason. */
   | { readonly kind: 'invalid'; readonly reason: string };
 
-type Re2js = typeof import('re2js');
+type Re2js = typeof Re2jsModule;
 // Loaded on the first author regex: most applications have none, and start-up should not pay
 // for an engine they do not use.
 let engine: Re2js | null = null;
@@ -38,11 +40,11 @@ function re2js(): Re2js {
 class Re2Regex implements AuthorRegex {
   // A #private field: the engine's program is no own key, so whatever walks the AST (the
   // queue's fingerprint of an endpoint, a JSON dump) sees the source alone.
-  readonly #compiled: import('re2js').RE2JS;
+  readonly #compiled: RE2JS;
 
   constructor(
     readonly source: string,
-    compiled: import('re2js').RE2JS,
+    compiled: RE2JS,
   ) {
     this.#compiled = compiled;
   }
@@ -111,7 +113,8 @@ function unsupported(error: string, input: string): RegexCompilation | null {
     if (input === '(?=' || input === '(?!') return found(`a lookahead "${input}"`);
     if (input === '(?>') return found('an atomic group "(?>"');
   }
-  if (error === 'invalid character class range' && /^\\[pP]\{\w+=/.test(input)) return found(`a Unicode property written with its name "${input}"`, ' Write the value alone, as \\p{Greek}.');
+  if (error === 'invalid character class range' && /^\\[pP]\{\w+=/.test(input))
+    return found(`a Unicode property written with its name "${input}"`, ' Write the value alone, as \\p{Greek}.');
   // RE2 reads "(?<" as the start of a group's name.
   if (error === 'invalid named capture' && /^\(\?<[=!]/.test(input)) return found(`a lookbehind "${input.slice(0, 4)}"`);
   if (error === 'invalid nested repetition operator' && /^[*+?}]\+$/.test(input.slice(-2))) return found(`a possessive quantifier "${input}"`);
