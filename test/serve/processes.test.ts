@@ -267,6 +267,25 @@ describe('--workers 2', () => {
     }
     expect(await service.stop()).toEqual({ code: 0, signal: null });
   });
+
+  // The probe counts unanswered probes, not time: a primary that was held itself (here
+  // stopped for longer than the bound) finds its workers' answers waiting and replaces none.
+  it('replaces no worker when the primary itself was held for longer than the bound', { timeout: 60_000 }, async () => {
+    const service = await start(fixture('basic'), ['--workers', '2']);
+    const primary = service.child.pid!;
+    process.kill(primary, 'SIGSTOP');
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 13_000));
+    } finally {
+      process.kill(primary, 'SIGCONT');
+    }
+    // Three probe rounds after the primary resumed: a worker it took for dead would be gone by now.
+    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    expect(service.logs().filter((l) => l.msg === 'a worker process stopped answering; replacing it')).toEqual([]);
+    expect(service.logs().filter((l) => l.msg === 'a worker process died; starting a new one')).toEqual([]);
+    for (let i = 0; i < 4; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
 });
 
 describe('--cors and --base-path', () => {
