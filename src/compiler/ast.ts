@@ -4,6 +4,7 @@
 
 import type { Position } from '../position.js';
 import type { Condition, NamedTemplate, Template } from '../template/types.js';
+import type { AuthorRegex } from './regex.js';
 import type { TaskGraph } from './task-graph.js';
 
 // ---------------------------------------------------------------------------------------
@@ -13,8 +14,8 @@ export type ParameterFormat = 'email' | 'url' | 'integer' | 'number' | 'date';
 
 /** Checked on every non-empty value (compiler/parameter-rules.ts). */
 export interface ParameterRules {
-  /** Must match the whole value; compiled with the `u` flag. */
-  readonly pattern: { readonly source: string; readonly regex: RegExp } | null;
+  /** Must match the whole value; RE2 syntax, matched in linear time (compiler/regex.ts). */
+  readonly pattern: AuthorRegex | null;
   /** In characters (code points). */
   readonly maxLength: number | null;
   readonly format: ParameterFormat | null;
@@ -131,8 +132,8 @@ export type OutputSelector =
 export interface OutputIntermediateValue {
   readonly name: string;
   readonly selector: OutputSelector;
-  /** Anchored source (the whole value must match), or null. */
-  readonly regex: string | null;
+  /** Must match the whole value; RE2 syntax, matched in linear time (compiler/regex.ts). */
+  readonly regex: AuthorRegex | null;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -251,6 +251,11 @@ export const DIAGNOSTICS = {
   'invalid-jsonpath': { severity: 'error', message: (path: string, m: string) => `Invalid JSONPath "${path}": ${m}.` },
   'invalid-xpath': { severity: 'error', message: (path: string, m: string) => `Invalid XPath "${path}": ${m}.` },
   'invalid-regex': { severity: 'error', message: (re: string, m: string) => `Invalid regex "${re}": ${m}.` },
+  'unsupported-regex': {
+    severity: 'error',
+    message: (re: string, construct: string, advice: string) =>
+      `Regex "${re}" uses ${construct}, which RE2 syntax does not have: regexes here are RE2, matched in time linear in the value's length, so that no value can hold up the service.${advice}`,
+  },
   'conflicting-body': { severity: 'error', message: (m: string) => `${m}.` },
   'email-without-body': {
     severity: 'warning',

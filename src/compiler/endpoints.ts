@@ -12,6 +12,7 @@ import type { ClientGuard, NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
 import { endpointProtections, NO_PROTECTIONS, PROTECTION_ELEMENTS, readProtections, type InheritedProtections } from './protections.js';
 import { exact } from './retained.js';
+import { authorRegex } from './regex.js';
 
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const PARAMETER_NAME = /^[A-Za-z0-9_.-]+$/;
@@ -108,15 +109,8 @@ function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | 
   let ok = true;
   let pattern: ParameterRules['pattern'] = null;
   if (patternAttr) {
-    try {
-      // Anchored: the whole value must match, as HTML's pattern attribute does.
-      new RegExp(patternAttr.value, 'u');
-      pattern = { source: patternAttr.value, regex: new RegExp(`^(?:${patternAttr.value})$`, 'u') };
-    } catch (error) {
-      // "Invalid regular expression: /[0-9/u: Unterminated character class": the problem alone.
-      ctx.diagnostics.report('invalid-regex', patternAttr.position, patternAttr.value, (error as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, ''));
-      ok = false;
-    }
+    pattern = authorRegex(ctx, patternAttr);
+    ok = pattern !== null;
   }
   let maxLength: number | null = null;
   if (maxLengthAttr) {

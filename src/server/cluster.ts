@@ -1,5 +1,6 @@
-// The primary process with --workers N: forks the workers, replaces one that dies, prints the
-// ready line once all of them listen, gathers metrics for a scrape, and stops them on a signal.
+// The primary process with --workers N: forks the workers, replaces one that dies or stops
+// answering, prints the ready line once all of them listen, gathers metrics for a scrape, and
+// stops them on a signal.
 
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
@@ -15,6 +16,16 @@ import { watchApplication, type Compiler } from './watch.js';
 /** Extra time after --shutdown-timeout for workers to exit on their own before they are killed. */
 const EXIT_GRACE_MS = 5000;
 const MAX_RESTART_DELAY_MS = 5000;
+/**
+ * Every listening worker is asked this often whether its event loop still turns; it answers from
+ * that loop. One whose loop is held (a bug that never yields) never exits on its own, and the
+ * connections handed to it wait for ever, so after PROBES_LEFT_UNANSWERED probes in a row without
+ * an answer (about 10 s; docs/behaviour.md, "Processes") it is killed and replaced. Counted in
+ * probes, not in time: when the primary's own loop was held (a --watch compile), the answers
+ * waiting for it count as soon as it reads them, and cost a worker at most one probe.
+ */
+const PROBE_INTERVAL_MS = 2000;
+const PROBES_LEFT_UNANSWERED = 5;
 
 export function runPrimary(settings: ServeSettings, logger: Logger, compile: Compiler): void {
   const aggregator = new AggregatorRegistry();
@@ -30,6 +41,8 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   const notCompiled = new Map<number, 1 | 2>();
   /** A quiet worker failed to compile: the reporter is still to say why (or, odder, succeed). */
   let startFailed = false;
+  /** Listening workers, with the probes each has left unanswered since its last answer. */
+  const unanswered = new Map<Worker, number>();
 
   const fork = () => {
     const first = reporter === null && !ready;
@@ -47,9 +60,11 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   };
   const workers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
 
-  cluster.on('listening', (_worker, address) => {
+  cluster.on('listening', (worker, address) => {
     // The file changed between the compiles of two workers: they would serve different versions.
     if (startFailed) return giveUp(1, 'a worker process could not compile the application at start-up');
+    // Probed from now on: its start-up compile, which holds its loop, is over.
+    unanswered.set(worker, 0);
     listening++;
     if (!ready && listening >= settings.workers) {
       ready = true;
@@ -63,6 +78,7 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   cluster.on('exit', (worker, code, signal) => {
     const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
     startedAt.delete(worker.id);
+    unanswered.delete(worker);
     if (stopping) {
       if (workers().length === 0) {
         logger.log('info', 'shutdown complete');
@@ -92,8 +108,12 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   });
 
   cluster.on('message', (worker, message: { type?: unknown; id?: unknown }) => {
+    if (message?.type === 'endpoint-service:alive') {
+      if (unanswered.has(worker)) unanswered.set(worker, 0);
+      return;
+    }
     if (message?.type === 'endpoint-service:not-compiled') {
-      notCompiled.set(worker.id, (message as WorkerMessage).exitCode);
+      notCompiled.set(worker.id, (message as Extract<WorkerMessage, { type: 'endpoint-service:not-compiled' }>).exitCode);
       return;
     }
     if (message?.type !== METRICS_REQUEST) return;
@@ -102,6 +122,21 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
       (error: Error) => send(worker, { type: METRICS_RESPONSE, id: message.id, error: error.message } as unknown as ControlMessage),
     );
   });
+
+  const probing = setInterval(() => {
+    for (const [worker, missed] of unanswered) {
+      if (missed < PROBES_LEFT_UNANSWERED) {
+        unanswered.set(worker, missed + 1);
+        send(worker, { type: 'endpoint-service:probe' });
+        continue;
+      }
+      // SIGKILL: a held loop runs no handler for a gentler signal. The exit starts its replacement.
+      unanswered.delete(worker);
+      logger.log('warn', 'a worker process stopped answering; replacing it', { pid: worker.process.pid, unansweredProbes: missed, probeIntervalMs: PROBE_INTERVAL_MS });
+      worker.process.kill('SIGKILL');
+    }
+  }, PROBE_INTERVAL_MS);
+  probing.unref();
 
   let stopWatching: (() => void) | null = null;
   const reload = () => {
@@ -119,6 +154,7 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
     }
     stopping = true;
     stopWatching?.();
+    clearInterval(probing);
     logger.log('info', 'shutting down', { reason: why, workers: workers().length, timeout: formatDuration(settings.shutdownTimeoutMs) });
     for (const worker of workers()) send(worker, { type: 'endpoint-service:shutdown' });
     if (workers().length === 0) process.exit(0);

@@ -20,7 +20,7 @@ import { watchApplication, type Compiler } from './watch.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
 import { ServiceGuards } from './guards.js';
 import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
-import type { ControlMessage } from './cluster-messages.js';
+import type { ControlMessage, WorkerMessage } from './cluster-messages.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
@@ -173,6 +173,8 @@ export function serve(options: ServingOptions): void {
     process.on('message', (message: ControlMessage) => {
       if (message?.type === 'endpoint-service:shutdown') shutdown('asked by the primary process');
       else if (message?.type === 'endpoint-service:reload') reload();
+      // Answered from the event loop: a loop held for ever answers nothing, and the primary replaces this process.
+      else if (message?.type === 'endpoint-service:probe') process.send?.({ type: 'endpoint-service:alive' } satisfies WorkerMessage);
     });
     // The primary is gone: nobody would replace or stop this worker.
     process.on('disconnect', () => shutdown('the primary process went away'));

@@ -229,6 +229,63 @@ describe('--workers 2', () => {
 
     expect(await service.stop()).toEqual({ code: 0, signal: null });
   });
+
+  // A stopped process answers nothing, as one whose event loop is blocked: the primary must
+  // notice through its health probe, since such a worker never exits on its own.
+  it('replaces a worker that stops answering its health probe', { timeout: 60_000 }, async () => {
+    const service = await start(fixture('basic'), ['--workers', '2']);
+    const requests = () => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty');
+    for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    await service.waitForLog(() => requests().length >= 6);
+    const pids = new Set(requests().map((l) => l.pid as number));
+    expect(pids.size).toBe(2);
+    const victim = [...pids][0]!;
+    process.kill(victim, 'SIGSTOP');
+    try {
+      const replaced = await service.waitForLog((l) => l.msg === 'a worker process stopped answering; replacing it');
+      expect(replaced.pid).toBe(victim);
+      await service.waitForLog((l) => l.msg === 'a worker process died; starting a new one' && l.pid === victim);
+      // The stopped worker is gone, not merely ignored.
+      expect(() => process.kill(victim, 0)).toThrow();
+      // Every connection is answered again, health checks included, and a new worker serves.
+      for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/_health`)).status).toBe(200);
+      const before = requests().length;
+      const fresh = () => requests().slice(before).find((l) => !pids.has(l.pid as number));
+      while (fresh() === undefined) {
+        const count = requests().length;
+        expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+        await service.waitForLog(() => requests().length > count);
+      }
+      expect(requests().slice(before).some((l) => l.pid === victim)).toBe(false);
+    } finally {
+      // Whatever happened, never leave a stopped process behind.
+      try {
+        process.kill(victim, 'SIGKILL');
+      } catch {
+        // Already gone: what the test expects.
+      }
+    }
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  // The probe counts unanswered probes, not time: a primary that was held itself (here
+  // stopped for longer than the bound) finds its workers' answers waiting and replaces none.
+  it('replaces no worker when the primary itself was held for longer than the bound', { timeout: 60_000 }, async () => {
+    const service = await start(fixture('basic'), ['--workers', '2']);
+    const primary = service.child.pid!;
+    process.kill(primary, 'SIGSTOP');
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 13_000));
+    } finally {
+      process.kill(primary, 'SIGCONT');
+    }
+    // Three probe rounds after the primary resumed: a worker it took for dead would be gone by now.
+    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    expect(service.logs().filter((l) => l.msg === 'a worker process stopped answering; replacing it')).toEqual([]);
+    expect(service.logs().filter((l) => l.msg === 'a worker process died; starting a new one')).toEqual([]);
+    for (let i = 0; i < 4; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
 });
 
 describe('--cors and --base-path', () => {
