@@ -44,7 +44,12 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   /** Listening workers, with the probes each has left unanswered since its last answer. */
   const unanswered = new Map<Worker, number>();
 
+  /** Workers that have started listening: only they have their control messages set up. */
+  const serving = new Set<Worker>();
+
   const fork = () => {
+    // A replacement whose delay ran out after a SIGTERM would serve on, told nothing.
+    if (stopping) return;
     const first = reporter === null && !ready;
     const worker = cluster.fork(first ? { [REPORTER_ENV]: '1' } : {});
     if (first) reporter = worker;
@@ -63,6 +68,9 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   cluster.on('listening', (worker, address) => {
     // The file changed between the compiles of two workers: they would serve different versions.
     if (startFailed) return giveUp(1, 'a worker process could not compile the application at start-up');
+    serving.add(worker);
+    // It started while the others stopped: it stops too.
+    if (stopping) return send(worker, { type: 'endpoint-service:shutdown' });
     // Probed from now on: its start-up compile, which holds its loop, is over.
     unanswered.set(worker, 0);
     listening++;
@@ -79,6 +87,7 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
     const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
     startedAt.delete(worker.id);
     unanswered.delete(worker);
+    serving.delete(worker);
     if (stopping) {
       if (workers().length === 0) {
         logger.log('info', 'shutdown complete');
@@ -156,7 +165,12 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
     stopWatching?.();
     clearInterval(probing);
     logger.log('info', 'shutting down', { reason: why, workers: workers().length, timeout: formatDuration(settings.shutdownTimeoutMs) });
-    for (const worker of workers()) send(worker, { type: 'endpoint-service:shutdown' });
+    // One still compiling would miss the message (it listens for none yet); it holds no
+    // connection, so a signal stops it, whatever its start-up has reached.
+    for (const worker of workers()) {
+      if (serving.has(worker)) send(worker, { type: 'endpoint-service:shutdown' });
+      else worker.process.kill('SIGTERM');
+    }
     if (workers().length === 0) process.exit(0);
     setTimeout(() => {
       logger.log('warn', 'workers did not exit in time; stopping them');

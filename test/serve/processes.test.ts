@@ -268,6 +268,23 @@ describe('--workers 2', () => {
     expect(await service.stop()).toEqual({ code: 0, signal: null });
   });
 
+  // A worker that died is replaced, after a delay when it died young; a SIGTERM meanwhile must
+  // stop the replacement too (not fork it afterwards), and one still compiling when it comes
+  // (it listens for no message yet) must be stopped rather than left running.
+  it('stops on SIGTERM while the replacement of a dead worker is still to start', { timeout: 25_000 }, async () => {
+    const service = await start(fixture('basic'), ['--workers', '2', '--shutdown-timeout', '60s']);
+    const requests = () => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty');
+    expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    const victim = (await service.waitForLog(() => requests().length >= 1), requests()[0]!.pid as number);
+    // A worker that lived 5 s is replaced at once (a younger one after a delay): its replacement
+    // is then still compiling, deaf to messages, when the SIGTERM below comes.
+    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    process.kill(victim, 'SIGKILL');
+    const died = await service.waitForLog((l) => l.msg === 'a worker process died; starting a new one' && l.pid === victim);
+    expect(died.restartInMs).toBe(0);
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
+
   // The probe counts unanswered probes, not time: a primary that was held itself (here
   // stopped for longer than the bound) finds its workers' answers waiting and replaces none.
   it('replaces no worker when the primary itself was held for longer than the bound', { timeout: 60_000 }, async () => {
