@@ -10,6 +10,7 @@ import type { ExitCode, Returning } from './action.js';
 import { formatDiagnosticsText, summaryLine } from './formatters/text.js';
 import type { Plan } from './plan/model.js';
 import { buildPlan } from './plan/simulate.js';
+import { NO_SOURCES } from '../runtime/sources.js';
 import { formatPlanDot } from './plan/format-dot.js';
 import { formatPlanJson } from './plan/format-json.js';
 import { formatPlanMermaid } from './plan/format-mermaid.js';
@@ -96,7 +97,7 @@ export function dryRun(file: string, options: DryRunOptions): ExitCode {
     for (const [name, value] of options.param) parameters.set(name, [...(parameters.get(name) ?? []), value]);
   }
 
-  const plan = buildPlan(application, { endpoints, parameters, env: process.env, kinds: TASK_KINDS });
+  const plan = buildPlan(application, { endpoints, parameters, sources: NO_SOURCES, env: process.env, kinds: TASK_KINDS });
   reportIgnored(plan, warn);
   if (options.format !== 'text') for (const endpoint of plan.endpoints) for (const note of endpoint.notes) warn(note);
 

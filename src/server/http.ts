@@ -14,6 +14,7 @@ import type { ParameterError } from '../runtime/parameters.js';
 import { ERROR_PAGE_HEADERS, errorPage, prefersHtml } from './error-page.js';
 import { RequestUploads } from '../upload.js';
 import { readBody, type BodyIntake } from './body.js';
+import { requestSources } from './request-sources.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
 import type { Guards, LimitExceeded } from '../runtime/guards.js';
 import type { Logger } from './log.js';
@@ -261,7 +262,7 @@ export class HttpService {
 
   private dispatch(request: IncomingMessage, response: TrackedResponse, application: LoadedApplication, endpoint: Endpoint, raw: ValueMap, requestId: string): void | Promise<void> {
     if (request.method === 'GET') {
-      const result = runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
+      const result = runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, null), uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
       if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
       return this.withTimeout(response, result.then((answer) => this.answer(response, answer, requestId)));
     }
@@ -286,7 +287,7 @@ export class HttpService {
     if (exceeded !== null) return this.tooManyRequests(exceeded, request, response, requestId);
     if (response.headersSent || response.destroyed) return;
     if (request.method === 'GET') {
-      const answer = await runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
+      const answer = await runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, null), uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
       return this.answer(response, answer, requestId);
     }
     return this.answerPost(request, response, application, endpoint, raw, requestId);
@@ -345,7 +346,7 @@ export class HttpService {
     const release = body.uploads.hold();
     let result: PipelineResult;
     try {
-      result = await runRequest(application, { endpoint, raw, uploads: body.uploads, info: this.requestInfo(request, requestId), span: response.span });
+      result = await runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, null), uploads: body.uploads, info: this.requestInfo(request, requestId), span: response.span });
     } finally {
       release();
     }

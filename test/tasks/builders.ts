@@ -94,6 +94,7 @@ export function endpoint(tasks: readonly Task[], name = 'test'): Endpoint {
     name,
     parameters: [],
     parametersByName: new Map(),
+    readsHeaders: false,
     separator: '||',
     tasksMode: 'wait',
     includeInHash: null,

@@ -8,6 +8,7 @@ import { prepareBeforeSideEffects } from '../../runtime/preparation.js';
 import { actionStatus, decideRequest, decideResponse, type ActionFailure, type Decision, type DecisionInput, type Proceed, type ResponseDecision } from '../../runtime/decision.js';
 import { ignoredParameters, parseEnvironment, type RawParameters, type RequestFacts } from '../../runtime/parameters.js';
 import { describeError } from '../../errors.js';
+import { NO_SOURCES, type RequestSources } from '../../runtime/sources.js';
 import type { TaskKinds } from '../../tasks/registry.js';
 import { evaluateCondition } from '../../template/condition.js';
 import { expandTemplate, MissingValueError, type ExpansionScope, type PlaceholderPart } from '../../template/expand.js';
@@ -28,8 +29,10 @@ export const SECRET_MASK = '***';
 export interface PlanOptions {
   /** Endpoints to plan, in the order to print them. */
   readonly endpoints: readonly Endpoint[];
-  /** The --param values; null: no simulated request. */
+  /** The --param values, and those of a --body by name; null: no simulated request. */
   readonly parameters: RawParameters | null;
+  /** --header and a JSON --body, for parameters declared with a source; absent: none. */
+  readonly sources?: RequestSources;
   /** What ${env:NAME} reads when a condition or a check needs the real value (never printed). */
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The kinds the application was compiled with. */
@@ -68,7 +71,7 @@ class EndpointPlanner {
     this.input =
       options.parameters === null
         ? null
-        : { application, endpoint, raw: options.parameters, info: SIMULATED_REQUEST, env: options.env, secretKeys: null };
+        : { application, endpoint, raw: options.parameters, sources: options.sources ?? NO_SOURCES, info: SIMULATED_REQUEST, env: options.env, secretKeys: null };
   }
 
   plan(): EndpointPlan {
