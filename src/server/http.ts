@@ -1,19 +1,21 @@
-// The node:http adapter: routes, limits, CORS, and writing a RuntimeResponse. Nothing here
-// knows about actions or tasks; the pipeline decides, this file only speaks HTTP.
+// The node:http adapter: routes a request, applies its limits and hands it to the pipeline.
+// CORS is in cors.ts, writing an answer in write-response.ts, reading a body in
+// body-admission.ts. Nothing here knows about actions or tasks; the pipeline decides, this
+// file only speaks HTTP.
 
 import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse, STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { pipeline } from 'node:stream';
 import type { Endpoint } from '../compiler/ast.js';
 import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
-import { discardResponse, type RuntimeResponse } from '../runtime/response.js';
+import { discardResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 import { describeError } from '../errors.js';
-import type { ParameterError } from '../runtime/parameters.js';
-import { ERROR_PAGE_HEADERS, errorPage, prefersHtml } from './error-page.js';
 import { RequestUploads } from '../upload.js';
-import { readBody, type BodyIntake } from './body.js';
+import { readBody } from './body-admission.js';
+import type { BodyIntake } from './body-intake.js';
+import { answerPreflight, crossOriginRefused, ENDPOINT_ALLOW, setCorsHeaders } from './cors.js';
+import { problemBody, writeBody, writeProblem, writeResponse } from './write-response.js';
 import { requestSources } from './request-sources.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
 import type { Guards, LimitExceeded } from '../runtime/guards.js';
@@ -37,7 +39,6 @@ export interface HttpServerState {
   readonly queue?: { readonly up: boolean } | null;
 }
 
-const ENDPOINT_ALLOW = 'GET, POST';
 /** /_health and /_metrics. Endpoints have no HEAD: it would run their tasks. */
 const PROBE_ALLOW = 'GET, HEAD';
 /** How long, and how much, of a refused body is discarded before the connection is cut. */
@@ -215,33 +216,13 @@ export class HttpService {
 
     const cors = this.settings.cors;
     const origin = request.headers.origin;
-    const originAllowed = cors !== null && origin !== undefined && (cors === '*' || cors.has(origin));
-    // With a list of origins the answer depends on Origin, matching or not: caches must know.
-    if (cors !== null && cors !== '*') response.setHeader('vary', 'Origin');
-    if (originAllowed) {
-      response.setHeader('access-control-allow-origin', cors === '*' ? '*' : origin);
-      response.setHeader('access-control-expose-headers', 'x-request-id');
-    }
+    const originAllowed = setCorsHeaders(cors, origin, response);
 
     if (endpoint === undefined && path.startsWith(this.altchaPrefix)) return this.answerAltcha(response, application, path.slice(this.altchaPrefix.length), method);
     if (endpoint === undefined) return writeProblem(response, 404, `there is no endpoint at ${truncatePath(path)}`, requestId);
-    if (method === 'OPTIONS' && cors !== null) {
-      if (!originAllowed) {
-        return writeProblem(response, 403, origin === undefined ? 'a CORS preflight needs an Origin header' : `origin ${origin} is not allowed`, requestId);
-      }
-      response.setHeader('access-control-allow-methods', ENDPOINT_ALLOW);
-      const requested = request.headers['access-control-request-headers'];
-      if (requested !== undefined) response.setHeader('access-control-allow-headers', requested);
-      response.setHeader('access-control-max-age', '600');
-      response.statusCode = 204;
-      response.end();
-      return;
-    }
+    if (method === 'OPTIONS' && cors !== null) return answerPreflight(request, response, originAllowed, requestId);
     if (method !== 'GET' && method !== 'POST') return methodNotAllowed(response, ENDPOINT_ALLOW);
-    // A browser sends a cross-origin form post or simple fetch() without asking first, and only
-    // hides the answer from the page: the tasks would still run. So with --cors, a request from
-    // a page of another origin is refused before anything runs (docs/behaviour.md, "Origins").
-    if (cors !== null && origin !== undefined && !originAllowed && !sameOrigin(origin, request.headers.host)) {
+    if (crossOriginRefused(cors, origin, originAllowed, request.headers.host)) {
       return this.refuse(request, response, 403, `origin ${truncatePath(origin)} is not allowed`, requestId);
     }
 
@@ -257,16 +238,24 @@ export class HttpService {
       if (exceeded instanceof Promise) return this.withTimeout(response, exceeded.then((e) => this.afterLimit(e, request, response, application, endpoint, raw, requestId)));
       if (exceeded !== null) return this.tooManyRequests(exceeded, request, response, requestId);
     }
-    return this.dispatch(request, response, application, endpoint, raw, requestId);
+    return this.dispatch(request, response, application, endpoint, raw, requestId, false);
   }
 
-  private dispatch(request: IncomingMessage, response: TrackedResponse, application: LoadedApplication, endpoint: Endpoint, raw: ValueMap, requestId: string): void | Promise<void> {
+  /**
+   * A GET or POST of an endpoint, past its checks: straight from `route`, or after its rate
+   * limits were counted elsewhere (`timed`: already within withTimeout). A GET answered
+   * without I/O is written synchronously, without a promise.
+   */
+  private dispatch(request: IncomingMessage, response: TrackedResponse, application: LoadedApplication, endpoint: Endpoint, raw: ValueMap, requestId: string, timed: boolean): void | Promise<void> {
+    let work: Promise<void>;
     if (request.method === 'GET') {
       const result = runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, null), uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
       if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
-      return this.withTimeout(response, result.then((answer) => this.answer(response, answer, requestId)));
+      work = result.then((answer) => this.answer(response, answer, requestId));
+    } else {
+      work = this.answerPost(request, response, application, endpoint, raw, requestId);
     }
-    return this.withTimeout(response, this.answerPost(request, response, application, endpoint, raw, requestId));
+    return timed ? work : this.withTimeout(response, work);
   }
 
   private tooManyRequests(exceeded: LimitExceeded, request: IncomingMessage, response: TrackedResponse, requestId: string): void {
@@ -275,7 +264,7 @@ export class HttpService {
   }
 
   /** The rest of a request whose limits were counted elsewhere (workers, Redis); within withTimeout already. */
-  private async afterLimit(
+  private afterLimit(
     exceeded: LimitExceeded | null,
     request: IncomingMessage,
     response: TrackedResponse,
@@ -283,16 +272,11 @@ export class HttpService {
     endpoint: Endpoint,
     raw: ValueMap,
     requestId: string,
-  ): Promise<void> {
+  ): void | Promise<void> {
     if (exceeded !== null) return this.tooManyRequests(exceeded, request, response, requestId);
     if (response.headersSent || response.destroyed) return;
-    if (request.method === 'GET') {
-      const answer = await runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, null), uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
-      return this.answer(response, answer, requestId);
-    }
-    return this.answerPost(request, response, application, endpoint, raw, requestId);
+    return this.dispatch(request, response, application, endpoint, raw, requestId, true);
   }
-
 
   /** `<base-path>/_altcha/<endpoint>`: a challenge for an endpoint with <captcha provider="altcha"> (never an endpoint name: they start with a letter or digit). */
   private get altchaPrefix(): string {
@@ -436,90 +420,6 @@ function methodNotAllowed(response: TrackedResponse, allow: string): void {
   writeProblem(response, 405, `the method must be ${allow.replace(', ', ' or ')}`, response.requestId);
 }
 
-/** A page of the service's own host posting to it is not cross-origin, whatever --cors lists. */
-function sameOrigin(origin: string, host: string | undefined): boolean {
-  if (host === undefined || origin === 'null') return false;
-  try {
-    return new URL(origin).host === host.toLowerCase();
-  } catch {
-    return false;
-  }
-}
-
 function truncatePath(path: string): string {
   return path.length > 100 ? `${path.slice(0, 97)}...` : path;
 }
-
-export function problemBody(status: number, detail: string, requestId: string, errors?: readonly ParameterError[]): string {
-  const body = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, requestId };
-  return JSON.stringify(errors === undefined ? body : { ...body, errors });
-}
-
-/** problem+json, or for a browser's navigation the same as a page (server/error-page.ts). */
-function writeProblem(response: ServerResponse, status: number, detail: string, requestId: string, errors?: readonly ParameterError[]): void {
-  if (prefersHtml(response.req)) {
-    for (const [name, value] of Object.entries(ERROR_PAGE_HEADERS)) response.setHeader(name, value);
-    writeBody(response, status, 'text/html; charset=utf-8', errorPage(status, detail, requestId, errors));
-    return;
-  }
-  writeBody(response, status, 'application/problem+json', problemBody(status, detail, requestId, errors));
-}
-
-function writeBody(response: ServerResponse, status: number, contentType: string, body: string): void {
-  response.statusCode = status;
-  response.setHeader('content-type', contentType);
-  response.setHeader('content-length', Buffer.byteLength(body));
-  response.end(body);
-}
-
-function writeResponse(response: ServerResponse, answer: RuntimeResponse, requestId: string): Promise<void> | void {
-  switch (answer.kind) {
-    case 'empty':
-      response.statusCode = answer.status;
-      response.setHeader('content-length', 0);
-      response.end();
-      return;
-    case 'redirect':
-      response.statusCode = answer.status;
-      response.setHeader('location', answer.location);
-      response.setHeader('content-length', 0);
-      response.end();
-      return;
-    case 'body':
-      writeBody(response, answer.status, answer.contentType, answer.body);
-      return;
-    case 'problem':
-      if (answer.headers !== undefined) for (const name in answer.headers) response.setHeader(name, answer.headers[name]!);
-      writeProblem(response, answer.status, answer.detail, requestId, answer.errors);
-      return;
-    case 'file': {
-      response.statusCode = answer.status;
-      response.setHeader('content-type', answer.contentType);
-      response.setHeader('content-length', answer.size);
-      if (answer.downloadFilename !== null) response.setHeader('content-disposition', `attachment; filename="${answer.downloadFilename}"`);
-      if (answer.size === 0) {
-        answer.file.close().catch(() => {});
-        response.end();
-        return;
-      }
-      // Read exactly the announced bytes: the stream then ends in the same tick as its last
-      // chunk, so the response is ended along with its last byte. Without `end`, the end of
-      // the file is found by one more read, and a client that already has every byte of the
-      // Content-Length may close before it: the response was then closed unended, and logged
-      // aborted although it was delivered.
-      return stream(answer.file.createReadStream({ start: 0, end: answer.size - 1 }), response);
-    }
-    case 'stream':
-      response.statusCode = answer.status;
-      response.setHeader('content-type', answer.contentType);
-      if (answer.downloadFilename !== null) response.setHeader('content-disposition', `attachment; filename="${answer.downloadFilename}"`);
-      return stream(answer.stream, response);
-  }
-}
-
-function stream(source: NodeJS.ReadableStream, response: ServerResponse): Promise<void> {
-  // A source that breaks off mid-body leaves the client a truncated answer: the connection
-  // is cut so the client sees the failure instead of a short body.
-  return new Promise((resolve) => pipeline(source, response, () => resolve()));
-}
-

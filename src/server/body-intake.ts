@@ -1,0 +1,31 @@
+// What reading a request body needs and answers, shared by its readers (body-admission.ts,
+// body-whole.ts, body-multipart.ts): the process's limits, budget and temporary folder, and the
+// refusals a body can get (docs/behaviour.md, "Request bodies and uploads").
+
+import type { RequestUploads } from '../upload.js';
+import { BODY_RETRY_AFTER_S, type BodyBudget } from './body-budget.js';
+import type { UploadSpool } from './spool.js';
+
+/** What reading bodies needs of the process: its limits, its budget and its temporary folder. */
+export interface BodyIntake {
+  readonly maxBytes: number;
+  readonly budget: BodyBudget;
+  readonly spool: UploadSpool;
+}
+
+export type BodyResult =
+  | { readonly ok: true; readonly uploads: RequestUploads }
+  | { readonly ok: false; readonly status: number; readonly detail: string; readonly retryAfterSeconds?: number };
+
+export type Refusal = Extract<BodyResult, { ok: false }>;
+
+export function tooLarge(max: number): Refusal {
+  return { ok: false, status: 413, detail: `the request body is larger than the limit of ${max} bytes` };
+}
+
+export function noRoom(budget: BodyBudget): Refusal {
+  budget.countRefusal();
+  return { ok: false, status: 503, detail: 'the service is receiving too many request bodies at the moment; try again shortly', retryAfterSeconds: BODY_RETRY_AFTER_S };
+}
+
+export const INCOMPLETE: Refusal = { ok: false, status: 400, detail: 'the request body was not received completely' };
