@@ -32,13 +32,14 @@ export function addSelected(value: unknown, out: string[]): void {
   out.push(JSON.stringify(value));
 }
 
-/** The values a top-level member binds by name; null when it does not bind (null, an object, an array holding either). */
+/** The values a top-level member binds by name (null items of an array left out, as by a JSONPath); null when it does not bind (null, an object, an array holding an object or array). */
 export function namedValues(value: unknown): string[] | null {
   const text = scalarText(value);
   if (text !== null) return [text];
   if (!Array.isArray(value)) return null;
   const values: string[] = [];
   for (const item of value) {
+    if (item === null) continue;
     const t = scalarText(item);
     if (t === null) return null;
     values.push(t);

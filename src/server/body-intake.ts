@@ -3,6 +3,7 @@
 // refusals a body can get (docs/behaviour.md, "Request bodies and uploads").
 
 import type { RequestUploads } from '../upload.js';
+import type { JsonBody } from '../runtime/sources.js';
 import { BODY_RETRY_AFTER_S, type BodyBudget } from './body-budget.js';
 import type { UploadSpool } from './spool.js';
 
@@ -14,7 +15,8 @@ export interface BodyIntake {
 }
 
 export type BodyResult =
-  | { readonly ok: true; readonly uploads: RequestUploads }
+  /** `json`: a JSON body's parsed document, for parameters that read it with a JSONPath. */
+  | { readonly ok: true; readonly uploads: RequestUploads; readonly json?: JsonBody }
   | { readonly ok: false; readonly status: number; readonly detail: string; readonly retryAfterSeconds?: number };
 
 export type Refusal = Extract<BodyResult, { ok: false }>;

@@ -330,7 +330,7 @@ export class HttpService {
     const release = body.uploads.hold();
     let result: PipelineResult;
     try {
-      result = await runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, null), uploads: body.uploads, info: this.requestInfo(request, requestId), span: response.span });
+      result = await runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, body.json ?? null), uploads: body.uploads, info: this.requestInfo(request, requestId), span: response.span });
     } finally {
       release();
     }
