@@ -25,7 +25,7 @@ export function locateJsonError(text: string): JsonSyntaxError | null {
   const skip = () => {
     while (i < text.length && WHITESPACE.has(text[i]!)) i++;
   };
-  const found = () => (i >= text.length ? 'the end of the body' : `"${text[i]}"`);
+  const found = () => (i >= text.length ? 'the end of the body' : `'${text[i]}'`);
   /** A string at i; the error, or null with i after it. */
   const string = (): JsonSyntaxError | null => {
     const start = i++;
@@ -40,7 +40,7 @@ export function locateJsonError(text: string): JsonSyntaxError | null {
           if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return at(i, 'a \\u escape needs four hexadecimal digits');
           i += 6;
         } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
-        else return at(i, `"\\${e ?? ''}" is not an escape JSON knows`);
+        else return at(i, `'\\${e ?? ''}' is not an escape JSON knows`);
       } else i++;
     }
   };
@@ -99,7 +99,7 @@ export function locateJsonError(text: string): JsonSyntaxError | null {
         top.expect = 'colon';
       }
     } else if (top.expect === 'colon') {
-      if (text[i] !== ':') return at(i, `expected ":" after the member name, found ${found()}`);
+      if (text[i] !== ':') return at(i, `expected ':' after the member name, found ${found()}`);
       i++;
       top.expect = 'value';
     } else {
@@ -114,7 +114,7 @@ export function locateJsonError(text: string): JsonSyntaxError | null {
           skip();
           return i < text.length ? at(i, `unexpected ${found()} after the JSON value`) : null;
         }
-      } else return at(i, `expected "," or "${close}", found ${found()}`);
+      } else return at(i, `expected ',' or '${close}', found ${found()}`);
     }
     skip();
   }

@@ -191,13 +191,13 @@ describe('any JSON body', () => {
   it('refuses malformed JSON with a 400 that says where: line and column', async () => {
     const response = await post('flat', '{\n  "a": "x",\n  "b": }\n');
     expect(response.status).toBe(400);
-    expect((await problem(response)).detail).toBe('malformed JSON body at line 3, column 8: expected a value, found "}"');
+    expect((await problem(response)).detail).toBe("malformed JSON body at line 3, column 8: expected a value, found '}'");
   });
 
   it('locates an unclosed body at its end', async () => {
     const response = await post('flat', '{"a": "x",\n "b": [1, 2');
     expect(response.status).toBe(400);
-    expect((await problem(response)).detail).toBe('malformed JSON body at line 2, column 12: expected "," or "]", found the end of the body');
+    expect((await problem(response)).detail).toBe("malformed JSON body at line 2, column 12: expected ',' or ']', found the end of the body");
   });
 });
 
