@@ -4,7 +4,8 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
-import { fixture, startServe, type RunningService } from '../helpers/serve.js';
+import { fileURLToPath } from 'node:url';
+import { fixture, runServeToExit, startServe, type RunningService } from '../helpers/serve.js';
 
 interface GitHubExample {
   readonly action: string;
@@ -224,5 +225,15 @@ describe('headers', () => {
   it('reads a header on a GET, in any case, and not a query parameter of the same name', async () => {
     const response = await fetch(`${service.url}/tags?tags=query&source=query`, { headers: { 'x-TAG': 'one', 'X-Source': 'crm' } });
     expect(await response.text()).toBe('tags=one;source=crm');
+  });
+});
+
+describe('a parameter source that does not compile', () => {
+  it.each(['invalid-jsonpath--parameter', 'conflicting-parameter-source', 'invalid-header-name'])('keeps serve from starting, located at the attribute: %s', async (name) => {
+    const file = fileURLToPath(new URL(`../../fixtures/invalid/${name}/endpoints.xml`, import.meta.url));
+    const exit = await runServeToExit(file, ['--port', '0']);
+    expect(exit.code).toBe(1);
+    expect(exit.stdout).not.toContain('listening');
+    expect(exit.stderr).toMatch(new RegExp(`endpoints\\.xml:\\d+:\\d+\\s+error\\s+${name.replace(/--.*$/, '')}`));
   });
 });
