@@ -36,16 +36,14 @@ export function sourcedValues(declaration: ParameterDeclaration, sources: Reques
       return sources.headers[source.header];
     case 'jsonpath': {
       if (sources.json === null) return undefined;
-      let nodes: readonly unknown[];
+      const values: string[] = [];
       try {
-        nodes = source.query.select(sources.json.document);
+        for (const node of source.query.select(sources.json.document)) addSelected(node, values);
       } catch {
-        // A descendant segment ("..") walks a bounded depth; a deeper body is the sender's doing.
+        // A descendant segment ("..") walks a bounded depth, and an object's JSON text is written
+        // recursively: a body nested deeper than either goes is the sender's doing, a 400.
         return { problem: `cannot be read with ${source.path}: the JSON body is nested too deeply` };
       }
-      if (nodes.length === 0) return undefined;
-      const values: string[] = [];
-      for (const node of nodes) addSelected(node, values);
       return values.length === 0 ? undefined : values;
     }
   }

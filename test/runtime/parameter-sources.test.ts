@@ -64,6 +64,11 @@ describe('values selected by a JSONPath', () => {
     for (let i = 0; i < 200; i++) deep = { x: deep };
     expect(select('$..a', deep)).toEqual({ problem: 'cannot be read with $..a: the JSON body is nested too deeply' });
   });
+
+  it('refuses, as a problem of the parameter, an object too deep to write as JSON text', () => {
+    const deep = JSON.parse(`{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`) as unknown;
+    expect(select('$.a', deep)).toEqual({ problem: 'cannot be read with $.a: the JSON body is nested too deeply' });
+  });
 });
 
 describe('values of a header', () => {

@@ -70,6 +70,16 @@ describe('GitHub', () => {
   });
 });
 
+describe('a body too deep to read', () => {
+  it('is a 400 for the parameter that reads it, and the service goes on', async () => {
+    const deep = `{"action":"opened","repository":{"full_name":"a/b"},"issue":{"number":1,"milestone":{"title":"m"},"title":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`;
+    const response = await post('github', deep, { 'X-GitHub-Event': 'issues' });
+    expect(response.status).toBe(400);
+    expect((await problem(response)).errors).toEqual([{ parameter: 'title', detail: 'parameter "title" cannot be read with $.issue.title: the JSON body is nested too deeply' }]);
+    expect((await post('flat', '{"a":"still"}')).status).toBe(200);
+  });
+});
+
 describe('SendGrid', () => {
   // As SendGrid's Event Webhook posts them: one array of events.
   const events = [
