@@ -203,6 +203,8 @@ export interface Endpoint {
   readonly parametersByName: ReadonlyMap<string, ParameterDeclaration>;
   /** A parameter reads a request header: only then does the server hand the headers over. */
   readonly readsHeaders: boolean;
+  /** A parameter reads the JSON body with a JSONPath: only then is the parsed body kept for the request. */
+  readonly readsJsonPaths: boolean;
   readonly separator: string;
   readonly tasksMode: TasksMode;
   /** Parameter names, in order; null when the endpoint has no <include-in-hash>. */

@@ -296,6 +296,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     parameters: [...parameters.values()],
     parametersByName: parameters,
     readsHeaders: [...parameters.values()].some((p) => p.source.kind === 'header'),
+    readsJsonPaths: [...parameters.values()].some((p) => p.source.kind === 'jsonpath'),
     separator,
     tasksMode,
     includeInHash,

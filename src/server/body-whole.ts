@@ -1,5 +1,6 @@
 // A form (application/x-www-form-urlencoded) or JSON body: collected whole, then parsed into
-// the request's parameters (a JSON body by runtime/json-body.ts, which dry-run --body uses too). Its memory stays charged until the request's uploads are released.
+// the request's parameters (a JSON body by runtime/json-body.ts, which dry-run --body uses
+// too). Its memory stays charged until the request's uploads are released.
 
 import type { IncomingMessage } from 'node:http';
 import { RequestUploads } from '../upload.js';

@@ -95,6 +95,7 @@ export function endpoint(tasks: readonly Task[], name = 'test'): Endpoint {
     parameters: [],
     parametersByName: new Map(),
     readsHeaders: false,
+    readsJsonPaths: false,
     separator: '||',
     tasksMode: 'wait',
     includeInHash: null,
