@@ -98,6 +98,14 @@ describe('--body and --header', () => {
     expect(run.stderr).toContain(message);
   });
 
+  it('says that a --param does not reach a parameter read from a header or the body', async () => {
+    const run = await github('--body', 'issues.json', '--param', 'event=issues', '--param', 'title=mine', '--format', 'json');
+    expect(run.stderr).toContain('warning: --param event is not used: "event" is read from the header x-github-event (give --header)');
+    expect(run.stderr).toContain('warning: --param title is not used: "title" is read from the JSON body with $.issue.title (give --body)');
+    const text = await github('--param', 'event=issues');
+    expect(text.stdout).toContain('note: --param event is not used');
+  });
+
   it('shows no bound parameters for a simulation with --param only: that plan keeps its shape', async () => {
     const run = await github('--param', 'event=issues', '--param', 'action=opened', '--format', 'json');
     expect(JSON.parse(run.stdout).endpoints[0]).not.toHaveProperty('parameters');

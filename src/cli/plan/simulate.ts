@@ -115,6 +115,14 @@ class EndpointPlanner {
     // The honeypot and CAPTCHA fields are read without being declared: not ignored.
     const guardFields = [endpoint.protections?.honeypot, endpoint.protections?.captcha?.parameter];
     const ignored = ignoredParameters(endpoint, this.options.delivery?.given ?? this.input.raw).filter((name) => !guardFields.includes(name)).map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
+    // A --param named like a parameter with another source reaches it no more than a query
+    // parameter would reach it in serve: said, so the plan is not read as using it.
+    for (const name of (this.options.delivery?.given ?? this.input.raw).keys()) {
+      const source = endpoint.parametersByName.get(name)?.source;
+      if (source === undefined || source.kind === 'name') continue;
+      const from = source.kind === 'header' ? `the header ${source.header} (give --header)` : `the JSON body with ${source.path} (give --body)`;
+      this.notes.push(`--param ${name} is not used: "${name}" is read from ${from}`);
+    }
     const decision = decideRequest(this.input);
     // The checks serve makes before preparation (runtime/pipeline.ts, guarded): a filled
     // honeypot answers as the success without tasks, a missing CAPTCHA token is a 403.
