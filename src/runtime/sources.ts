@@ -33,7 +33,8 @@ export function sourcedValues(declaration: ParameterDeclaration, sources: Reques
     case 'name':
       return undefined;
     case 'header':
-      return sources.headers[source.header];
+      // Own members only: "constructor" and "__proto__" are header names too.
+      return Object.hasOwn(sources.headers, source.header) ? sources.headers[source.header] : undefined;
     case 'jsonpath': {
       if (sources.json === null) return undefined;
       const values: string[] = [];

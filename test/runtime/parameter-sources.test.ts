@@ -77,6 +77,13 @@ describe('values of a header', () => {
     expect(sourcedValues(declared({ kind: 'header', header: 'x-tag' }), sources)).toEqual(['a', 'b']);
     expect(sourcedValues(declared({ kind: 'header', header: 'x-other' }), sources)).toBeUndefined();
   });
+
+  it('reads only headers that were sent, whatever their name', () => {
+    for (const header of ['constructor', '__proto__', 'tostring', 'hasOwnProperty']) {
+      expect(sourcedValues(declared({ kind: 'header', header }), NO_SOURCES)).toBeUndefined();
+      expect(sourcedValues(declared({ kind: 'header', header }), { headers: {}, json: null })).toBeUndefined();
+    }
+  });
 });
 
 describe('compiling a JSONPath', () => {
