@@ -6,6 +6,7 @@ import type { Position } from '../position.js';
 import type { Condition, NamedTemplate, Template } from '../template/types.js';
 import type { AuthorRegex } from './regex.js';
 import type { TaskGraph } from './task-graph.js';
+import type { JsonPathQuery } from './json-path.js';
 
 // ---------------------------------------------------------------------------------------
 // Parameters
@@ -21,8 +22,18 @@ export interface ParameterRules {
   readonly format: ParameterFormat | null;
 }
 
+/** Where a request's values for a parameter come from (docs/language.md, "<parameter>"). */
+export type ParameterSource =
+  /** By its name: the query string, a form, multipart, or a top-level member of a JSON body. */
+  | { readonly kind: 'name' }
+  /** What an RFC 9535 JSONPath selects in a JSON body; compiled with the file. */
+  | { readonly kind: 'jsonpath'; readonly path: string; readonly query: JsonPathQuery }
+  /** A request header; `header` is lower-case, as node:http gives header names. */
+  | { readonly kind: 'header'; readonly header: string };
+
 export interface ParameterDeclaration {
   readonly name: string;
+  readonly source: ParameterSource;
   /** A literal; with it the parameter is optional. Without it, a blank value counts as missing. */
   readonly defaultValue: string | null;
   /** null: no rule, any value. */
@@ -199,6 +210,10 @@ export interface Endpoint {
   /** Declared parameters in scope, inherited from folders, lower declarations winning. */
   readonly parameters: readonly ParameterDeclaration[];
   readonly parametersByName: ReadonlyMap<string, ParameterDeclaration>;
+  /** A parameter reads a request header: only then does the server hand the headers over. */
+  readonly readsHeaders: boolean;
+  /** A parameter reads the JSON body with a JSONPath: only then is the parsed body kept for the request. */
+  readonly readsJsonPaths: boolean;
   readonly separator: string;
   readonly tasksMode: TasksMode;
   /** Parameter names, in order; null when the endpoint has no <include-in-hash>. */

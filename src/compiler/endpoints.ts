@@ -2,6 +2,7 @@
 // the checks that tie them together (references, intermediate values, cycles).
 
 import { HASH_JOINS, type Endpoint, type HashJoin, type ParameterDeclaration, type ParameterFormat, type ParameterRules, type SuccessResponse, type Task } from './ast.js';
+import { BY_NAME, parameterSource } from './parameter-sources.js';
 import { PARAMETER_FORMATS, ruleViolation } from './parameter-rules.js';
 import { SYSTEM_PARAMETERS } from '../template/types.js';
 import { type Position } from '../position.js';
@@ -83,13 +84,15 @@ function declareParameters(
     const def = r.attr('default-value');
     if (def?.value.includes('${')) ctx.diagnostics.report('placeholder-not-allowed', def.position, 'default-value (it is a literal)');
     if (SYSTEM.has(name.value)) ctx.diagnostics.report('parameter-shadows-system', name.position, name.value);
+    // A bad source is reported; read by name meanwhile, so its uses are not reported as well.
+    const source = parameterSource(ctx, r) ?? BY_NAME;
     const rules = compileRules(ctx, r);
     if (rules === undefined) continue;
     if (rules !== null && def !== undefined && def.value !== '') {
       const violation = ruleViolation(rules, def.value);
       if (violation !== null) ctx.diagnostics.report('invalid-default-value', def.position, name.value, violation);
     }
-    const declaration: ParameterDeclaration = { name: name.value, defaultValue: def?.value ?? null, rules, position: el.position };
+    const declaration: ParameterDeclaration = { name: name.value, source, defaultValue: def?.value ?? null, rules, position: el.position };
     here.set(name.value, declaration);
     // Re-inserting moves an overridden parameter to its new place in declaration order.
     merged.delete(name.value);
@@ -98,7 +101,7 @@ function declareParameters(
   return merged;
 }
 
-const PARAMETER_SHAPE = { attributes: ['name', 'default-value', 'pattern', 'max-length', 'format'], children: [] };
+const PARAMETER_SHAPE = { attributes: ['name', 'jsonpath', 'header', 'default-value', 'pattern', 'max-length', 'format'], children: [] };
 
 /** The input rules of a <parameter>: null when it has none, undefined after reporting a bad one. */
 function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | null | undefined {
@@ -292,6 +295,8 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     name: nameAttr.value,
     parameters: [...parameters.values()],
     parametersByName: parameters,
+    readsHeaders: [...parameters.values()].some((p) => p.source.kind === 'header'),
+    readsJsonPaths: [...parameters.values()].some((p) => p.source.kind === 'jsonpath'),
     separator,
     tasksMode,
     includeInHash,

@@ -211,7 +211,7 @@ export class QueueConsumer {
         throw await permanent('config-changed', `config-changed: finished task "${finishedGone[0]![0]}" is no longer in the endpoint "${data.endpoint}"`);
       }
       // New defaults and rules apply; a parameter that became required and was not sent fails the job.
-      const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])));
+      const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])), null);
       if (!bound.ok) throw await permanent('config-changed', `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
       parameters = bound.parameters;
     }

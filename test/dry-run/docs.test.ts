@@ -1,5 +1,8 @@
 // docs/dry-run.md and the README show real output: it must stay what the command prints.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { dryRun, SECRETS, SHOP } from './run.js';
@@ -20,6 +23,20 @@ describe('docs/dry-run.md', () => {
     const run = await dryRun([SHOP, '--endpoint', 'signup', '--param', 'email=ann@example.com', '--param', 'newsletter=yes', '--param', 'name=Ann'], { ...SECRETS });
     const shown = blocks('text')[1]!.split('\n').slice(2).join('\n');
     expect(shown).toBe(run.stdout);
+  });
+
+  it('shows the simulated webhook the command prints', async () => {
+    const examples = createRequire(import.meta.url)('@octokit/webhooks-examples') as { name: string; examples: Record<string, unknown>[] }[];
+    const delivery = examples.find((e) => e.name === 'issues')!.examples.find((e) => e.action === 'opened')!;
+    const dir = mkdtempSync(join(tmpdir(), 'dry-run-docs-'));
+    try {
+      writeFileSync(join(dir, 'issues.json'), JSON.stringify(delivery, null, 2) + '\n');
+      const webhooks = fileURLToPath(new URL('../../fixtures/dry-run/webhooks/endpoints.xml', import.meta.url));
+      const run = await dryRun([webhooks, '--endpoint', 'github', '--body', 'issues.json', '--header', 'X-GitHub-Event: issues'], {}, dir);
+      expect(blocks('text')[2]!.split('\n').slice(2).join('\n')).toBe(run.stdout);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('shows the graph the command prints', async () => {

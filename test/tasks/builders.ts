@@ -102,6 +102,8 @@ export function endpoint(tasks: readonly Task[], name = 'test'): Endpoint {
     name,
     parameters: [],
     parametersByName: new Map(),
+    readsHeaders: false,
+    readsJsonPaths: false,
     separator: '||',
     tasksMode: 'wait',
     includeInHash: null,
