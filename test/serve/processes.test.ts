@@ -305,6 +305,47 @@ describe('--workers 2', () => {
   });
 });
 
+// A bug that throws outside any request's promise leaves the process in a state Node calls
+// undefined: it drains what runs, exits 70, and is replaced (--workers N) or restarted by its
+// supervisor (one process). The fault is injected from outside the product's code.
+describe('after an uncaught exception', () => {
+  const THROWER = { NODE_OPTIONS: `--import ${new URL('../helpers/throw-on-sigusr2.mjs', import.meta.url).href}` };
+
+  it('one process finishes the request in flight, then exits 70', async () => {
+    const peer = await HttpPeer.start();
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    peer.route('/slow', { status: 200, headers: { 'content-type': 'text/plain' }, body: 'finally', hold: () => released });
+    try {
+      const service = await start(fixture('basic'), ['--workers', '1'], THROWER);
+      const inFlight = getOnce(`${service.url}/proxy?upstream=${encodeURIComponent(peer.url('/slow'))}`);
+      await peer.waitForRequests(1, '/slow');
+      service.child.kill('SIGUSR2');
+      const logged = await service.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('uncaught exception'));
+      expect(String(logged.error)).toContain('injected fault');
+      await expect(getOnce(`${service.url}/empty`)).rejects.toThrow();
+      release();
+      expect(await inFlight).toEqual({ status: 200, body: 'finally' });
+      expect(await service.exited).toEqual({ code: 70, signal: null });
+    } finally {
+      release();
+      await peer.close();
+    }
+  });
+
+  it('with --workers 2, the worker that threw is replaced and the service goes on', async () => {
+    const service = await start(fixture('basic'), ['--workers', '2'], THROWER);
+    const requests = () => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty');
+    expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    const victim = (await service.waitForLog(() => requests().length >= 1), requests()[0]!.pid as number);
+    process.kill(victim, 'SIGUSR2');
+    const died = await service.waitForLog((l) => l.msg === 'a worker process died; starting a new one' && l.pid === victim);
+    expect(died.exitCode).toBe(70);
+    for (let i = 0; i < 4; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
+});
+
 describe('--cors and --base-path', () => {
   it('serves endpoints below the base path, health and metrics at the root', async () => {
     const service = await start(fixture('basic'), ['--base-path', '/app/']);
