@@ -119,7 +119,10 @@ export function runWorker(
     },
     deadlineMs: settings.shutdownTimeoutMs + HAND_BACK_MS,
     end: (outcome) =>
-      logger.log(outcome === 'done' ? 'info' : 'warn', outcome === 'done' ? 'shutdown complete' : 'shutdown timeout reached; exiting with jobs still running (they are resumed after their lock expires)'),
+      logger.log(
+        outcome === 'done' ? 'info' : 'warn',
+        outcome === 'done' ? 'shutdown complete' : 'shutdown timeout reached; exiting with jobs still running (they are resumed after their lock expires)',
+      ),
   });
 
   server.on('error', (error: NodeJS.ErrnoException) => {
