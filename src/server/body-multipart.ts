@@ -172,6 +172,10 @@ export function readMultipart(
       else list.push(value);
     });
     parser.on('file', (fieldName, stream, info) => {
+      // A body cut off mid-file (the client gone, a limit crossed) makes busboy fail the part's
+      // stream as it is destroyed; the request is refused by finish() already, and an 'error'
+      // nobody listens to would be an uncaught exception that stops the process.
+      stream.on('error', () => {});
       if (!keepUploads) {
         // No task of the endpoint reads uploads: the bytes leave memory as they arrive.
         let size = 0;
