@@ -47,6 +47,7 @@ const NO_UPLOADS = RequestUploads.NONE;
 /** A key is ${env:...} only: it reads no system value. */
 const NO_SYSTEM_VALUES = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
 const HEALTHY = '{"status":"ok"}';
+const BAD_VERSION = 'the HTTP version must be HTTP/1.0 or HTTP/1.1';
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
 const SAFE_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
@@ -186,6 +187,12 @@ export class HttpService {
     // value as HTML or script.
     response.setHeader('x-content-type-options', 'nosniff');
     if (this.state.shuttingDown) response.setHeader('connection', 'close');
+    // llhttp refuses most unknown versions itself (clientError), but passes HTTP/2.0, HTTP/0.9
+    // and a request line without a version (read as 0.9) on as requests.
+    if (!spokenVersion(request)) {
+      response.setHeader('connection', 'close');
+      return writeProblem(response, 400, BAD_VERSION, requestId);
+    }
 
     const url = request.url ?? '/';
     const question = url.indexOf('?');
@@ -392,7 +399,8 @@ export class HttpService {
     }
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
     const requestId = randomUUID();
-    const body = problemBody(status, status === 431 ? 'the request headers are too large' : 'the request is not valid HTTP', requestId);
+    const detail = status === 431 ? 'the request headers are too large' : error.code === 'HPE_INVALID_VERSION' ? BAD_VERSION : 'the request is not valid HTTP';
+    const body = problemBody(status, detail, requestId);
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/problem+json\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
@@ -414,6 +422,11 @@ function endServerSpan(response: TrackedResponse): void {
   if (!response.writableFinished) span.setAttribute(ATTR.aborted, true);
   if (statusCode >= 500) span.setError(String(statusCode));
   span.end();
+}
+
+/** HTTP/1.0 and HTTP/1.1, the versions this server speaks; any other request is a 400 (SECURITY.md). */
+function spokenVersion(request: IncomingMessage): boolean {
+  return request.httpVersionMajor === 1 && (request.httpVersionMinor === 0 || request.httpVersionMinor === 1);
 }
 
 function methodNotAllowed(response: TrackedResponse, allow: string): void {
