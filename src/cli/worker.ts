@@ -88,7 +88,8 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
   const logger = createLogger(flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'), useColor(process.stderr));
 
   const compile = (print: boolean): Application | null | 'unreadable' => {
-    const result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: smtpUrl !== undefined });
+    // A queued run carries the ${base-url} serve bound for its request: nothing to warn about here.
+    const result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: smtpUrl !== undefined, publicUrlGiven: true });
     if (result.unreadable !== null) {
       if (print) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
       return 'unreadable';

@@ -17,6 +17,8 @@ export interface CompileOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** SMTP connection given outside the application (--smtp-url / ENDPOINT_SERVICE_SMTP_URL). */
   readonly smtpUrlGiven?: boolean;
+  /** serve --public-url: ${base-url} is the service's own URL, not the request's Host (no base-url-from-host). */
+  readonly publicUrlGiven?: boolean;
   /**
    * Only the diagnostics are wanted (validate): every endpoint is compiled and checked as for
    * the other commands, then let go, and `application` is null.
