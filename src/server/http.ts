@@ -81,6 +81,8 @@ export class HttpService {
   private pending = 0;
   private idleWaiters: (() => void)[] = [];
   private listeningOrigin = '';
+  /** --public-url and --base-path: ${base-url} whatever the request's Host says; null without --public-url. */
+  private readonly publicBaseUrl: string | null;
   /** --trust-proxy, compiled; null: the socket's address. */
   private readonly trust: TrustFunction | null;
 
@@ -94,6 +96,7 @@ export class HttpService {
     private readonly tracing: Tracing = NO_TRACING,
   ) {
     this.prefix = settings.basePath + '/';
+    this.publicBaseUrl = settings.publicUrl === null ? null : settings.publicUrl.base + settings.basePath;
     this.trust = settings.trustProxy === null ? null : compileTrust(settings.trustProxy);
     this.server = createServer<typeof IncomingMessage, typeof TrackedResponse>(
       {
@@ -228,7 +231,7 @@ export class HttpService {
     if (endpoint === undefined) return writeProblem(response, 404, `there is no endpoint at ${truncatePath(path)}`, requestId);
     if (method === 'OPTIONS' && cors !== null) return answerPreflight(request, response, originAllowed, requestId);
     if (method !== 'GET' && method !== 'POST') return methodNotAllowed(response, ENDPOINT_ALLOW);
-    if (crossOriginRefused(cors, origin, originAllowed, request.headers.host)) {
+    if (crossOriginRefused(cors, origin, originAllowed, request.headers.host, this.settings.publicUrl)) {
       return this.refuse(request, response, 403, `origin ${truncatePath(origin)} is not allowed`, requestId);
     }
 
@@ -387,6 +390,7 @@ export class HttpService {
   }
 
   private baseUrl(request: IncomingMessage): string {
+    if (this.publicBaseUrl !== null) return this.publicBaseUrl;
     const host = request.headers.host;
     const origin = host !== undefined && SAFE_HOST.test(host) ? `http://${host}` : this.listeningOrigin;
     return origin + this.settings.basePath;
