@@ -34,11 +34,11 @@ export interface HttpServerState {
   /** The application new requests are served by; replaced on a --watch reload. */
   current: LoadedApplication;
   shuttingDown: boolean;
-  /** serve --queue: whether its store answers, for /_health (a store that is down does not make the instance unhealthy). */
+  /** serve --queue: whether its store answers, for /_health (a store that is down does not make the instance unhealthy) and /_ready (it makes it unready). */
   readonly queue?: { readonly up: boolean } | null;
 }
 
-/** /_health and /_metrics. Endpoints have no HEAD: it would run their tasks. */
+/** /_health, /_ready and /_metrics. Endpoints have no HEAD: it would run their tasks. */
 const PROBE_ALLOW = 'GET, HEAD';
 /** How long, and how much, of a refused body is discarded before the connection is cut. */
 const LINGER_MS = 5000;
@@ -47,6 +47,7 @@ const NO_UPLOADS = RequestUploads.NONE;
 /** A key is ${env:...} only: it reads no system value. */
 const NO_SYSTEM_VALUES = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
 const HEALTHY = '{"status":"ok"}';
+const READY = '{"status":"ready"}';
 const BAD_VERSION = 'the HTTP version must be HTTP/1.0 or HTTP/1.1';
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
 const SAFE_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
@@ -212,6 +213,10 @@ export class HttpService {
       else writeBody(response, 200, 'application/json', this.state.queue ? `{"status":"ok","queue":"${this.state.queue.up ? 'up' : 'unreachable'}"}` : HEALTHY);
       return;
     }
+    if (path === '/_ready') {
+      if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
+      return this.answerReady(response);
+    }
     if (path === '/_metrics') {
       if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
       return this.answerMetrics(response);
@@ -300,6 +305,23 @@ export class HttpService {
     // Each challenge is good for one solution: a cache must not hand the same one out twice.
     response.setHeader('cache-control', 'no-store');
     writeBody(response, 200, 'application/json', challenge);
+  }
+
+  /**
+   * Readiness, apart from /_health's liveness: whether this instance can serve every endpoint
+   * now. A store that is down makes background endpoints answer 503 (unless the fallback runs
+   * them here), which a restart of this process would not mend: /_health stays 200, this is 503
+   * so that a load balancer sends the traffic elsewhere.
+   */
+  private answerReady(response: TrackedResponse): void {
+    if (this.state.shuttingDown) return writeProblem(response, 503, 'the service is shutting down', response.requestId);
+    const queue = this.state.queue;
+    if (queue === null || queue === undefined) return writeBody(response, 200, 'application/json', READY);
+    if (!queue.up && this.settings.queue?.fallback !== 'in-process') {
+      response.setHeader('retry-after', '5');
+      return writeProblem(response, 503, 'the queue store is unreachable: background endpoints answer 503', response.requestId);
+    }
+    writeBody(response, 200, 'application/json', `{"status":"ready","queue":"${queue.up ? 'up' : 'unreachable'}"}`);
   }
 
   private async answerMetrics(response: TrackedResponse): Promise<void> {
