@@ -33,7 +33,11 @@ function subscribe(service: RunningService, email: string, headers: Record<strin
   return new Promise((resolve, reject) => {
     const request = http.request(
       `${service.url}${path}`,
-      { method: 'POST', agent: false, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)), ...headers } },
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)), ...headers },
+      },
       (response) => {
         let text = '';
         response.setEncoding('utf8').on('data', (c: string) => (text += c));
@@ -142,17 +146,22 @@ describe('${base-url} and --public-url', () => {
     expect(await mailTo('path@example.test')).toContain('Confirm: https://example.org/forms/app/confirm?email=path@example.test');
   });
 
-  it.each(['forms.example', 'ftp://forms.example', 'https://forms.example/?a=1', 'https://forms.example/#top', 'https://user:pw@forms.example', 'https://forms.example/?', 'not a url'])(
-    '--public-url %s: refused at start with one line, exit 2',
-    async (value) => {
-      const result = await run(['serve', FIXTURE, '--port', '0', '--smtp-url', smtp.url, '--public-url', value], { env: { PEER: peer.origin } });
-      expect(result.exitCode).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr.trim().split('\n')).toHaveLength(1);
-      expect(result.stderr).toContain('--public-url');
-      expect(result.stderr).toContain('expected the absolute http:// or https:// URL');
-    },
-  );
+  it.each([
+    'forms.example',
+    'ftp://forms.example',
+    'https://forms.example/?a=1',
+    'https://forms.example/#top',
+    'https://user:pw@forms.example',
+    'https://forms.example/?',
+    'not a url',
+  ])('--public-url %s: refused at start with one line, exit 2', async (value) => {
+    const result = await run(['serve', FIXTURE, '--port', '0', '--smtp-url', smtp.url, '--public-url', value], { env: { PEER: peer.origin } });
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('--public-url');
+    expect(result.stderr).toContain('expected the absolute http:// or https:// URL');
+  });
 
   it('validate warns that the file should be served with --public-url', async () => {
     const result = await run(['validate', FIXTURE]);
