@@ -26,7 +26,7 @@ function format(text: string): 'text' | 'json' {
 
 export function registerJobs(program: Command, returning: Returning): void {
   const jobs = program.command('jobs').description('look at and repair the queue of serve --queue: failed runs, retries');
-  const sub = (name: string, description: string) => addQueueLocation(jobs.command(name).description(description), true).exitOverride();
+  const sub = (name: string, description: string) => addQueueLocation(jobs.command(name).description(description), 'not-needed').exitOverride();
 
   sub('list', 'list jobs, by default the failed ones')
     .addOption(new Option('--state <state>', 'which jobs').choices(STATES).default('failed'))
@@ -44,7 +44,7 @@ export function registerJobs(program: Command, returning: Returning): void {
   sub('show', 'one request’s jobs: each task’s outcome and error code, mail markers, delivery-unknown messages, attempts; with --reveal, its parameters and error texts')
     .argument('<request-id>', 'the request id (x-request-id) or a job id')
     .addOption(new Option('--format <format>', 'text or json').argParser(format).default('text'))
-    .option('--reveal', 'also print the bound parameters and the error texts, opened with ENDPOINT_SERVICE_QUEUE_KEY; secrets print as ***')
+    .option('--reveal', 'also print the bound parameters and the error texts; needs ENDPOINT_SERVICE_QUEUE_KEY (the key serve and worker run with) to open them; secrets print as ***')
     .action(
       returning(async (id: string, flags: JobsFlags, command: Command) =>
         withAdmin(flags, command, (admin, keys) => show(admin, id, flags, keys), flags.reveal === true ? 'jobs show --reveal' : null),

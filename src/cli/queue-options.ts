@@ -2,6 +2,7 @@
 // value is a usage error (exit 2) before anything starts.
 
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Application } from '../compiler/index.js';
 import { parseQueueKey, type QueueKey } from '../queue/seal.js';
 import { backendOf, type QueueSettings } from '../queue/settings.js';
 import { ageExpectation, durationExpectation, parseAge, parseDuration } from '../units.js';
@@ -61,10 +62,14 @@ function queueName(text: string): string {
   return text;
 }
 
-/** --queue and --queue-name: what every command that reaches the queue takes. */
-export function addQueueLocation(command: Command, required: boolean): Command {
+/**
+ * --queue and --queue-name: what every command that reaches the queue takes. `key`: whether the
+ * command seals or opens jobs (serve, worker), so that --queue needs ENDPOINT_SERVICE_QUEUE_KEY;
+ * `jobs` reads only what is stored in clear (`show --reveal` says so on its own option).
+ */
+export function addQueueLocation(command: Command, key: 'needed' | 'not-needed'): Command {
   return command
-    .option('--queue <url>', `the durable queue: redis://… or rediss://…, or postgres://… (experimental)${required ? '' : ''} (default: $ENDPOINT_SERVICE_QUEUE_URL); needs ENDPOINT_SERVICE_QUEUE_KEY`)
+    .option('--queue <url>', `the durable queue: redis://… or rediss://…, or postgres://… (experimental) (default: $ENDPOINT_SERVICE_QUEUE_URL)${key === 'needed' ? '; needs ENDPOINT_SERVICE_QUEUE_KEY' : ''}`)
     .addOption(new Option('--queue-name <name>', 'the queue, for several applications on one Redis').argParser(queueName).default(DEFAULT_QUEUE_NAME));
 }
 
@@ -79,7 +84,7 @@ export function addRunOptions(command: Command): Command {
 
 /** serve's own queue options. */
 export function addServeQueueOptions(command: Command): Command {
-  addQueueLocation(command, false);
+  addQueueLocation(command, 'needed');
   command
     .option('--no-queue-consume', 'with --queue: only enqueue; leave running the jobs to `endpoint-service worker` processes')
     .option('--queue-concurrency <n>', `with --queue: jobs run at once by each serving process (default: ${DEFAULT_CONCURRENCY})`, count('a number of jobs', 1000))
@@ -139,3 +144,15 @@ export function resolveQueueSettings(flags: QueueFlags, usage: (message: string)
 }
 
 export const concurrencyOption = () => count('a number of jobs', 1000);
+
+/**
+ * The start-up warning for `serve --queue` and `worker` on an application that queues nothing
+ * (only tasks="background" runs are queued), or null. Without it such a queue stays empty and
+ * nothing says why.
+ */
+export function noBackgroundEndpointWarning(application: Application, role: 'serve' | 'worker'): string | null {
+  if (application.endpoints.some((e) => e.tasksMode === 'background')) return null;
+  return role === 'serve'
+    ? 'no endpoint has tasks="background", so nothing is queued: every task runs in the process that answers its request. Mark the endpoints whose tasks may run later with tasks="background", or leave out --queue'
+    : 'no endpoint has tasks="background", so this worker gets no jobs: only the tasks of background endpoints are queued';
+}

@@ -5,7 +5,8 @@ import cluster from 'node:cluster';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
+import { compileApplication, type Application, type Diagnostic, type TasksRunHere } from '../compiler/index.js';
+import type { QueueSettings } from '../queue/settings.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import type { PublicUrl, ServeSettings } from '../server/options.js';
@@ -17,7 +18,7 @@ import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
 import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
-import { addServeQueueOptions, resolveQueueSettings, type QueueFlags } from './queue-options.js';
+import { addServeQueueOptions, noBackgroundEndpointWarning, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 import { compileProgress } from './progress.js';
 import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
 
@@ -213,6 +214,15 @@ export function registerServe(program: Command, returning: Returning): void {
   addServeQueueOptions(serve).action(returning(runServe));
 }
 
+/**
+ * Whose tasks a serve runs: with a queue that it does not consume and no in-process fallback,
+ * background runs only ever go to the queue, so their mail is sent (and needs SMTP settings)
+ * by the workers alone.
+ */
+function tasksRunBy(queue: QueueSettings | null): TasksRunHere {
+  return queue !== null && !queue.consume && queue.fallback === 'none' ? 'not-background' : 'every-endpoint';
+}
+
 /** Checks the options, compiles, and starts serving; the exit code of a start that failed. */
 async function runServe(file: string, flags: ServeFlags, command: Command): Promise<ExitCode> {
   const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
@@ -238,6 +248,7 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
         env: process.env,
         smtpUrlGiven: settings.smtpUrl !== undefined,
         publicUrlGiven: settings.publicUrl !== null,
+        tasksRunHere: tasksRunBy(settings.queue),
         ...(progress !== undefined ? { onProgress: progress.update } : {}),
       });
       progress?.stop();
@@ -286,6 +297,8 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
     if (cluster.isWorker) process.send?.({ type: 'endpoint-service:not-compiled', exitCode: code } satisfies WorkerMessage, () => process.disconnect());
     return code;
   }
+  const idleQueue = settings.queue !== null && reporting ? noBackgroundEndpointWarning(first, 'serve') : null;
+  if (idleQueue !== null) logger.log('warn', idleQueue);
   const { serve } = await import('../server/serving.js');
   // Each process that answers requests exports its own spans; the SDK is loaded only now.
   const tracing = await startTracingIfWanted(settings.otel, logger);

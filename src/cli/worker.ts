@@ -12,7 +12,7 @@ import type { ExitCode, Returning } from './action.js';
 import { useColor } from './color.js';
 import { FORMATTERS } from './formatters/index.js';
 import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
-import { addQueueLocation, addRunOptions, concurrencyOption, resolveQueueSettings, type QueueFlags } from './queue-options.js';
+import { addQueueLocation, addRunOptions, concurrencyOption, noBackgroundEndpointWarning, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 
 interface WorkerFlags extends QueueFlags {
   port: number;
@@ -66,7 +66,7 @@ export function registerWorker(program: Command, returning: Returning): void {
     .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
     .option('--watch', 'recompile when the application directory changes');
   addOtelOption(command);
-  addQueueLocation(command, true);
+  addQueueLocation(command, 'needed');
   addRunOptions(command).action(returning(runWorkerCommand));
 }
 
@@ -88,8 +88,16 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
   const logger = createLogger(flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'), useColor(process.stderr));
 
   const compile = (print: boolean): Application | null | 'unreadable' => {
+    // A worker runs background endpoints' tasks only: mail elsewhere needs no SMTP settings here.
     // A queued run carries the ${base-url} serve bound for its request: nothing to warn about here.
-    const result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: smtpUrl !== undefined, publicUrlGiven: true });
+    const result = compileApplication(file, {
+      mode: 'serve',
+      kinds: TASK_KINDS.list,
+      env: process.env,
+      smtpUrlGiven: smtpUrl !== undefined,
+      tasksRunHere: 'background-only',
+      publicUrlGiven: true,
+    });
     if (result.unreadable !== null) {
       if (print) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
       return 'unreadable';
@@ -103,6 +111,8 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
   const first = compile(true);
   if (first === 'unreadable') return 2;
   if (first === null) return 1;
+  const idle = noBackgroundEndpointWarning(first, 'worker');
+  if (idle !== null) logger.log('warn', idle);
   const { runWorker } = await import('../server/worker-process.js');
   // Each job's run continues the trace of the request that queued it (src/queue/job-trace.ts).
   const tracing = await startTracingIfWanted(tracingWanted(flags.otel === true, process.env), logger);

@@ -119,6 +119,14 @@ export const DIAGNOSTICS = {
     severity: 'error',
     message: (name: string, firstLine: number) => `Parameter "${name}" is already declared here on line ${firstLine}: remove one declaration.`,
   },
+  'conflicting-parameter-source': {
+    severity: 'error',
+    message: () => `A parameter has one source: give "jsonpath" (a value from the JSON body) or "header" (a request header), not both; declare two parameters to read both.`,
+  },
+  'invalid-header-name': {
+    severity: 'error',
+    message: (name: string) => `"${name}" is not a header name: write it as it is sent, letters, digits and !#$%&'*+-.^_\`|~ without spaces or a colon, such as X-GitHub-Event.`,
+  },
   'parameter-shadows-system': {
     severity: 'warning',
     message: (name: string) => `Parameter "${name}" has the name of a system parameter: \${${name}} will mean the request parameter, not the system value.`,
@@ -251,6 +259,11 @@ export const DIAGNOSTICS = {
   'invalid-jsonpath': { severity: 'error', message: (path: string, m: string) => `Invalid JSONPath "${path}": ${m}.` },
   'invalid-xpath': { severity: 'error', message: (path: string, m: string) => `Invalid XPath "${path}": ${m}.` },
   'invalid-regex': { severity: 'error', message: (re: string, m: string) => `Invalid regex "${re}": ${m}.` },
+  'unsupported-regex': {
+    severity: 'error',
+    message: (re: string, construct: string, advice: string) =>
+      `Regex "${re}" uses ${construct}, which RE2 syntax does not have: regexes here are RE2, matched in time linear in the value's length, so that no value can hold up the service.${advice}`,
+  },
   'conflicting-body': { severity: 'error', message: (m: string) => `${m}.` },
   'email-without-body': {
     severity: 'warning',

@@ -20,6 +20,13 @@ export interface CompileOptions {
   /** serve --public-url: ${base-url} is the service's own URL, not the request's Host (no base-url-from-host). */
   readonly publicUrlGiven?: boolean;
   /**
+   * Whose tasks this process runs, so that SMTP settings are asked for only where mail can be
+   * sent (smtp-not-configured): every endpoint's (the default); only those of endpoints without
+   * tasks="background" (a serve that hands background runs to a queue and runs none of its
+   * jobs); only background endpoints' (a worker).
+   */
+  readonly tasksRunHere?: TasksRunHere;
+  /**
    * Only the diagnostics are wanted (validate): every endpoint is compiled and checked as for
    * the other commands, then let go, and `application` is null.
    */
@@ -34,6 +41,8 @@ export interface CompileOptions {
    */
   readonly onElementRead?: (element: XmlElement, shape: ElementShape) => void;
 }
+
+export type TasksRunHere = 'every-endpoint' | 'not-background' | 'background-only';
 
 export type CompileProgress =
   | { readonly phase: 'reading' | 'parsing' }

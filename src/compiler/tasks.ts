@@ -13,6 +13,7 @@ import type { TaskKindSyntax } from './task-kind.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
 import { exact } from './retained.js';
+import { authorRegex, type AuthorRegex } from './regex.js';
 
 /** OpenEndpoints task classes recognised and refused by name (with or without the endpoints.task. prefix). */
 export const UNSUPPORTED_CLASSES: ReadonlySet<string> = new Set(['CreateShortLinkToEndpointTask', 'RequestLogExpressionCaptureTask']);
@@ -225,15 +226,11 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
       ok = false;
     }
   }
-  let regex: string | null = null;
+  let regex: AuthorRegex | null = null;
   const re = r.attr('regex');
   if (re) {
-    regex = `^(?:${re.value})$`;
-    const problem = memo(regexProblems, regex, regexProblem);
-    if (problem !== null) {
-      ctx.diagnostics.report('invalid-regex', re.position, re.value, problem);
-      ok = false;
-    }
+    regex = authorRegex(ctx, re);
+    if (regex === null) ok = false;
   }
   if (!ok) return null;
   return {
@@ -243,11 +240,10 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
   };
 }
 
-// Thousands of tasks repeat the same few JSONPaths and regexes, and checking one runs
-// jsonpath-plus or the regex compiler: each distinct text is checked once per process (the
-// verdict depends on the text alone). Bounded, since a server reloads configurations.
+// Thousands of tasks repeat the same few JSONPaths, and checking one runs jsonpath-plus: each
+// distinct text is checked once per process (the verdict depends on the text alone). Bounded,
+// since a server reloads configurations. (Regexes are shared the same way, by compiler/regex.ts.)
 const jsonPathProblems = new Map<string, string | null>();
-const regexProblems = new Map<string, string | null>();
 const MEMO_LIMIT = 10_000;
 
 function memo(cache: Map<string, string | null>, text: string, check: (text: string) => string | null): string | null {
@@ -258,15 +254,6 @@ function memo(cache: Map<string, string | null>, text: string, check: (text: str
     cache.set(text, verdict);
   }
   return verdict;
-}
-
-function regexProblem(regex: string): string | null {
-  try {
-    new RegExp(regex);
-    return null;
-  } catch (error) {
-    return (error as Error).message.replace(/^Invalid regular expression: /, '');
-  }
 }
 
 function jsonPathProblem(path: string): string | null {

@@ -59,6 +59,14 @@ interface ActiveRun {
   interrupt(): void;
 }
 
+/**
+ * How BullMQ words the failure of a job that stalled more than maxStalledCount times (its
+ * moveStalledJobsToWait script, and the same text in its PostgreSQL backend): BullMQ raises no
+ * error of its own kind for it. test/architecture/pinned-internals.test.ts fails when an upgrade
+ * changes the text.
+ */
+export const STALLED_TOO_OFTEN = /stalled more than allowable limit/;
+
 export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
   private worker!: Worker;
@@ -93,7 +101,7 @@ export class QueueConsumer {
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => {
       // BullMQ itself fails a job that stalled too often; the processor reports every other failure.
-      if (job !== undefined && /stalled more than/.test(error.message)) {
+      if (job !== undefined && STALLED_TOO_OFTEN.test(error.message)) {
         const data = job.data as QueuedRun;
         const fields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id ?? '', attempt: job.attemptsMade };
         observer.log('error', 'job failed for good: it stalled too often (its worker keeps dying)', { ...fields, reason: error.message });
@@ -211,7 +219,7 @@ export class QueueConsumer {
         throw await permanent('config-changed', `config-changed: finished task "${finishedGone[0]![0]}" is no longer in the endpoint "${data.endpoint}"`);
       }
       // New defaults and rules apply; a parameter that became required and was not sent fails the job.
-      const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])));
+      const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])), null);
       if (!bound.ok) throw await permanent('config-changed', `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
       parameters = bound.parameters;
     }

@@ -4,7 +4,7 @@
 // the configuration it was enqueued under; a worker compares it with its own.
 
 import { createHash } from 'node:crypto';
-import type { Application, Endpoint } from '../compiler/ast.js';
+import type { Application, Endpoint, ParameterDeclaration } from '../compiler/ast.js';
 
 /** Keys whose values say where something is written, not what it does. */
 const LEFT_OUT: ReadonlySet<string> = new Set(['position', 'absolutePath', 'directory', 'staticDirectory', 'file', 'parametersByName']);
@@ -14,10 +14,17 @@ const cache = new WeakMap<Endpoint, string>();
 export function endpointFingerprint(application: Application, endpoint: Endpoint): string {
   let fingerprint = cache.get(endpoint);
   if (fingerprint === undefined) {
-    fingerprint = createHash('sha256').update(canonical({ name: endpoint.name, parameters: endpoint.parameters, separator: endpoint.separator, tasks: endpoint.tasks, graph: endpoint.taskGraph, email: application.email })).digest('hex').slice(0, 32);
+    fingerprint = createHash('sha256').update(canonical({ name: endpoint.name, parameters: endpoint.parameters.map(fingerprinted), separator: endpoint.separator, tasks: endpoint.tasks, graph: endpoint.taskGraph, email: application.email })).digest('hex').slice(0, 32);
     cache.set(endpoint, fingerprint);
   }
   return fingerprint;
+}
+
+/** A parameter read by its name is fingerprinted as before parameters had sources, so jobs queued by an older version still match. */
+function fingerprinted(parameter: ParameterDeclaration): object {
+  if (parameter.source.kind !== 'name') return parameter;
+  const { source: _, ...rest } = parameter;
+  return rest;
 }
 
 /** Whether a changed endpoint must fail its pending jobs: default ids (`task-N`) move when a task is inserted. */

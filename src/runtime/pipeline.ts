@@ -21,6 +21,7 @@ import {
 } from './decision.js';
 import type { RuntimeObserver } from './observer.js';
 import type { Environment, RawParameters } from './parameters.js';
+import { NO_SOURCES, type RequestSources } from './sources.js';
 import { discardResponse, problem, type RuntimeResponse } from './response.js';
 import { prepareBeforeSideEffects, type PreparedTasks } from './preparation.js';
 import type { TaskEngine } from './task-runner.js';
@@ -74,6 +75,8 @@ const QUEUE_RETRY_AFTER_SECONDS = 5;
 export interface EndpointRequest {
   readonly endpoint: Endpoint;
   readonly raw: RawParameters;
+  /** Headers and the parsed JSON body, for parameters declared with a source; absent: none. */
+  readonly sources?: RequestSources;
   /** Held by the task engine while the request's tasks run. */
   readonly uploads: RequestUploads;
   readonly info: RequestInfo;
@@ -98,6 +101,7 @@ export function runRequest(context: PipelineContext, request: EndpointRequest): 
     application: context.application,
     endpoint: request.endpoint,
     raw: request.raw,
+    sources: request.sources ?? NO_SOURCES,
     info: request.info,
     env: context.env,
     secretKeys: context.secretKeys,

@@ -15,7 +15,14 @@ import type { Got } from 'got';
 import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 type Library = typeof import('rate-limiter-flexible');
 
-/** rate-limiter-flexible's MemoryStorage (lib/component/MemoryStorage), which has no typings: a fixed window per key. */
+/**
+ * rate-limiter-flexible's MemoryStorage, a module it does not export: its limiters answer with a
+ * promise, and a single process counts synchronously on this store. test/architecture/
+ * pinned-internals.test.ts fails when an upgrade moves it or changes what incrby answers.
+ */
+export const MEMORY_STORAGE_MODULE = 'rate-limiter-flexible/lib/component/MemoryStorage/MemoryStorage.js';
+
+/** rate-limiter-flexible's MemoryStorage, which has no typings: a fixed window per key. */
 interface MemoryStorage {
   incrby(key: string, value: number, durationSec: number): Pick<RateLimiterRes, 'consumedPoints' | 'msBeforeNext' | 'remainingPoints'>;
 }
@@ -152,7 +159,7 @@ export class ServiceGuards implements Guards {
     this.library = await import('rate-limiter-flexible');
     if (this.settings.store === null) {
       if (!cluster.isWorker) {
-        const MemoryStorage = createRequire(import.meta.url)('rate-limiter-flexible/lib/component/MemoryStorage/MemoryStorage.js') as new () => MemoryStorage;
+        const MemoryStorage = createRequire(import.meta.url)(MEMORY_STORAGE_MODULE) as new () => MemoryStorage;
         this.memory = new MemoryStorage();
       }
       return;

@@ -16,6 +16,7 @@ import { readBody } from './body-admission.js';
 import type { BodyIntake } from './body-intake.js';
 import { answerPreflight, crossOriginRefused, ENDPOINT_ALLOW, setCorsHeaders } from './cors.js';
 import { problemBody, writeBody, writeProblem, writeResponse } from './write-response.js';
+import { requestSources } from './request-sources.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
 import type { Guards, LimitExceeded } from '../runtime/guards.js';
 import type { Logger } from './log.js';
@@ -263,7 +264,7 @@ export class HttpService {
   private dispatch(request: IncomingMessage, response: TrackedResponse, application: LoadedApplication, endpoint: Endpoint, raw: ValueMap, requestId: string, timed: boolean): void | Promise<void> {
     let work: Promise<void>;
     if (request.method === 'GET') {
-      const result = runRequest(application, { endpoint, raw, uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
+      const result = runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, null), uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
       if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
       work = result.then((answer) => this.answer(response, answer, requestId));
     } else {
@@ -361,7 +362,7 @@ export class HttpService {
     const release = body.uploads.hold();
     let result: PipelineResult;
     try {
-      result = await runRequest(application, { endpoint, raw, uploads: body.uploads, info: this.requestInfo(request, requestId), span: response.span });
+      result = await runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, body.json ?? null), uploads: body.uploads, info: this.requestInfo(request, requestId), span: response.span });
     } finally {
       release();
     }

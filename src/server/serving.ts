@@ -19,9 +19,18 @@ import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
 import { ServiceGuards } from './guards.js';
-import type { ControlMessage } from './cluster-messages.js';
+import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
+import type { ControlMessage, WorkerMessage } from './cluster-messages.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
+
+/**
+ * The ready line names the origin only, in a form scripts read; with --base-path the address of
+ * the endpoints is said in the log beside it.
+ */
+export function logBasePath(settings: Pick<ServeSettings, 'basePath'>, origin: string, logger: Logger): void {
+  if (settings.basePath !== '') logger.log('info', 'endpoints are served below the base path', { url: `${origin}${settings.basePath}/` });
+}
 
 
 export interface ServingOptions {
@@ -164,15 +173,16 @@ export function serve(options: ServingOptions): void {
     process.on('message', (message: ControlMessage) => {
       if (message?.type === 'endpoint-service:shutdown') shutdown('asked by the primary process');
       else if (message?.type === 'endpoint-service:reload') reload();
+      // Answered from the event loop: a loop held for ever answers nothing, and the primary replaces this process.
+      else if (message?.type === 'endpoint-service:probe') process.send?.({ type: 'endpoint-service:alive' } satisfies WorkerMessage);
     });
     // The primary is gone: nobody would replace or stop this worker.
     process.on('disconnect', () => shutdown('the primary process went away'));
   }
 
   server.on('error', (error: NodeJS.ErrnoException) => {
-    const reason = error.code === 'EADDRINUSE' ? `${originOf(settings.host, settings.port)} is already in use` : describeError(error, { stack: true });
-    process.stderr.write(`endpoint-service: cannot listen: ${reason}\n`);
-    process.exit(1);
+    process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
+    process.exit(LISTEN_FAILED_EXIT_CODE);
   });
   void guards.open(options.application).then(() => server.listen({ port: settings.port, host: settings.host }, () => {
     const address = server.address() as AddressInfo;
@@ -180,6 +190,7 @@ export function serve(options: ServingOptions): void {
     service.setListeningOrigin(origin);
     if (!cluster.isWorker) {
       process.stdout.write(`${READY_PREFIX}${origin}\n`);
+      logBasePath(settings, origin, logger);
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   }));

@@ -20,6 +20,7 @@ import { originOf } from './options.js';
 import { HAND_BACK_MS, QueueRuntime } from './queue-runtime.js';
 import { forceExit } from './serving.js';
 import { watchApplication, type Compiler } from './watch.js';
+import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 
 export const WORKER_READY_PREFIX = 'endpoint-service worker listening on ';
 
@@ -136,9 +137,8 @@ export function runWorker(
   process.on('uncaughtException', (error) => logger.log('error', 'uncaught exception', { error: describeError(error, { stack: true }) }));
 
   server.on('error', (error: NodeJS.ErrnoException) => {
-    const reason = error.code === 'EADDRINUSE' ? `${originOf(settings.host, settings.port)} is already in use` : describeError(error, { stack: true });
-    process.stderr.write(`endpoint-service: cannot listen: ${reason}\n`);
-    process.exit(1);
+    process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
+    process.exit(LISTEN_FAILED_EXIT_CODE);
   });
   server.listen({ port: settings.port, host: settings.host }, () => {
     const address = server.address() as AddressInfo;

@@ -43,7 +43,8 @@ export async function withRetries<T>(attempt: (n: number, span: Span) => Promise
       }
       failure = error;
     }
-    const tried = n === 1 ? '' : ` (after ${n} attempts)`;
+    // "tried", not "attempts": a queued job counts its own attempts, and its reason shows both.
+    const tried = n === 1 ? '' : ` (the task tried ${n} times)`;
     if (!failure.transient || n >= maxAttempts || (options.mayContinue !== undefined && !options.mayContinue())) {
       endAttemptSpan(span, 'failed', failure.code);
       throw failure.withAttempts(n, failure.message + tried);

@@ -89,3 +89,30 @@ describe('queue options', () => {
     expect(err).toMatch(/"the queue store is unreachable; retrying"/);
   });
 });
+
+describe('help on the key', () => {
+  /** `--help` of ARGS, on one line: commander wraps descriptions at the terminal's width. */
+  const help = async (args: string[]) => {
+    const result = await runCli([...args, '--help'], { COLUMNS: '80' });
+    expect(result.code).toBe(0);
+    return result.stdout.replace(/\s+/g, ' ');
+  };
+  /** The description of one option: from its name to the next option. */
+  const option = (text: string, name: string) => new RegExp(`${name.replace(/[-]/g, '\\-')} .*?(?= --|$)`).exec(text)?.[0] ?? '';
+
+  it.each(['list', 'retry', 'discard'])('jobs %s does not say it needs ENDPOINT_SERVICE_QUEUE_KEY (it reads only what is stored in clear)', async (sub) => {
+    const text = await help(['jobs', sub]);
+    expect(option(text, '--queue <url>')).toMatch(/ENDPOINT_SERVICE_QUEUE_URL/);
+    expect(text).not.toMatch(/needs ENDPOINT_SERVICE_QUEUE_KEY/);
+  });
+
+  it('jobs show says only --reveal needs ENDPOINT_SERVICE_QUEUE_KEY', async () => {
+    const text = await help(['jobs', 'show']);
+    expect(option(text, '--queue <url>')).not.toMatch(/ENDPOINT_SERVICE_QUEUE_KEY/);
+    expect(option(text, '--reveal')).toMatch(/needs ENDPOINT_SERVICE_QUEUE_KEY/);
+  });
+
+  it('serve and worker say --queue needs ENDPOINT_SERVICE_QUEUE_KEY (they seal and open the jobs)', async () => {
+    for (const command of ['serve', 'worker']) expect(option(await help([command]), '--queue <url>'), command).toMatch(/needs ENDPOINT_SERVICE_QUEUE_KEY/);
+  });
+});

@@ -89,7 +89,7 @@ describe('HTTP upstream faults', () => {
   it('the upstream hangs: each attempt times out, retries are made, then the task fails', async () => {
     const before = upstream.requestsTo('/hang').length;
     const response = await fetch(`${service.url}/hang`);
-    const line = await expectTaskFailure(service, response, 'call', /no complete answer within 300 ms \(after 3 attempts\)/);
+    const line = await expectTaskFailure(service, response, 'call', /no complete answer within 300 ms \(the task tried 3 times\)/);
     expect(line.attempts).toBe(3);
     // retries="2": three requests reached the upstream, no more.
     expect(upstream.requestsTo('/hang').length).toBe(before + 3);

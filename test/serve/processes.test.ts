@@ -229,6 +229,80 @@ describe('--workers 2', () => {
 
     expect(await service.stop()).toEqual({ code: 0, signal: null });
   });
+
+  // A stopped process answers nothing, as one whose event loop is blocked: the primary must
+  // notice through its health probe, since such a worker never exits on its own.
+  it('replaces a worker that stops answering its health probe', { timeout: 60_000 }, async () => {
+    const service = await start(fixture('basic'), ['--workers', '2']);
+    const requests = () => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty');
+    for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    await service.waitForLog(() => requests().length >= 6);
+    const pids = new Set(requests().map((l) => l.pid as number));
+    expect(pids.size).toBe(2);
+    const victim = [...pids][0]!;
+    process.kill(victim, 'SIGSTOP');
+    try {
+      const replaced = await service.waitForLog((l) => l.msg === 'a worker process stopped answering; replacing it');
+      expect(replaced.pid).toBe(victim);
+      await service.waitForLog((l) => l.msg === 'a worker process died; starting a new one' && l.pid === victim);
+      // The stopped worker is gone, not merely ignored.
+      expect(() => process.kill(victim, 0)).toThrow();
+      // Every connection is answered again, health checks included, and a new worker serves.
+      for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/_health`)).status).toBe(200);
+      const before = requests().length;
+      const fresh = () => requests().slice(before).find((l) => !pids.has(l.pid as number));
+      while (fresh() === undefined) {
+        const count = requests().length;
+        expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+        await service.waitForLog(() => requests().length > count);
+      }
+      expect(requests().slice(before).some((l) => l.pid === victim)).toBe(false);
+    } finally {
+      // Whatever happened, never leave a stopped process behind.
+      try {
+        process.kill(victim, 'SIGKILL');
+      } catch {
+        // Already gone: what the test expects.
+      }
+    }
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  // A worker that died is replaced, after a delay when it died young; a SIGTERM meanwhile must
+  // stop the replacement too (not fork it afterwards), and one still compiling when it comes
+  // (it listens for no message yet) must be stopped rather than left running.
+  it('stops on SIGTERM while the replacement of a dead worker is still to start', { timeout: 25_000 }, async () => {
+    const service = await start(fixture('basic'), ['--workers', '2', '--shutdown-timeout', '60s']);
+    const requests = () => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty');
+    expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    const victim = (await service.waitForLog(() => requests().length >= 1), requests()[0]!.pid as number);
+    // A worker that lived 5 s is replaced at once (a younger one after a delay): its replacement
+    // is then still compiling, deaf to messages, when the SIGTERM below comes.
+    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    process.kill(victim, 'SIGKILL');
+    const died = await service.waitForLog((l) => l.msg === 'a worker process died; starting a new one' && l.pid === victim);
+    expect(died.restartInMs).toBe(0);
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  // The probe counts unanswered probes, not time: a primary that was held itself (here
+  // stopped for longer than the bound) finds its workers' answers waiting and replaces none.
+  it('replaces no worker when the primary itself was held for longer than the bound', { timeout: 60_000 }, async () => {
+    const service = await start(fixture('basic'), ['--workers', '2']);
+    const primary = service.child.pid!;
+    process.kill(primary, 'SIGSTOP');
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 13_000));
+    } finally {
+      process.kill(primary, 'SIGCONT');
+    }
+    // Three probe rounds after the primary resumed: a worker it took for dead would be gone by now.
+    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    expect(service.logs().filter((l) => l.msg === 'a worker process stopped answering; replacing it')).toEqual([]);
+    expect(service.logs().filter((l) => l.msg === 'a worker process died; starting a new one')).toEqual([]);
+    for (let i = 0; i < 4; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
 });
 
 describe('--cors and --base-path', () => {

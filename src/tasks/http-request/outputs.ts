@@ -38,9 +38,9 @@ export function extractOutputs(
   const body = new ParsedBody(answer);
   for (const output of outputs) {
     const raw = output.selector.kind === 'jsonpath' ? selectJson(output, body.json()) : selectXml(output, body.xml());
-    if (output.regex !== null && !wholeMatch(regexFor(output), raw)) {
+    if (output.regex !== null && !output.regex.matchesWhole(raw)) {
       throw new OutputError(
-        `output "${output.name}": the value ${quote(raw)} does not match the regular expression ${output.regex}`,
+        `output "${output.name}": the value ${quote(raw)} does not match the regular expression ${output.regex.source}`,
       );
     }
     values.set(output.name, raw);
@@ -174,23 +174,6 @@ function single<T>(output: OutputIntermediateValue, what: string, matches: reado
     throw new OutputError(`output "${output.name}": ${what} matched ${matches.length} values, expected exactly one`);
   }
   return matches[0]!;
-}
-
-const regexCache = new WeakMap<OutputIntermediateValue, RegExp>();
-function regexFor(output: OutputIntermediateValue): RegExp {
-  let re = regexCache.get(output);
-  if (!re) {
-    re = new RegExp(output.regex!);
-    regexCache.set(output, re);
-  }
-  return re;
-}
-
-// Checked on the match itself so that a pattern which is not anchored still has to cover the
-// whole value, as the contract says.
-function wholeMatch(re: RegExp, value: string): boolean {
-  const m = re.exec(value);
-  return m !== null && m.index === 0 && m[0].length === value.length;
 }
 
 function describeJson(value: unknown): string {
