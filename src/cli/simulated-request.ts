@@ -27,7 +27,12 @@ export function collectHeader(text: string, previous: [string, string][] | undef
 }
 
 export type SimulatedRequest =
-  | { readonly kind: 'request'; readonly sources: RequestSources; readonly body: SimulatedBody | null; readonly headers: readonly (readonly [string, string])[] }
+  | {
+      readonly kind: 'request';
+      readonly sources: RequestSources;
+      readonly body: SimulatedBody | null;
+      readonly headers: readonly (readonly [string, string])[];
+    }
   /** Not simulated: the options cannot be used (exit 2). */
   | { readonly kind: 'usage'; readonly message: string }
   /** serve would refuse the body before any endpoint decides (exit 1). */

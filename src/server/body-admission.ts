@@ -44,7 +44,9 @@ export function readBody(
 
   // Nothing is charged before a byte arrives: a declared length is only a claim (body-budget.ts).
   const charge = new BodyCharge(intake.budget, client);
-  const result = multipart ? readMultipart(request, response, into, intake, charge, keepUploads) : readWhole(request, response, into, mediaType, intake, charge);
+  const result = multipart
+    ? readMultipart(request, response, into, intake, charge, keepUploads)
+    : readWhole(request, response, into, mediaType, intake, charge);
   return result.then((body) => {
     if (!body.ok) charge.release();
     return body;

@@ -12,7 +12,14 @@ import type { BodyIntake, BodyResult, Refusal } from './body-intake.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export async function readWhole(request: IncomingMessage, response: ServerResponse, into: ValueMap, mediaType: string, intake: BodyIntake, charge: BodyCharge): Promise<BodyResult> {
+export async function readWhole(
+  request: IncomingMessage,
+  response: ServerResponse,
+  into: ValueMap,
+  mediaType: string,
+  intake: BodyIntake,
+  charge: BodyCharge,
+): Promise<BodyResult> {
   const body = await collect(request, response, intake, charge);
   if (!body.ok) return body;
   if (mediaType === 'application/json') {

@@ -8,7 +8,8 @@ import type { Logger } from './log.js';
 import { METRICS_REQUEST, METRICS_RESPONSE } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
-import { forceExit, logBasePath, READY_PREFIX } from './serving.js';
+import { logBasePath, READY_PREFIX } from './serving.js';
+import { forceExit } from './lifecycle.js';
 import { LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import { REPORTER_ENV, type ControlMessage, type WorkerMessage } from './cluster-messages.js';
 import { watchApplication, type Compiler } from './watch.js';
@@ -141,7 +142,11 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
       }
       // SIGKILL: a held loop runs no handler for a gentler signal. The exit starts its replacement.
       unanswered.delete(worker);
-      logger.log('warn', 'a worker process stopped answering; replacing it', { pid: worker.process.pid, unansweredProbes: missed, probeIntervalMs: PROBE_INTERVAL_MS });
+      logger.log('warn', 'a worker process stopped answering; replacing it', {
+        pid: worker.process.pid,
+        unansweredProbes: missed,
+        probeIntervalMs: PROBE_INTERVAL_MS,
+      });
       worker.process.kill('SIGKILL');
     }
   }, PROBE_INTERVAL_MS);

@@ -16,7 +16,10 @@ describe('BullMQ: the failure of a job that stalled too often', () => {
     const script = readdirSync(bullmqScripts).find((name) => /^moveStalledJobsToWait-\d+\.js$/.test(name));
     expect(script, 'BullMQ no longer has its moveStalledJobsToWait script').toBeDefined();
     const reasons = [...readFileSync(path.join(bullmqScripts, script!), 'utf8').matchAll(/failedReason = "([^"]*)"/g)].map((m) => m[1]!);
-    expect(reasons.some((reason) => STALLED_TOO_OFTEN.test(reason)), `reasons found: ${JSON.stringify(reasons)}`).toBe(true);
+    expect(
+      reasons.some((reason) => STALLED_TOO_OFTEN.test(reason)),
+      `reasons found: ${JSON.stringify(reasons)}`,
+    ).toBe(true);
   });
 
   it('is worded the same in its PostgreSQL backend', () => {

@@ -34,7 +34,10 @@ describe('starting', () => {
     const response = await fetch(`${service.url}/empty`);
     const id = response.headers.get('x-request-id')!;
     await service.waitForStderr(id);
-    const line = service.stderr().split('\n').find((l) => l.includes(id))!;
+    const line = service
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes(id))!;
     expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}200 GET \/empty [\d.]+ms [0-9a-f-]{36}$/);
   });
 
@@ -67,7 +70,14 @@ describe('starting', () => {
   });
 
   it('refuses bad option values with exit 2', async () => {
-    for (const args of [['--port', 'x'], ['--workers', '0'], ['--shutdown-timeout', '10'], ['--max-body-size', '-1'], ['--log-format', 'xml'], ['--base-path', 'app']]) {
+    for (const args of [
+      ['--port', 'x'],
+      ['--workers', '0'],
+      ['--shutdown-timeout', '10'],
+      ['--max-body-size', '-1'],
+      ['--log-format', 'xml'],
+      ['--base-path', 'app'],
+    ]) {
       const result = await runServeToExit(fixture('basic'), args);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr, args.join(' ')).toMatch(/error/);
@@ -216,7 +226,12 @@ describe('--workers 2', () => {
     expect(service.stdout()).toBe(`endpoint-service listening on ${service.url}\n`);
     for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
     await service.waitForLog(() => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty').length >= 6);
-    const pids = new Set(service.logs().filter((l) => l.msg === 'request').map((l) => l.pid));
+    const pids = new Set(
+      service
+        .logs()
+        .filter((l) => l.msg === 'request')
+        .map((l) => l.pid),
+    );
     expect(pids.size).toBe(2);
 
     const metrics = await (await fetch(`${service.url}/_metrics`, { headers: { connection: 'close' } })).text();
@@ -250,13 +265,20 @@ describe('--workers 2', () => {
       // Every connection is answered again, health checks included, and a new worker serves.
       for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/_health`)).status).toBe(200);
       const before = requests().length;
-      const fresh = () => requests().slice(before).find((l) => !pids.has(l.pid as number));
+      const fresh = () =>
+        requests()
+          .slice(before)
+          .find((l) => !pids.has(l.pid as number));
       while (fresh() === undefined) {
         const count = requests().length;
         expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
         await service.waitForLog(() => requests().length > count);
       }
-      expect(requests().slice(before).some((l) => l.pid === victim)).toBe(false);
+      expect(
+        requests()
+          .slice(before)
+          .some((l) => l.pid === victim),
+      ).toBe(false);
     } finally {
       // Whatever happened, never leave a stopped process behind.
       try {
@@ -305,6 +327,47 @@ describe('--workers 2', () => {
   });
 });
 
+// A bug that throws outside any request's promise leaves the process in a state Node calls
+// undefined: it drains what runs, exits 70, and is replaced (--workers N) or restarted by its
+// supervisor (one process). The fault is injected from outside the product's code.
+describe('after an uncaught exception', () => {
+  const THROWER = { NODE_OPTIONS: `--import ${new URL('../helpers/throw-on-sigusr2.mjs', import.meta.url).href}` };
+
+  it('one process finishes the request in flight, then exits 70', async () => {
+    const peer = await HttpPeer.start();
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    peer.route('/slow', { status: 200, headers: { 'content-type': 'text/plain' }, body: 'finally', hold: () => released });
+    try {
+      const service = await start(fixture('basic'), ['--workers', '1'], THROWER);
+      const inFlight = getOnce(`${service.url}/proxy?upstream=${encodeURIComponent(peer.url('/slow'))}`);
+      await peer.waitForRequests(1, '/slow');
+      service.child.kill('SIGUSR2');
+      const logged = await service.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('uncaught exception'));
+      expect(String(logged.error)).toContain('injected fault');
+      await expect(getOnce(`${service.url}/empty`)).rejects.toThrow();
+      release();
+      expect(await inFlight).toEqual({ status: 200, body: 'finally' });
+      expect(await service.exited).toEqual({ code: 70, signal: null });
+    } finally {
+      release();
+      await peer.close();
+    }
+  });
+
+  it('with --workers 2, the worker that threw is replaced and the service goes on', async () => {
+    const service = await start(fixture('basic'), ['--workers', '2'], THROWER);
+    const requests = () => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty');
+    expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    const victim = (await service.waitForLog(() => requests().length >= 1), requests()[0]!.pid as number);
+    process.kill(victim, 'SIGUSR2');
+    const died = await service.waitForLog((l) => l.msg === 'a worker process died; starting a new one' && l.pid === victim);
+    expect(died.exitCode).toBe(70);
+    for (let i = 0; i < 4; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
+});
+
 describe('--cors and --base-path', () => {
   it('serves endpoints below the base path, health and metrics at the root', async () => {
     const service = await start(fixture('basic'), ['--base-path', '/app/']);
@@ -341,7 +404,10 @@ describe('--cors and --base-path', () => {
     expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, POST');
     expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type,x-custom');
 
-    const refused = await fetch(`${service.url}/empty`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const refused = await fetch(`${service.url}/empty`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(refused.status).toBe(403);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
   });
