@@ -1,7 +1,7 @@
 // `endpoint-service dry-run`: the task plan of each endpoint, and with --param a simulated
 // request, without any network or SMTP I/O. The plan goes to stdout; diagnostics, warnings
 // and the reasons a simulated request fails go to stderr (docs/dry-run.md, "For scripts").
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { compileApplication, type Endpoint } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { closest } from '../compiler/suggest.js';

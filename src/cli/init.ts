@@ -3,7 +3,7 @@
 // they work where it was run (invocation.ts). It never overwrites: a folder that holds anything
 // is refused with exit 2 and nothing written, and a write that fails half way takes back what it
 // wrote (README, "Start a new application").
-import { Command } from 'commander';
+import { type Command } from 'commander';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ExitCode, Returning } from './action.js';

@@ -5,7 +5,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Position } from '../position.js';
-import { Diagnostics } from './diagnostics.js';
+import { type Diagnostics } from './diagnostics.js';
 import type { SharedTemplates } from './shared-templates.js';
 import type { SharedTaskGraphs } from './task-graph.js';
 import type { CompileMode } from './mode.js';

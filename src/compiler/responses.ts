@@ -1,7 +1,7 @@
 // <success> and <error>: at most one action each, compiled to a tagged union.
 
 import path from 'node:path';
-import type { BodyAction, ErrorAction, ErrorResponse, SuccessAction, SuccessResponse } from './ast.js';
+import type { BodyAction, ErrorResponse, SuccessAction, SuccessResponse } from './ast.js';
 import type { Position } from '../position.js';
 import type { Template } from '../template/types.js';
 import { compileJsonBody, compileXmlBody } from './bodies.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSI, STACK_TRACE, assertBuilt, childEnv, contactForm, positionOf, removeDir, repoRoot, run, tempApp } from './helpers.js';
 
-const HEADER = /^(.+):(\d+):(\d+)  (error|warning)  ([a-z0-9-]+)  (.+)$/;
+const HEADER = /^(.+):(\d+):(\d+) {2}(error|warning) {2}([a-z0-9-]+) {2}(.+)$/;
 
 interface JsonDiagnostic {
   file: string;

@@ -7,7 +7,7 @@ import { compileApplication, type Task } from '../../src/compiler/index.js';
 import type { EmailTask } from '../../src/tasks/email/types.js';
 import type { HttpRequestTask } from '../../src/tasks/http-request/types.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
-import { compileOk, compileXml, endpointOf, lit, param, parts, writeApp } from './helpers.js';
+import { compileOk, compileXml, endpointOf, lit, param, writeApp } from './helpers.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures');
 

@@ -8,7 +8,7 @@
 // skipped with one line (under CI=true a missing Redis fails the run).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { connect, createServer, Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { Queue, createPostgresBackend } from 'bullmq';
 import { Redis } from 'ioredis';

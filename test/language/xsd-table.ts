@@ -126,7 +126,7 @@ export function readXsd(file: string): XsdSchema {
         particles.reduce((sum, p) => sum + minimum(p, child), 0),
       );
     entries.push({ parent, name, attributes, children: counts, text, anyElements: any.found, documentation: documentationOf(decl) });
-    for (const [child, childDecl] of childDecls) visit(childDecl, name);
+    for (const [, childDecl] of childDecls) visit(childDecl, name);
   };
   const roots = children(schema, 'xs:element');
   for (const root of roots) visit(root, null);

@@ -56,7 +56,8 @@ describe.each(backends)('the reason of a job that failed for good on %s', (backe
     const failed = await worker.waitForLog((l) => l.msg === 'job failed for good' && l.requestId === requestId);
     // 2 attempts of the job, 3 tries of the task in each.
     expect(peer.requestsTo('/down').length).toBe(6);
-    const shown = await runCli(['jobs', 'show', requestId, '--queue', url, '--queue-name', name]);
+    // The texts are sealed in the store: only --reveal prints them.
+    const shown = await runCli(['jobs', 'show', requestId, '--queue', url, '--queue-name', name, '--reveal'], { ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
     expect(shown.code).toBe(0);
     for (const text of [String(failed.reason), shown.stdout]) {
       expect(new Set([...text.matchAll(/(\d+) attempts/g)].map((m) => m[1])), text).toEqual(new Set(['2']));

@@ -330,7 +330,7 @@ describe('random requests', () => {
 
   it('never get a 5xx or a hang, and never touch a later request (fast-check, 60 runs)', async () => {
     console.log(`bad-input random requests: seed ${seed}`);
-    const token = fc.stringMatching(/^[A-Za-z0-9%+=&._~!*'()\/-]{0,30}$/);
+    const token = fc.stringMatching(/^[A-Za-z0-9%+=&._~!*'()/-]{0,30}$/);
     const request = fc.record({
       method: fc.constantFrom('GET', 'POST', 'PUT', 'OPTIONS', 'HEAD', 'DELETE', 'PATCH'),
       path: fc.oneof(

@@ -52,7 +52,8 @@ describe('by="parameter:email" keys on the normalised address', () => {
       await response.arrayBuffer();
       statuses[spelling] = response.status;
     }
-    expect(statuses).toEqual(Object.fromEntries(spellings.map((s) => [s, 429])));
+    // A trailing dot is no address format="email" takes: refused before anything runs.
+    expect(statuses).toEqual(Object.fromEntries(spellings.map((s) => [s, s === `${address}.` ? 400 : 429])));
     await peer.waitForRequests(before + 2, '/crm/newsletter');
     expect(peer.requestsTo('/crm/newsletter').length).toBe(before + 2);
     // Another address still has its own limit.

@@ -1,3 +1,4 @@
+/* eslint-disable no-loss-of-precision -- Shopify's ids beyond 2^53, as JSON carries them: the test shows the digits they lose */
 // Webhook deliveries as real senders post them, through the built binary: values bound from
 // nested JSON with JSONPath and from headers, passed on by tasks to a real peer on loopback.
 import http from 'node:http';

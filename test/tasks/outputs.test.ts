@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OutputIntermediateValue } from '../../src/compiler/ast.js';
 import { extractOutputs, OutputError } from '../../src/tasks/http-request/outputs.js';
-import { at, regex as compiled } from './builders.js';
+import { regex as compiled } from './builders.js';
 
 const json = (path: string, name = 'v', regex: string | null = null): OutputIntermediateValue => ({
   name,

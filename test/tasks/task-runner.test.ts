@@ -5,7 +5,7 @@ import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { RequestUploads } from '../../src/upload.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { closedPort, SmtpPeer } from '../helpers/smtp-peer.js';
-import { application, at, emailTask, endpoint, equals, httpTask, RecordingObserver, regex as compiled, scope } from './builders.js';
+import { application, emailTask, endpoint, equals, httpTask, RecordingObserver, regex as compiled, scope } from './builders.js';
 
 let http: HttpPeer;
 let smtp: SmtpPeer;

@@ -8,7 +8,6 @@ import type { Condition, Template, TemplatePart } from '../../src/template/types
 import { evaluateCondition } from '../../src/template/condition.js';
 import type { ExpansionScope } from '../../src/template/expand.js';
 
-const at = { file: 'endpoints.xml', line: 1, column: 1 };
 const SYSTEM = { 'request-id': 'r', endpoint: 'e', environment: 'live', 'client-ip': '', 'user-agent': '', 'base-url': '' } as const;
 
 /** A template that is just the parameter `name` (so the tested value comes from the scope, as in a request). */
