@@ -9,7 +9,7 @@ import { compileApplication, type Application, type Diagnostic, type TasksRunHer
 import type { QueueSettings } from '../queue/settings.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { createLogger, type LogFormat } from '../server/log.js';
-import type { ServeSettings } from '../server/options.js';
+import type { PublicUrl, ServeSettings } from '../server/options.js';
 import { compileTrust, type TrustProxy } from '../server/client-ip.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
 import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
@@ -44,6 +44,7 @@ interface ServeFlags extends QueueFlags {
   trustProxy?: TrustProxy;
   rateLimitStore?: string;
   rateLimitPrefix: string;
+  publicUrl?: PublicUrl;
 }
 
 // Defaults as the help shows them, in the unit the option takes, and read with the option's own
@@ -128,6 +129,25 @@ function redisUrl(text: string): string {
   return text.trim();
 }
 
+/**
+ * --public-url: the URL clients reach the service at, for ${base-url} and the same-origin
+ * exception of --cors. Only what a browser's address bar would show for the service's root.
+ */
+function publicUrl(text: string): PublicUrl {
+  const expected =
+    'expected the absolute http:// or https:// URL clients reach the service at, such as https://forms.example, without user, query or fragment.';
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw new InvalidArgumentError(expected);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') throw new InvalidArgumentError(expected);
+  // Checked on the text too: new URL drops an empty "?" or "#".
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || /[?#]/.test(text)) throw new InvalidArgumentError(expected);
+  return { origin: url.origin, base: url.origin + url.pathname.replace(/\/+$/, '') };
+}
+
 function logFormat(text: string): LogFormat {
   if (text !== 'json' && text !== 'pretty') throw new InvalidArgumentError('expected "pretty" or "json".');
   return text;
@@ -194,6 +214,11 @@ export function registerServe(program: Command, returning: Returning): void {
       'count <rate-limit>s in Redis (redis://host:6379 or rediss://), one count for every instance using it; default: in memory, one count for all --workers',
       redisUrl,
     )
+    .option(
+      '--public-url <url>',
+      "the URL clients reach the service at (https://forms.example): ${base-url} is this and --base-path, and with --cors only pages of this origin count as the service's own; default: the request's Host header, over http",
+      publicUrl,
+    )
     .option('--rate-limit-prefix <prefix>', 'put before every rate limit key in the store, so services sharing one Redis keep apart', 'endpoint-service:')
     .option('--no-idempotency-key', 'do not add an Idempotency-Key header to POST and PATCH HttpRequest tasks (one written in the task is still sent)');
   addOtelOption(serve);
@@ -233,6 +258,7 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
         kinds: TASK_KINDS.list,
         env: process.env,
         smtpUrlGiven: settings.smtpUrl !== undefined,
+        publicUrlGiven: settings.publicUrl !== null,
         tasksRunHere: tasksRunBy(settings.queue),
         ...(progress !== undefined ? { onProgress: progress.update } : {}),
       });
@@ -379,6 +405,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     // Instances that share a durable queue share its Redis: their rate limits count together too.
     rateLimitStore: flags.rateLimitStore ?? (queue !== null && queue.backend === 'redis' ? queue.url : null),
     rateLimitPrefix: flags.rateLimitPrefix,
+    publicUrl: flags.publicUrl ?? null,
   };
 }
 

@@ -93,12 +93,14 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
 
   const compile = (print: boolean): Application | null | 'unreadable' => {
     // A worker runs background endpoints' tasks only: mail elsewhere needs no SMTP settings here.
+    // A queued run carries the ${base-url} serve bound for its request: nothing to warn about here.
     const result = compileApplication(file, {
       mode: 'serve',
       kinds: TASK_KINDS.list,
       env: process.env,
       smtpUrlGiven: smtpUrl !== undefined,
       tasksRunHere: 'background-only',
+      publicUrlGiven: true,
     });
     if (result.unreadable !== null) {
       if (print) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);

@@ -32,6 +32,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     diagnostics,
     mode: options.mode,
     env: options.env ?? process.env,
+    publicUrlGiven: options.publicUrlGiven === true,
     file,
     directory,
     staticDirectory: path.join(directory, 'static'),

@@ -16,6 +16,8 @@ export interface CompileContext {
   readonly diagnostics: Diagnostics;
   readonly mode: CompileMode;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** CompileOptions.publicUrlGiven. */
+  readonly publicUrlGiven: boolean;
   /** endpoints.xml as given; referenced files are named relative to its folder as given. */
   readonly file: string;
   readonly directory: string;

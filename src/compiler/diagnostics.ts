@@ -293,6 +293,13 @@ export const DIAGNOSTICS = {
         ? `Write the host yourself, or add <redirect-prefix-whitelist-entry> elements.`
         : `Write the host yourself (or take it from \${env:...} or an intermediate value), or limit it with serve --allow-task-host and --deny-private-addresses.`),
   },
+  'base-url-from-host': {
+    // dry-run simulates its own base-url; a generated file may link back in every mail: once per file.
+    severity: { validate: 'warning', serve: 'warning', 'dry-run': 'off' },
+    oncePerFile: true,
+    message: () =>
+      `\${base-url} in a task is built from the request's Host header, which any client chooses: a link in a mail or a value sent to an API may point to another site. Serve it with --public-url (such as --public-url https://forms.example) so that \${base-url} is the service's own URL.`,
+  },
   'recipient-from-request': {
     severity: { validate: 'warning', serve: 'off', 'dry-run': 'off' },
     message: (parameters: readonly string[]) =>

@@ -233,6 +233,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
       errorAction: false,
       envOnly: false,
       where: `in task "${h.id}"`,
+      task: true,
       clientGuards,
     };
     const task = compileTask(ctx, env.taskKinds, h, scope);

@@ -17,6 +17,8 @@ export interface CompileOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** SMTP connection given outside the application (--smtp-url / ENDPOINT_SERVICE_SMTP_URL). */
   readonly smtpUrlGiven?: boolean;
+  /** serve --public-url: ${base-url} is the service's own URL, not the request's Host (no base-url-from-host). */
+  readonly publicUrlGiven?: boolean;
   /**
    * Whose tasks this process runs, so that SMTP settings are asked for only where mail can be
    * sent (smtp-not-configured): every endpoint's (the default); only those of endpoints without

@@ -23,6 +23,8 @@ export interface NameScope {
   readonly envOnly: boolean;
   /** e.g. "in this task" */
   readonly where: string;
+  /** A task's elements: what it sends leaves the service (base-url-from-host). */
+  readonly task?: boolean;
   /** What keeps an arbitrary client from using the endpoint (tasks only; absent: nothing), for recipient-from-request. */
   readonly clientGuards?: readonly ClientGuard[];
 }
@@ -138,7 +140,10 @@ function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Po
   }
   if (scope.parameters.has(name)) return sharedPart(PARAMETER_PARTS, 'parameter', name);
   if (scope.inputs.has(name)) return sharedPart(INTERMEDIATE_PARTS, 'intermediate', name);
-  if (SYSTEM.has(name)) return sharedPart(SYSTEM_PARTS, 'system', name);
+  if (SYSTEM.has(name)) {
+    if (name === 'base-url' && scope.task === true && !ctx.publicUrlGiven) ctx.diagnostics.report('base-url-from-host', at);
+    return sharedPart(SYSTEM_PARTS, 'system', name);
+  }
   const where = scope.produced.has(name)
     ? `${scope.where}: it is an intermediate value, so declare it with <input-intermediate-value name="${name}"/>`
     : scope.where;

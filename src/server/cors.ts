@@ -2,7 +2,7 @@
 // an answer, the preflight, and which cross-origin requests are refused before anything runs.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ServeSettings } from './options.js';
+import type { PublicUrl, ServeSettings } from './options.js';
 import { writeProblem } from './write-response.js';
 
 export type CorsSetting = ServeSettings['cors'];
@@ -41,16 +41,41 @@ export function answerPreflight(request: IncomingMessage, response: ServerRespon
  * hides the answer from the page: the tasks would still run. So with --cors, a request from a
  * page of another origin is refused before anything runs.
  */
-export function crossOriginRefused(cors: CorsSetting, origin: string | undefined, originAllowed: boolean, host: string | undefined): origin is string {
-  return cors !== null && origin !== undefined && !originAllowed && !sameOrigin(origin, host);
+export function crossOriginRefused(
+  cors: CorsSetting,
+  origin: string | undefined,
+  originAllowed: boolean,
+  host: string | undefined,
+  publicUrl: PublicUrl | null,
+): origin is string {
+  return cors !== null && origin !== undefined && !originAllowed && !sameOrigin(origin, host, publicUrl);
 }
 
-/** A page of the service's own host posting to it is not cross-origin, whatever --cors lists. */
-function sameOrigin(origin: string, host: string | undefined): boolean {
-  if (host === undefined || origin === 'null') return false;
+/**
+ * A page of the service itself posting to it is not cross-origin, whatever --cors lists. With
+ * --public-url the service knows its origin and compares scheme, host and port with it. Without,
+ * it has only the Host header, which the page's browser sent, so a page whose name resolves to
+ * the service (DNS rebinding) passes: the scheme must at least be http, the one the service
+ * speaks, and the ports are compared as browsers write them (no :80).
+ */
+function sameOrigin(origin: string, host: string | undefined, publicUrl: PublicUrl | null): boolean {
+  const page = originOf(origin);
+  if (page === null) return false;
+  if (publicUrl !== null) return page === publicUrl.origin;
+  if (host === undefined || !HOST.test(host)) return false;
+  return page === originOf(`http://${host}`);
+}
+
+/** A Host header as a host and an optional port, nothing that would make a URL of more. */
+const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** Scheme, host and port as browsers serialise them (lower case, no default port); null for `null` or no http(s) origin. */
+function originOf(text: string): string | null {
+  let url: URL;
   try {
-    return new URL(origin).host === host.toLowerCase();
+    url = new URL(text);
   } catch {
-    return false;
+    return null;
   }
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : null;
 }

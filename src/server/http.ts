@@ -35,11 +35,11 @@ export interface HttpServerState {
   /** The application new requests are served by; replaced on a --watch reload. */
   current: LoadedApplication;
   shuttingDown: boolean;
-  /** serve --queue: whether its store answers, for /_health (a store that is down does not make the instance unhealthy). */
+  /** serve --queue: whether its store answers, for /_health (a store that is down does not make the instance unhealthy) and /_ready (it makes it unready). */
   readonly queue?: { readonly up: boolean } | null;
 }
 
-/** /_health and /_metrics. Endpoints have no HEAD: it would run their tasks. */
+/** /_health, /_ready and /_metrics. Endpoints have no HEAD: it would run their tasks. */
 const PROBE_ALLOW = 'GET, HEAD';
 /** How long, and how much, of a refused body is discarded before the connection is cut. */
 const LINGER_MS = 5000;
@@ -48,6 +48,8 @@ const NO_UPLOADS = RequestUploads.NONE;
 /** A key is ${env:...} only: it reads no system value. */
 const NO_SYSTEM_VALUES = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
 const HEALTHY = '{"status":"ok"}';
+const READY = '{"status":"ready"}';
+const BAD_VERSION = 'the HTTP version must be HTTP/1.0 or HTTP/1.1';
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
 const SAFE_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
@@ -81,6 +83,8 @@ export class HttpService {
   private pending = 0;
   private idleWaiters: (() => void)[] = [];
   private listeningOrigin = '';
+  /** --public-url and --base-path: ${base-url} whatever the request's Host says; null without --public-url. */
+  private readonly publicBaseUrl: string | null;
   /** --trust-proxy, compiled; null: the socket's address. */
   private readonly trust: TrustFunction | null;
 
@@ -94,6 +98,7 @@ export class HttpService {
     private readonly tracing: Tracing = NO_TRACING,
   ) {
     this.prefix = settings.basePath + '/';
+    this.publicBaseUrl = settings.publicUrl === null ? null : settings.publicUrl.base + settings.basePath;
     this.trust = settings.trustProxy === null ? null : compileTrust(settings.trustProxy);
     this.server = createServer<typeof IncomingMessage, typeof TrackedResponse>(
       {
@@ -187,6 +192,12 @@ export class HttpService {
     // value as HTML or script.
     response.setHeader('x-content-type-options', 'nosniff');
     if (this.state.shuttingDown) response.setHeader('connection', 'close');
+    // llhttp refuses most unknown versions itself (clientError), but passes HTTP/2.0, HTTP/0.9
+    // and a request line without a version (read as 0.9) on as requests.
+    if (!spokenVersion(request)) {
+      response.setHeader('connection', 'close');
+      return writeProblem(response, 400, BAD_VERSION, requestId);
+    }
 
     const url = request.url ?? '/';
     const question = url.indexOf('?');
@@ -202,6 +213,10 @@ export class HttpService {
       if (this.state.shuttingDown) writeProblem(response, 503, 'the service is shutting down', requestId);
       else writeBody(response, 200, 'application/json', this.state.queue ? `{"status":"ok","queue":"${this.state.queue.up ? 'up' : 'unreachable'}"}` : HEALTHY);
       return;
+    }
+    if (path === '/_ready') {
+      if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
+      return this.answerReady(response);
     }
     if (path === '/_metrics') {
       if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
@@ -223,7 +238,7 @@ export class HttpService {
     if (endpoint === undefined) return writeProblem(response, 404, `there is no endpoint at ${truncatePath(path)}`, requestId);
     if (method === 'OPTIONS' && cors !== null) return answerPreflight(request, response, originAllowed, requestId);
     if (method !== 'GET' && method !== 'POST') return methodNotAllowed(response, ENDPOINT_ALLOW);
-    if (crossOriginRefused(cors, origin, originAllowed, request.headers.host)) {
+    if (crossOriginRefused(cors, origin, originAllowed, request.headers.host, this.settings.publicUrl)) {
       return this.refuse(request, response, 403, `origin ${truncatePath(origin)} is not allowed`, requestId);
     }
 
@@ -314,6 +329,23 @@ export class HttpService {
     // Each challenge is good for one solution: a cache must not hand the same one out twice.
     response.setHeader('cache-control', 'no-store');
     writeBody(response, 200, 'application/json', challenge);
+  }
+
+  /**
+   * Readiness, apart from /_health's liveness: whether this instance can serve every endpoint
+   * now. A store that is down makes background endpoints answer 503 (unless the fallback runs
+   * them here), which a restart of this process would not mend: /_health stays 200, this is 503
+   * so that a load balancer sends the traffic elsewhere.
+   */
+  private answerReady(response: TrackedResponse): void {
+    if (this.state.shuttingDown) return writeProblem(response, 503, 'the service is shutting down', response.requestId);
+    const queue = this.state.queue;
+    if (queue === null || queue === undefined) return writeBody(response, 200, 'application/json', READY);
+    if (!queue.up && this.settings.queue?.fallback !== 'in-process') {
+      response.setHeader('retry-after', '5');
+      return writeProblem(response, 503, 'the queue store is unreachable: background endpoints answer 503', response.requestId);
+    }
+    writeBody(response, 200, 'application/json', `{"status":"ready","queue":"${queue.up ? 'up' : 'unreachable'}"}`);
   }
 
   private async answerMetrics(response: TrackedResponse): Promise<void> {
@@ -411,6 +443,7 @@ export class HttpService {
   }
 
   private baseUrl(request: IncomingMessage): string {
+    if (this.publicBaseUrl !== null) return this.publicBaseUrl;
     const host = request.headers.host;
     const origin = host !== undefined && SAFE_HOST.test(host) ? `http://${host}` : this.listeningOrigin;
     return origin + this.settings.basePath;
@@ -423,7 +456,8 @@ export class HttpService {
     }
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
     const requestId = randomUUID();
-    const body = problemBody(status, status === 431 ? 'the request headers are too large' : 'the request is not valid HTTP', requestId);
+    const detail = status === 431 ? 'the request headers are too large' : error.code === 'HPE_INVALID_VERSION' ? BAD_VERSION : 'the request is not valid HTTP';
+    const body = problemBody(status, detail, requestId);
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/problem+json\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
@@ -445,6 +479,11 @@ function endServerSpan(response: TrackedResponse): void {
   if (!response.writableFinished) span.setAttribute(ATTR.aborted, true);
   if (statusCode >= 500) span.setError(String(statusCode));
   span.end();
+}
+
+/** HTTP/1.0 and HTTP/1.1, the versions this server speaks; any other request is a 400 (SECURITY.md). */
+function spokenVersion(request: IncomingMessage): boolean {
+  return request.httpVersionMajor === 1 && (request.httpVersionMinor === 0 || request.httpVersionMinor === 1);
 }
 
 function methodNotAllowed(response: TrackedResponse, allow: string): void {

@@ -43,6 +43,16 @@ export interface ServeSettings {
   readonly rateLimitStore: string | null;
   /** --rate-limit-prefix: before every key in the store. */
   readonly rateLimitPrefix: string;
+  /** --public-url: where clients reach the service; null: the request's Host says (docs/behaviour.md, "Origins"). */
+  readonly publicUrl: PublicUrl | null;
+}
+
+/** serve --public-url, checked: an absolute http(s) URL without credentials, query or fragment. */
+export interface PublicUrl {
+  /** Scheme, host and port as a browser writes them in Origin (`https://forms.example`). */
+  readonly origin: string;
+  /** The URL without a trailing slash (`https://forms.example/signup`); ${base-url} is this and --base-path. */
+  readonly base: string;
 }
 
 /** `http://HOST:PORT`, with an IPv6 host in brackets. */
