@@ -246,7 +246,8 @@ export class QueueConsumer {
       result = await run.result;
       if (!result.ok && active.interrupted) await Promise.race([run.settled, new Promise((resolve) => setTimeout(resolve, HAND_BACK_GRACE_MS))]);
       else await run.settled;
-      await (result.ok ? checkpoint.completed() : checkpoint.flush());
+      // The last task's outcome too: `jobs show` reads every task's from here.
+      await checkpoint.flush();
     } finally {
       this.active.delete(active);
     }
@@ -327,8 +328,8 @@ class Checkpoint {
   }
 
   /**
-   * A task outcome is written a tick later: when it was the run's last task, the run completes
-   * first and the job's completion makes the checkpoint moot (one store round trip fewer per job).
+   * A task outcome is written a tick later, so outcomes reported together (a stage's tasks, a
+   * failure and the tasks it leaves not started) make one write.
    */
   private writeSoon(): void {
     if (this.pending !== null) return;
@@ -346,7 +347,8 @@ class Checkpoint {
     return {
       before: async (step, messageId) => {
         const mail = records();
-        const previous = mail[step];
+        // A message an earlier run certainly did not send is as good as new.
+        const previous = mail[step]?.state === 'not-sent' ? undefined : mail[step];
         if (previous?.state === 'sent') return 'done';
         if (previous !== undefined && this.settings.emailRedelivery === 'at-most-once') {
           if (previous.state === 'sending') {
@@ -373,6 +375,11 @@ class Checkpoint {
         mail[step] = { ...mail[step]!, state: 'sent', at: Date.now() };
         await this.write();
       },
+      notDone: async (step) => {
+        const mail = records();
+        mail[step] = { ...mail[step]!, state: 'not-sent', at: Date.now() };
+        await this.write();
+      },
     };
   }
 
@@ -381,15 +388,6 @@ class Checkpoint {
       clearImmediate(this.pending);
       this.pending = null;
       void this.write();
-    }
-    return this.chain;
-  }
-
-  /** The run completed: the job's completion is its record, so a checkpoint not yet written is not needed. */
-  completed(): Promise<boolean> {
-    if (this.pending !== null) {
-      clearImmediate(this.pending);
-      this.pending = null;
     }
     return this.chain;
   }

@@ -72,8 +72,12 @@ export interface TaskRecord {
 }
 
 export interface MailRecord {
-  /** sending: the SMTP transaction began; sent: the server accepted it; unknown: a crash left it sending and it was not resent. */
-  readonly state: 'sending' | 'sent' | 'unknown';
+  /**
+   * sending: the SMTP transaction began; sent: the server accepted it; not-sent: the server
+   * refused it or could not be reached, so it certainly was not sent (a later run sends it);
+   * unknown: a crash left it sending and it was not resent.
+   */
+  readonly state: 'sending' | 'sent' | 'not-sent' | 'unknown';
   readonly messageId: string;
   readonly at: number;
 }
