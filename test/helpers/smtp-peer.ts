@@ -40,6 +40,8 @@ export class SmtpPeer {
   authAttempts = 0;
   /** Recipients answered with 550 at RCPT TO, lower-cased: refuseRecipients, changeable while the peer runs (a mailbox fixed). */
   readonly refused = new Set<string>();
+  /** How many more RCPT TO get a temporary 451: deferFirstRecipients, changeable while the peer runs. */
+  deferRecipients = 0;
   private readonly waiters: { count: number; resolve: () => void; data?: boolean }[] = [];
 
   private constructor(
@@ -49,7 +51,6 @@ export class SmtpPeer {
 
   static async start(options: SmtpPeerOptions = {}): Promise<SmtpPeer> {
     let peer!: SmtpPeer;
-    let toDefer = options.deferFirstRecipients ?? 0;
     const config: SMTPServerOptions = {
       secure: false,
       authOptional: true,
@@ -66,8 +67,8 @@ export class SmtpPeer {
       logger: false,
       onRcptTo(address, _session, callback) {
         peer.recipientsTried.push(address.address);
-        if (toDefer > 0) {
-          toDefer--;
+        if (peer.deferRecipients > 0) {
+          peer.deferRecipients--;
           callback(Object.assign(new Error('Greylisted, try again later'), { responseCode: 451 }));
         } else if (peer.refused.has(address.address.toLowerCase())) {
           callback(Object.assign(new Error('Recipient address rejected: no such user'), { responseCode: 550 }));
@@ -103,6 +104,7 @@ export class SmtpPeer {
     const address = (server as unknown as { server: { address(): AddressInfo } }).server.address();
     peer = new SmtpPeer(server, address.port);
     for (const a of options.refuseRecipients ?? []) peer.refused.add(a.toLowerCase());
+    peer.deferRecipients = options.deferFirstRecipients ?? 0;
     return peer;
   }
 

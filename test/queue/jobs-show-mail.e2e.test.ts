@@ -47,10 +47,14 @@ describe.each(backends)('jobs show and the mail of a job on %s', (backend) => {
   const state = (jobId: string, wanted: string) => eventually(async () => ((await rig.store.queue.getJobState(jobId)) === wanted ? true : undefined), `the job to be ${wanted}`, 40_000);
 
   beforeAll(async () => {
-    await rig.start((peer) => {
-      peer.route('/first', { status: 201, json: { id: 'C-5' } });
-      peer.route('/slow', () => (slowBroken ? { status: 400, body: 'no' } : { status: 200 }));
-    });
+    await rig.start(
+      (peer) => {
+        peer.route('/first', { status: 201, json: { id: 'C-5' } });
+        peer.route('/slow', () => (slowBroken ? { status: 400, body: 'no' } : { status: 200 }));
+      },
+      {},
+      ['--queue-backoff', '10ms'],
+    );
     rig.worker([]);
   });
   afterAll(() => rig.close());
@@ -120,5 +124,19 @@ describe.each(backends)('jobs show and the mail of a job on %s', (backend) => {
     const { text } = await show(requestId);
     expect(text).toContain('  task notify: succeeded\n');
     expect(text).toContain('  mail notify, message 1: sent, Message-ID');
+  });
+
+  it('sends a mail the server deferred (451) on the queue’s next attempt, once, and shows it sent', async () => {
+    rig.smtp.deferRecipients = 1;
+    const before = rig.smtp.messages.length;
+    const { requestId, jobId } = await post();
+    await state(jobId, 'completed');
+    expect(rig.smtp.messages.length).toBe(before + 1);
+    const { text, job } = await show(requestId);
+    expect(text).toContain('attempt 1: retry scheduled: task "notify" failed (smtp-rejected)');
+    expect(text).toContain('  task notify: succeeded\n');
+    expect(text).toContain('  mail notify, message 1: sent, Message-ID');
+    expect(text).not.toContain('delivery-unknown');
+    expect(job.deliveryUnknown).toEqual([]);
   });
 });
