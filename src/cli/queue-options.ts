@@ -71,7 +71,7 @@ export function addQueueLocation(command: Command, required: boolean): Command {
 /** The options of processes that run jobs (serve and worker). */
 export function addRunOptions(command: Command): Command {
   return command
-    .addOption(new Option('--queue-lock-duration <duration>', "how long a job stays locked by a worker that stopped renewing it (a crash): then another worker resumes it").argParser(duration).default(duration(DEFAULT_LOCK_DURATION), DEFAULT_LOCK_DURATION))
+    .addOption(new Option('--queue-lock-duration <duration>', "how long a job stays locked by a worker that stopped renewing it (a crash); stalled jobs are looked for as often, so another worker resumes it within about twice this").argParser(duration).default(duration(DEFAULT_LOCK_DURATION), DEFAULT_LOCK_DURATION))
     .addOption(new Option('--on-config-change <mode>', 'a queued run whose endpoint changed since: "current" runs it with the current configuration, "strict" fails it').argParser(oneOf('current', 'strict')).default('current'))
     .addOption(new Option('--email-redelivery <mode>', 'a mail message a crash left being sent: "at-most-once" leaves it (delivery-unknown), "at-least-once" resends it with the same Message-ID').argParser(oneOf('at-most-once', 'at-least-once')).default('at-most-once'))
     .addOption(new Option('--queue-retention <duration>', 'how long failed jobs are kept for `jobs` (completed ones: an hour); older ones are removed about hourly').argParser(age).default(age(DEFAULT_RETENTION), DEFAULT_RETENTION));

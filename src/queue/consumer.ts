@@ -97,6 +97,9 @@ export class QueueConsumer {
         const data = job.data as QueuedRun;
         const fields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id ?? '', attempt: job.attemptsMade };
         observer.log('error', 'job failed for good: it stalled too often (its worker keeps dying)', { ...fields, reason: error.message });
+        void job
+          .log(`${new Date().toISOString()} attempt ${fields.attempt}: failed for good: it stalled ${job.stalledCounter} times, more than the ${MAX_STALLED_COUNT} allowed (its worker keeps dying)`)
+          .catch(() => 0);
         observer.finished(fields, 'failed');
       }
     });
@@ -214,6 +217,18 @@ export class QueueConsumer {
       const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])));
       if (!bound.ok) throw await permanent('config-changed', `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
       parameters = bound.parameters;
+    }
+
+    // A worker that stopped without handing the job back (a kill, a crash, a store it lost) left
+    // no line: say so here, once per stall, where `jobs show` reads the history.
+    const stalls = job.stalledCounter - (progress.stalls ?? 0);
+    if (stalls > 0) {
+      progress.stalls = job.stalledCounter;
+      // Written now (a stall is rare): a run cut off again before its first checkpoint must not count this one twice.
+      await job.updateProgress(progress).catch(() => {});
+      await history(
+        `interrupted: its worker stopped without handing the job back (killed, crashed or cut off from the store)${stalls > 1 ? `, ${stalls} times` : ''}; resumed by another worker once its lock expired`,
+      );
     }
 
     const finished = new Set(Object.entries(progress.tasks).flatMap(([id, r]) => (FINISHED_OUTCOMES.has(r.outcome) ? [id] : [])));

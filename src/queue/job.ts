@@ -54,6 +54,8 @@ export interface RunProgress {
   sealedIntermediate?: string;
   /** Set when the run went on under a configuration other than the one it was enqueued under. */
   config?: { readonly fingerprint: string; readonly mismatch: 'current' | 'strict' };
+  /** The stalls (a worker gone without handing the job back) already written to the job's history. */
+  stalls?: number;
 }
 
 export interface TaskRecord {
@@ -145,7 +147,7 @@ export function unsealIntermediate(keys: readonly QueueKey[], jobId: string, sea
 export function readProgress(progress: unknown): RunProgress {
   if (typeof progress === 'object' && progress !== null && 'tasks' in progress && 'mail' in progress) {
     const p = progress as RunProgress;
-    return { tasks: { ...p.tasks }, mail: Object.fromEntries(Object.entries(p.mail).map(([k, v]) => [k, { ...v }])), ...(p.sealedIntermediate !== undefined ? { sealedIntermediate: p.sealedIntermediate } : {}), ...(p.config !== undefined ? { config: p.config } : {}) };
+    return { tasks: { ...p.tasks }, mail: Object.fromEntries(Object.entries(p.mail).map(([k, v]) => [k, { ...v }])), ...(p.sealedIntermediate !== undefined ? { sealedIntermediate: p.sealedIntermediate } : {}), ...(p.config !== undefined ? { config: p.config } : {}), ...(p.stalls !== undefined ? { stalls: p.stalls } : {}) };
   }
   return { tasks: {}, mail: {} };
 }

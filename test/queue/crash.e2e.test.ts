@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
 import { DurableRig } from '../helpers/durable-rig.js';
-import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runCli, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -61,6 +61,14 @@ describe.each(backends)('a worker killed mid-task on %s', (backend) => {
     // One mail.
     expect(rig.smtp.messages.length).toBe(1);
     expect(new Set(rig.smtp.messages.map((m) => m.parsed.messageId)).size).toBe(1);
+
+    // The interruption is in the job's history, once, and every task's outcome in its record.
+    const shown = await runCli(['jobs', 'show', requestId, '--queue', backend.url, '--queue-name', name]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.match(/interrupted: its worker stopped/g)).toHaveLength(1);
+    expect(shown.stdout).toMatch(/log: \S+ attempt 1: interrupted: its worker stopped without handing the job back \(killed, crashed or cut off from the store\); resumed by another worker once its lock expired\n/);
+    expect(shown.stdout).toContain('  task second: succeeded\n');
+    expect(shown.stdout).toContain('  task notify: succeeded\n');
   });
 });
 
@@ -113,5 +121,15 @@ describe.each(backends)('a job that kills every worker that runs it on %s', (bac
     // Said in the log, as every other failure for good is.
     const line = await living.waitForLog((l) => l.level === 'error' && l.jobId === job!.id);
     expect(line.msg).toBe('job failed for good: it stalled too often (its worker keeps dying)');
+    // And in the job's history: the interruptions it survived, then why it failed.
+    const history = await eventually(async () => {
+      const { logs } = await store.queue.getJobLogs(job!.id!);
+      return logs.some((l) => l.includes('failed for good')) ? logs : undefined;
+    }, 'the failure in the job history');
+    // Each resumption says so once; none counts an earlier stall again.
+    const interruptions = history.filter((l) => l.includes('interrupted: its worker stopped'));
+    expect(interruptions.length).toBeGreaterThanOrEqual(1);
+    for (const l of interruptions) expect(l).not.toMatch(/times;/);
+    expect(history.at(-1)).toMatch(/failed for good: it stalled 3 times, more than the 2 allowed \(its worker keeps dying\)$/);
   });
 });
