@@ -129,9 +129,13 @@ describe.each(backends)('jobs show and the mail of a job on %s', (backend) => {
   it('sends a mail the server deferred (451) on the queue’s next attempt, once, and shows it sent', async () => {
     rig.smtp.deferRecipients = 1;
     const before = rig.smtp.messages.length;
+    const calls = { first: rig.peer.requestsTo('/first').length, second: rig.peer.requestsTo('/slow').length };
     const { requestId, jobId } = await post();
     await state(jobId, 'completed');
     expect(rig.smtp.messages.length).toBe(before + 1);
+    // The API calls that succeeded before the mail failed are not made again (no duplicate contact).
+    expect(rig.peer.requestsTo('/first').length).toBe(calls.first + 1);
+    expect(rig.peer.requestsTo('/slow').length).toBe(calls.second + 1);
     const { text, job } = await show(requestId);
     expect(text).toContain('attempt 1: retry scheduled: task "notify" failed (smtp-rejected)');
     expect(text).toContain('  task notify: succeeded\n');
