@@ -61,6 +61,8 @@ interface ActiveRun {
 
 export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
+  /** The checkpoints of the jobs running here, by job id: told when BullMQ renews their locks. */
+  private readonly checkpoints = new Map<string, Checkpoint>();
   private worker!: Worker;
   private health: { readonly up: boolean; stop(): void } | null = null;
   private sweeper!: RetentionSweeper;
@@ -90,6 +92,10 @@ export class QueueConsumer {
     });
     consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer, () => store.forgetFates());
     consumer.sweeper.start();
+    consumer.worker.on('locksRenewed', ({ jobIds }: { jobIds: string[] }) => {
+      const now = Date.now();
+      for (const id of jobIds) consumer.checkpoints.get(id)?.lockRenewed(now);
+    });
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => {
       // BullMQ itself fails a job that stalled too often; the processor reports every other failure.
@@ -237,6 +243,7 @@ export class QueueConsumer {
     this.observer.log('info', job.stalledCounter > 0 ? 'job resumed after a stall' : 'job started', { ...fields, finishedTasks: finished.size });
 
     const checkpoint = new Checkpoint(job, token, progress, intermediate, this.settings, this.observer, fields);
+    this.checkpoints.set(jobId, checkpoint);
     const scope: ExpansionScope = { parameters, system: sealed.system, env: loaded.env };
     const run = loaded.taskEngine().start({
       endpoint,
@@ -265,8 +272,17 @@ export class QueueConsumer {
       await checkpoint.flush();
     } finally {
       this.active.delete(active);
+      this.checkpoints.delete(jobId);
     }
 
+    if (checkpoint.lost) {
+      // Another worker runs the job now (this one was held up past its lock): the record and the
+      // outcome are that worker's; a DelayedError leaves the job where it is.
+      await history('stopped: another worker had taken the job over (this worker was held up past its lock); nothing more was sent or recorded here');
+      this.observer.log('warn', 'job taken over by another worker: this one stops and records nothing more', { ...fields });
+      endRun('interrupted');
+      throw new bullmq.DelayedError();
+    }
     if (result.ok) {
       checkpoint.close();
       this.observer.log('info', 'job completed', { ...fields });
@@ -314,6 +330,10 @@ export function backoffDelay(attemptsMade: number, error: Error | undefined, bac
 class Checkpoint {
   private chain: Promise<boolean> = Promise.resolve(true);
   private closed = false;
+  /** The fence found the job's lock held by another worker: this one sends and records nothing more. */
+  lost = false;
+  /** When this worker's lock on the job was last known to be renewed (BullMQ renews it every half lock duration). */
+  private renewedAt: number;
 
   constructor(
     private readonly job: Job<QueuedRun>,
@@ -323,7 +343,32 @@ class Checkpoint {
     private readonly settings: QueueSettings,
     private readonly observer: QueueObserver,
     private readonly fields: JobFields,
-  ) {}
+  ) {
+    this.renewedAt = job.processedOn ?? Date.now();
+  }
+
+  lockRenewed(at: number): void {
+    this.renewedAt = at;
+  }
+
+  /**
+   * True while this worker holds the job. Asked of the store only when the last renewal is older
+   * than BullMQ's renewal rhythm allows (the process was held up: a paused event loop, a stopped
+   * process): then the lock may have passed to another worker, whose record this one must not
+   * write over. A lock found lost closes the checkpoint for good.
+   */
+  private async holdsLock(force: boolean): Promise<boolean> {
+    if (this.lost) return false;
+    if (!force && Date.now() - this.renewedAt < (this.settings.lockDurationMs * 3) / 4) return true;
+    const extended = this.token === undefined ? 0 : await this.job.extendLock(this.token, this.settings.lockDurationMs).catch(() => 0);
+    if (extended === 1) {
+      this.renewedAt = Date.now();
+      return true;
+    }
+    this.lost = true;
+    this.close();
+    return false;
+  }
 
   recorded(report: TaskReport): void {
     const { task, outcome, attempts, error, reason } = report;
@@ -380,7 +425,7 @@ class Checkpoint {
           return 'unknown';
         }
         // The fence: a worker whose lock has passed to another must not send.
-        if (this.token === undefined || (await this.job.extendLock(this.token, this.settings.lockDurationMs).catch(() => 0)) !== 1) return 'lost';
+        if (!(await this.holdsLock(true))) return 'lost';
         mail[step] = { state: 'sending', messageId, at: Date.now() };
         if (!(await this.write())) throw new TaskError('the sending marker could not be written to the queue; not sent', { code: 'connection', transient: true });
         return 'go';
@@ -419,8 +464,8 @@ class Checkpoint {
       this.pending = null;
     }
     const snapshot = structuredClone(this.progress);
-    this.chain = this.chain.then(() =>
-      this.job.updateProgress(snapshot).then(
+    this.chain = this.chain.then(async () =>
+      !(await this.holdsLock(false)) ? false : this.job.updateProgress(snapshot).then(
         () => true,
         (error: unknown) => {
           this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
