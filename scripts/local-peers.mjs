@@ -31,7 +31,9 @@ const smtp = new SMTPServer({
     simpleParser(stream).then(
       (mail) => {
         const attachments = mail.attachments.map((a) => `${a.filename ?? '(inline)'} (${a.size} bytes)`).join(', ') || 'none';
-        console.log(`smtp  mail from ${session.envelope.mailFrom && session.envelope.mailFrom.address} to ${session.envelope.rcptTo.map((r) => r.address).join(', ')}`);
+        console.log(
+          `smtp  mail from ${session.envelope.mailFrom && session.envelope.mailFrom.address} to ${session.envelope.rcptTo.map((r) => r.address).join(', ')}`,
+        );
         console.log(`      subject: ${mail.subject}; attachments: ${attachments}`);
         console.log(`      ${(mail.text ?? '').trim().replace(/\n/g, '\n      ')}`);
         callback();

@@ -31,8 +31,13 @@ export function durationExpectation(text: string): string {
   const trimmed = text.trim();
   if (/^\d+(?:\.\d+)?$/.test(trimmed)) return `a duration with a unit, such as 500ms, 10s or 2m (a bare number has none: write ${trimmed}ms or ${trimmed}s)`;
   const match = DURATION.exec(trimmed);
-  if (match !== null && Number(match[1]) * DURATION_UNIT_MS[match[2]!]! > MAX_TIMER_MS) return `a duration of at most ${Math.floor(MAX_TIMER_MS / 3_600_000)}h (${MAX_TIMER_MS}ms, the longest timer Node.js can set)`;
-  return 'a positive duration with a unit, such as 500ms, 10s or 2m';
+  if (match !== null && Number(match[1]) * DURATION_UNIT_MS[match[2]!]! > MAX_TIMER_MS)
+    return `a duration of at most ${Math.floor(MAX_TIMER_MS / 3_600_000)}h (${MAX_TIMER_MS}ms, the longest timer Node.js can set)`;
+  // Days are an age's unit (parseAge), not a wait's: say how to write one in hours.
+  const days = /^(\d+(?:\.\d+)?)d$/.exec(trimmed);
+  if (days !== null)
+    return `a positive duration in ms, s, m or h, such as 500ms, 10s or 2m (days are not taken here: write ${trimmed} as ${Number(days[1]) * 24}h)`;
+  return 'a positive duration in ms, s, m or h, such as 500ms, 10s or 2m';
 }
 
 /** The largest unit that divides `ms` evenly: `1m`, `30s`, `300ms` (never rounded). */
@@ -65,7 +70,7 @@ export function ageExpectation(text: string): string {
   if (/^\d+(?:\.\d+)?ms$/.test(trimmed)) return 'a duration of at least 1s, such as 14d, 36h or 30m (ages are kept in whole seconds)';
   const match = AGE.exec(trimmed);
   if (match !== null && Number(match[1]) * AGE_UNIT_MS[match[2]!]! > MAX_AGE_MS) return `a duration of at most ${MAX_AGE_MS / 86_400_000}d`;
-  return 'a positive duration with a unit, such as 14d, 36h or 30m';
+  return 'a positive duration in s, m, h or d, such as 14d, 36h or 30m';
 }
 
 /** An age in the largest unit that divides it evenly: `14d`, `36h`, `90s`; parseAge reads it back. */

@@ -1,6 +1,19 @@
 // src/units.ts: the one reader of durations and sizes, for endpoints.xml and the command line.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TASK_TIMEOUT_MS, MAX_AGE_MS, MAX_TIMER_MS, ageExpectation, durationExpectation, formatAge, formatDuration, formatSize, parseAge, parseDuration, parseSize } from '../src/units.js';
+import {
+  DEFAULT_TASK_TIMEOUT_MS,
+  MAX_AGE_MS,
+  MAX_TIMER_MS,
+  ageExpectation,
+  durationExpectation,
+  formatAge,
+  formatDuration,
+  formatSize,
+  parseAge,
+  parseDuration,
+  parseSize,
+} from '../src/units.js';
 
 describe('parseDuration', () => {
   it('reads a number with a unit', () => {
@@ -73,6 +86,17 @@ describe('parseSize', () => {
 
   it('refuses zero, negatives, fractions and words', () => {
     for (const bad of ['0', '-5', '1.5M', 'lots']) expect(parseSize(bad), bad).toBeNull();
+  });
+
+  it('takes k, M, G and KiB, MiB, GiB as binary, kB, MB, GB as decimal, in any case (README, "Serve the example")', () => {
+    const binary = { k: 1024, KiB: 1024, M: 1024 ** 2, MiB: 1024 ** 2, G: 1024 ** 3, GiB: 1024 ** 3 };
+    const decimal = { kB: 1000, MB: 1000 ** 2, GB: 1000 ** 3 };
+    for (const [unit, bytes] of Object.entries({ ...binary, ...decimal })) {
+      expect(parseSize(`1${unit}`), unit).toBe(bytes);
+      expect(parseSize(`1${unit.toLowerCase()}`), unit.toLowerCase()).toBe(bytes);
+    }
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    expect(readme).toContain('`k`, `M`, `G` and `KiB`, `MiB`, `GiB` are binary (1024), `kB`, `MB`, `GB` decimal (1000)');
   });
 });
 

@@ -1,7 +1,7 @@
 // `endpoint-service dry-run`: the task plan of each endpoint, and with --param a simulated
 // request, without any network or SMTP I/O. The plan goes to stdout; diagnostics, warnings
 // and the reasons a simulated request fails go to stderr (docs/dry-run.md, "For scripts").
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { compileApplication, type Endpoint } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { closest } from '../compiler/suggest.js';
@@ -9,7 +9,9 @@ import { chalkFor, useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { formatDiagnosticsText, summaryLine } from './formatters/text.js';
 import type { Plan } from './plan/model.js';
-import { buildPlan } from './plan/simulate.js';
+import { buildPlan, type PlanOptions } from './plan/simulate.js';
+import { NO_SOURCES, type RequestSources } from '../runtime/sources.js';
+import { collectHeader, simulatedRequest, type RequestOptions } from './simulated-request.js';
 import { formatPlanDot } from './plan/format-dot.js';
 import { formatPlanJson } from './plan/format-json.js';
 import { formatPlanMermaid } from './plan/format-mermaid.js';
@@ -18,7 +20,7 @@ import { formatPlanText } from './plan/format-text.js';
 const FORMATS = ['text', 'json', 'mermaid', 'dot'] as const;
 type Format = (typeof FORMATS)[number];
 
-interface DryRunOptions {
+interface DryRunOptions extends RequestOptions {
   readonly endpoint: string[];
   readonly param: [string, string][] | undefined;
   readonly format: Format;
@@ -30,7 +32,14 @@ export function registerDryRun(program: Command, returning: Returning): void {
     .description('print the task plan without any network or SMTP I/O')
     .argument('<file>', 'the endpoints.xml')
     .addOption(new Option('--endpoint <name>', 'only this endpoint (repeatable)').argParser(collect).default([] as string[], 'every endpoint'))
-    .option('--param <name=value>', 'simulate a request with this parameter (repeatable; several values for one name are joined with the separator)', collectParam)
+    .option(
+      '--param <name=value>',
+      'simulate a request with this parameter (repeatable; several values for one name are joined with the separator)',
+      collectParam,
+    )
+    .option('--body <file>', 'simulate a request with this body (a webhook delivery saved to a file)')
+    .option('--content-type <type>', "the --body file's content type (default: application/json for .json, application/xml for .xml)")
+    .option('--header <"Name: value">', 'simulate a request with this header (repeatable)', collectHeader)
     .addOption(new Option('--format <format>', 'output format').choices(FORMATS).default('text'))
     .addHelpText(
       'after',
@@ -42,6 +51,7 @@ intermediate values as <from TASK-ID>. Nothing is sent.
 Examples:
   endpoint-service dry-run endpoints.xml
   endpoint-service dry-run --endpoint signup --param email=ann@example.com endpoints.xml
+  endpoint-service dry-run --endpoint github --body issues.json --header "X-GitHub-Event: issues" endpoints.xml
   endpoint-service dry-run --format mermaid endpoints.xml`,
     )
     .action(returning((file: string, options: DryRunOptions) => dryRun(file, options)));
@@ -91,12 +101,29 @@ export function dryRun(file: string, options: DryRunOptions): ExitCode {
   }
 
   let parameters: Map<string, string[]> | null = null;
-  if (options.param !== undefined) {
+  if (options.param !== undefined || options.body !== undefined || options.header !== undefined || options.contentType !== undefined) {
     parameters = new Map();
-    for (const [name, value] of options.param) parameters.set(name, [...(parameters.get(name) ?? []), value]);
+    for (const [name, value] of options.param ?? []) parameters.set(name, [...(parameters.get(name) ?? []), value]);
+  }
+  let sources: RequestSources = NO_SOURCES;
+  let delivery: PlanOptions['delivery'];
+  if (parameters !== null && (options.body !== undefined || options.header !== undefined || options.contentType !== undefined)) {
+    const given = new Map(parameters);
+    const request = simulatedRequest(options, parameters);
+    if (request.kind === 'usage') {
+      fail(request.message);
+      return 2;
+    }
+    if (request.kind === 'refused') {
+      // Refused before any endpoint decides, as serve refuses it.
+      fail(`the request fails with status ${request.status}: ${request.detail}`);
+      return 1;
+    }
+    sources = request.sources;
+    delivery = { body: request.body, headers: request.headers, given };
   }
 
-  const plan = buildPlan(application, { endpoints, parameters, env: process.env, kinds: TASK_KINDS });
+  const plan = buildPlan(application, { endpoints, parameters, sources, ...(delivery === undefined ? {} : { delivery }), env: process.env, kinds: TASK_KINDS });
   reportIgnored(plan, warn);
   if (options.format !== 'text') for (const endpoint of plan.endpoints) for (const note of endpoint.notes) warn(note);
 

@@ -1,11 +1,13 @@
 // `endpoint-service init [dir]`: writes a minimal working application into an empty or new
-// folder, then prints the next three commands. It never overwrites: a folder that holds
-// anything is refused with exit 2 and nothing written, and a write that fails half way takes
-// back what it wrote (cli.md, "init").
-import { Command } from 'commander';
+// folder, then prints the next three commands, written the way this run was started so that
+// they work where it was run (invocation.ts). It never overwrites: a folder that holds anything
+// is refused with exit 2 and nothing written, and a write that fails half way takes back what it
+// wrote (README, "Start a new application").
+import { type Command } from 'commander';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ExitCode, Returning } from './action.js';
+import { commandAsInvoked, shellWord } from './invocation.js';
 
 /** The schemas shipped in the package, copied beside the application for editors. */
 const SCHEMAS = ['endpoints.xsd', 'email-sending-configuration.xsd', 'security.xsd'] as const;
@@ -130,19 +132,15 @@ export function init(dir: string): ExitCode {
     [shown('email-sending-configuration.xml'), 'the SMTP server, from ${env:SMTP_HOST}'],
     [`${shown('schema')}/`, 'schemas for editors: completion and help on hover (docs/editors.md)'],
   ];
+  const command = commandAsInvoked({ env: process.env, script: process.argv[1] ?? 'endpoint-service', cwd: process.cwd() });
   const width = Math.max(...written.map(([name]) => name.length));
   process.stdout.write(
     `Wrote an endpoint-service application into ${dir === '.' ? 'this folder' : `${dir}/`}:\n` +
       written.map(([name, what]) => `  ${name.padEnd(width)}  ${what}\n`).join('') +
       `\nNext:\n` +
-      `  endpoint-service validate ${shown('endpoints.xml')}\n` +
-      `  endpoint-service dry-run --param name=Ann --param email=ann@example.com ${shown('endpoints.xml')}\n` +
-      `  SMTP_HOST=localhost endpoint-service serve ${shown('endpoints.xml')}\n`,
+      `  ${command} validate ${shown('endpoints.xml')}\n` +
+      `  ${command} dry-run --param name=Ann --param email=ann@example.com ${shown('endpoints.xml')}\n` +
+      `  SMTP_HOST=localhost ${command} serve ${shown('endpoints.xml')}\n`,
   );
   return 0;
-}
-
-/** A path as a shell word: quoted when it holds anything but plain characters. */
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

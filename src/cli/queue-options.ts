@@ -2,6 +2,7 @@
 // value is a usage error (exit 2) before anything starts.
 
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Application } from '../compiler/index.js';
 import { parseQueueKey, type QueueKey } from '../queue/seal.js';
 import { backendOf, type QueueSettings } from '../queue/settings.js';
 import { ageExpectation, durationExpectation, parseAge, parseDuration } from '../units.js';
@@ -27,7 +28,7 @@ const DEFAULT_CONCURRENCY = 16;
 const DEFAULT_BACKOFF = '30s';
 const DEFAULT_LOCK_DURATION = '30s';
 const DEFAULT_RETENTION = '14d';
-export const KEY_HOWTO = 'make one with: node -e "console.log(require(\'node:crypto\').randomBytes(32).toString(\'base64\'))"';
+export const KEY_HOWTO = "make one with: node -e \"console.log(require('node:crypto').randomBytes(32).toString('base64'))\"";
 
 function count(what: string, max: number) {
   return (text: string): number => {
@@ -61,31 +62,77 @@ function queueName(text: string): string {
   return text;
 }
 
-/** --queue and --queue-name: what every command that reaches the queue takes. */
-export function addQueueLocation(command: Command, required: boolean): Command {
+/**
+ * --queue and --queue-name: what every command that reaches the queue takes. `key`: whether the
+ * command seals or opens jobs (serve, worker), so that --queue needs ENDPOINT_SERVICE_QUEUE_KEY;
+ * `jobs` reads only what is stored in clear (`show --reveal` says so on its own option).
+ */
+export function addQueueLocation(command: Command, key: 'needed' | 'not-needed'): Command {
   return command
-    .option('--queue <url>', `the durable queue: redis://… or rediss://…, or postgres://… (experimental)${required ? '' : ''} (default: $ENDPOINT_SERVICE_QUEUE_URL); needs ENDPOINT_SERVICE_QUEUE_KEY`)
+    .option(
+      '--queue <url>',
+      `the durable queue: redis://… or rediss://…, or postgres://… (experimental) (default: $ENDPOINT_SERVICE_QUEUE_URL)${key === 'needed' ? '; needs ENDPOINT_SERVICE_QUEUE_KEY' : ''}`,
+    )
     .addOption(new Option('--queue-name <name>', 'the queue, for several applications on one Redis').argParser(queueName).default(DEFAULT_QUEUE_NAME));
 }
 
 /** The options of processes that run jobs (serve and worker). */
 export function addRunOptions(command: Command): Command {
   return command
-    .addOption(new Option('--queue-lock-duration <duration>', "how long a job stays locked by a worker that stopped renewing it (a crash); stalled jobs are looked for as often, so another worker resumes it within about twice this").argParser(duration).default(duration(DEFAULT_LOCK_DURATION), DEFAULT_LOCK_DURATION))
-    .addOption(new Option('--on-config-change <mode>', 'a queued run whose endpoint changed since: "current" runs it with the current configuration, "strict" fails it').argParser(oneOf('current', 'strict')).default('current'))
-    .addOption(new Option('--email-redelivery <mode>', 'a mail message a crash left being sent: "at-most-once" leaves it (delivery-unknown), "at-least-once" resends it with the same Message-ID').argParser(oneOf('at-most-once', 'at-least-once')).default('at-most-once'))
-    .addOption(new Option('--queue-retention <duration>', 'how long failed jobs are kept for `jobs` (completed ones: an hour); older ones are removed about hourly').argParser(age).default(age(DEFAULT_RETENTION), DEFAULT_RETENTION));
+    .addOption(
+      new Option(
+        '--queue-lock-duration <duration>',
+        'how long a job stays locked by a worker that stopped renewing it (a crash); stalled jobs are looked for as often, so another worker resumes it within about twice this',
+      )
+        .argParser(duration)
+        .default(duration(DEFAULT_LOCK_DURATION), DEFAULT_LOCK_DURATION),
+    )
+    .addOption(
+      new Option('--on-config-change <mode>', 'a queued run whose endpoint changed since: "current" runs it with the current configuration, "strict" fails it')
+        .argParser(oneOf('current', 'strict'))
+        .default('current'),
+    )
+    .addOption(
+      new Option(
+        '--email-redelivery <mode>',
+        'a mail message a crash left being sent: "at-most-once" leaves it (delivery-unknown), "at-least-once" resends it with the same Message-ID',
+      )
+        .argParser(oneOf('at-most-once', 'at-least-once'))
+        .default('at-most-once'),
+    )
+    .addOption(
+      new Option('--queue-retention <duration>', 'how long failed jobs are kept for `jobs` (completed ones: an hour); older ones are removed about hourly')
+        .argParser(age)
+        .default(age(DEFAULT_RETENTION), DEFAULT_RETENTION),
+    );
 }
 
 /** serve's own queue options. */
 export function addServeQueueOptions(command: Command): Command {
-  addQueueLocation(command, false);
+  addQueueLocation(command, 'needed');
   command
     .option('--no-queue-consume', 'with --queue: only enqueue; leave running the jobs to `endpoint-service worker` processes')
-    .option('--queue-concurrency <n>', `with --queue: jobs run at once by each serving process (default: ${DEFAULT_CONCURRENCY})`, count('a number of jobs', 1000))
-    .addOption(new Option('--queue-attempts <n>', 'with --queue: attempts of a background run whose task fails transiently, first included').argParser(count('a number of attempts', 100)).default(6))
-    .addOption(new Option('--queue-backoff <duration>', 'with --queue: scale of the wait between attempts (full jitter, doubling, at most 30m)').argParser(duration).default(duration(DEFAULT_BACKOFF), DEFAULT_BACKOFF))
-    .addOption(new Option('--queue-fallback <mode>', 'with --queue: when the queue cannot store a run, "in-process" runs its tasks here instead of answering 503').argParser(oneOf('in-process')));
+    .option(
+      '--queue-concurrency <n>',
+      `with --queue: jobs run at once by each serving process (default: ${DEFAULT_CONCURRENCY})`,
+      count('a number of jobs', 1000),
+    )
+    .addOption(
+      new Option('--queue-attempts <n>', 'with --queue: attempts of a background run whose task fails transiently, first included')
+        .argParser(count('a number of attempts', 100))
+        .default(6),
+    )
+    .addOption(
+      new Option('--queue-backoff <duration>', 'with --queue: scale of the wait between attempts (full jitter, doubling, at most 30m)')
+        .argParser(duration)
+        .default(duration(DEFAULT_BACKOFF), DEFAULT_BACKOFF),
+    )
+    .addOption(
+      new Option(
+        '--queue-fallback <mode>',
+        'with --queue: when the queue cannot store a run, "in-process" runs its tasks here instead of answering 503',
+      ).argParser(oneOf('in-process')),
+    );
   return addRunOptions(command);
 }
 
@@ -104,7 +151,8 @@ export function resolveQueueLocation(
   if (backend !== 'redis' && backend !== 'postgres') usage(`${source} ${backend}`);
   const keyText = env.ENDPOINT_SERVICE_QUEUE_KEY;
   if (!keyRequired && (keyText === undefined || keyText.trim() === '')) return { url, backend: backend as QueueSettings['backend'], keys: [] };
-  if (keyText === undefined || keyText.trim() === '') usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);
+  if (keyText === undefined || keyText.trim() === '')
+    usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);
   const key = parseQueueKey(keyText!);
   if (key === null) usage(`ENDPOINT_SERVICE_QUEUE_KEY must be 32 bytes written in base64 (44 characters) or hex (64 characters); ${KEY_HOWTO}`);
   const keys = [key!];
@@ -139,3 +187,15 @@ export function resolveQueueSettings(flags: QueueFlags, usage: (message: string)
 }
 
 export const concurrencyOption = () => count('a number of jobs', 1000);
+
+/**
+ * The start-up warning for `serve --queue` and `worker` on an application that queues nothing
+ * (only tasks="background" runs are queued), or null. Without it such a queue stays empty and
+ * nothing says why.
+ */
+export function noBackgroundEndpointWarning(application: Application, role: 'serve' | 'worker'): string | null {
+  if (application.endpoints.some((e) => e.tasksMode === 'background')) return null;
+  return role === 'serve'
+    ? 'no endpoint has tasks="background", so nothing is queued: every task runs in the process that answers its request. Mark the endpoints whose tasks may run later with tasks="background", or leave out --queue'
+    : 'no endpoint has tasks="background", so this worker gets no jobs: only the tasks of background endpoints are queued';
+}

@@ -5,7 +5,8 @@ import cluster from 'node:cluster';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
+import { compileApplication, type Application, type Diagnostic, type TasksRunHere } from '../compiler/index.js';
+import type { QueueSettings } from '../queue/settings.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import type { ServeSettings } from '../server/options.js';
@@ -17,7 +18,7 @@ import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
 import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
-import { addServeQueueOptions, resolveQueueSettings, type QueueFlags } from './queue-options.js';
+import { addServeQueueOptions, noBackgroundEndpointWarning, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 import { compileProgress } from './progress.js';
 import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
 
@@ -94,9 +95,16 @@ function trustProxy(text: string): TrustProxy {
   const value = text.trim();
   const trust: TrustProxy = /^\d+$/.test(value)
     ? { hops: Number(value) }
-    : { addresses: value.split(',').map((a) => a.trim()).filter((a) => a !== '') };
+    : {
+        addresses: value
+          .split(',')
+          .map((a) => a.trim())
+          .filter((a) => a !== ''),
+      };
   if ('hops' in trust ? trust.hops < 1 || trust.hops > 64 : trust.addresses.length === 0) {
-    throw new InvalidArgumentError('expected a number of proxy hops from 1 to 64, or addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1 (or loopback, linklocal, uniquelocal).');
+    throw new InvalidArgumentError(
+      'expected a number of proxy hops from 1 to 64, or addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1 (or loopback, linklocal, uniquelocal).',
+    );
   }
   try {
     compileTrust(trust);
@@ -148,7 +156,10 @@ export function registerServe(program: Command, returning: Returning): void {
         `most bytes of request bodies one process holds in memory at once; a body counts what has arrived, one client address at most a quarter of it (at least --max-body-size); a body that does not fit waits briefly, then gets a 503 with Retry-After; at least --max-body-size, which is taken when larger (default: ${DEFAULT_MAX_INFLIGHT_BODY_SIZE})`,
       ).argParser(size),
     )
-    .option('--upload-dir <folder>', 'an existing folder for temporary upload files; each process makes its own private folder in it (default: the system temporary folder)')
+    .option(
+      '--upload-dir <folder>',
+      'an existing folder for temporary upload files; each process makes its own private folder in it (default: the system temporary folder)',
+    )
     .addOption(
       new Option('--request-timeout <duration>', 'longest time to answer a request, with a unit such as 500ms, 10s or 2m')
         .argParser(duration)
@@ -189,6 +200,15 @@ export function registerServe(program: Command, returning: Returning): void {
   addServeQueueOptions(serve).action(returning(runServe));
 }
 
+/**
+ * Whose tasks a serve runs: with a queue that it does not consume and no in-process fallback,
+ * background runs only ever go to the queue, so their mail is sent (and needs SMTP settings)
+ * by the workers alone.
+ */
+function tasksRunBy(queue: QueueSettings | null): TasksRunHere {
+  return queue !== null && !queue.consume && queue.fallback === 'none' ? 'not-background' : 'every-endpoint';
+}
+
 /** Checks the options, compiles, and starts serving; the exit code of a start that failed. */
 async function runServe(file: string, flags: ServeFlags, command: Command): Promise<ExitCode> {
   const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
@@ -213,6 +233,7 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
         kinds: TASK_KINDS.list,
         env: process.env,
         smtpUrlGiven: settings.smtpUrl !== undefined,
+        tasksRunHere: tasksRunBy(settings.queue),
         ...(progress !== undefined ? { onProgress: progress.update } : {}),
       });
       progress?.stop();
@@ -261,6 +282,8 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
     if (cluster.isWorker) process.send?.({ type: 'endpoint-service:not-compiled', exitCode: code } satisfies WorkerMessage, () => process.disconnect());
     return code;
   }
+  const idleQueue = settings.queue !== null && reporting ? noBackgroundEndpointWarning(first, 'serve') : null;
+  if (idleQueue !== null) logger.log('warn', idleQueue);
   const { serve } = await import('../server/serving.js');
   // Each process that answers requests exports its own spans; the SDK is loaded only now.
   const tracing = await startTracingIfWanted(settings.otel, logger);
@@ -274,7 +297,8 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
   if (port === undefined) {
     const fromEnv = process.env.PORT;
     if (fromEnv !== undefined && fromEnv !== '') {
-      if (!/^\d+$/.test(fromEnv) || Number(fromEnv) > 65535) usage(`the environment variable PORT is "${fromEnv}", not a port number from 0 to 65535; fix it or pass --port`);
+      if (!/^\d+$/.test(fromEnv) || Number(fromEnv) > 65535)
+        usage(`the environment variable PORT is "${fromEnv}", not a port number from 0 to 65535; fix it or pass --port`);
       port = Number(fromEnv);
     } else {
       port = 8080;
@@ -286,7 +310,10 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
 
   let cors: ServeSettings['cors'] = null;
   if (flags.cors !== undefined) {
-    const origins = flags.cors.split(',').map((o) => o.trim()).filter((o) => o !== '');
+    const origins = flags.cors
+      .split(',')
+      .map((o) => o.trim())
+      .filter((o) => o !== '');
     if (origins.length === 0) usage('--cors needs at least one origin (such as https://app.example) or *');
     if (origins.includes('*')) cors = '*';
     else {
@@ -313,7 +340,9 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
   // 502 on every request that sends mail. The value is not echoed: it may hold a password.
   const maxInflightBodyBytes = flags.maxInflightBodySize ?? Math.max(size(DEFAULT_MAX_INFLIGHT_BODY_SIZE), flags.maxBodySize);
   if (maxInflightBodyBytes < flags.maxBodySize) {
-    usage(`--max-inflight-body-size (${formatSize(maxInflightBodyBytes)}) is smaller than --max-body-size (${formatSize(flags.maxBodySize)}): a body of the largest accepted size could never be read`);
+    usage(
+      `--max-inflight-body-size (${formatSize(maxInflightBodyBytes)}) is smaller than --max-body-size (${formatSize(flags.maxBodySize)}): a body of the largest accepted size could never be read`,
+    );
   }
   if (flags.uploadDir !== undefined) checkUploadDir(flags.uploadDir, usage);
   const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;

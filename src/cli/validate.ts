@@ -1,6 +1,6 @@
 // `endpoint-service validate [options] <file...>`: the whole report on stdout; exit 0 valid,
 // 1 errors (or too many warnings), 2 usage error or an unreadable file (wins over 1).
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { compileApplication, type Diagnostic } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import type { ExitCode, Returning } from './action.js';

@@ -4,7 +4,9 @@
 
 import type { Position } from '../position.js';
 import type { Condition, NamedTemplate, Template } from '../template/types.js';
+import type { AuthorRegex } from './regex.js';
 import type { TaskGraph } from './task-graph.js';
+import type { JsonPathQuery } from './json-path.js';
 
 // ---------------------------------------------------------------------------------------
 // Parameters
@@ -13,15 +15,25 @@ export type ParameterFormat = 'email' | 'url' | 'integer' | 'number' | 'date';
 
 /** Checked on every non-empty value (compiler/parameter-rules.ts). */
 export interface ParameterRules {
-  /** Must match the whole value; compiled with the `u` flag. */
-  readonly pattern: { readonly source: string; readonly regex: RegExp } | null;
+  /** Must match the whole value; RE2 syntax, matched in linear time (compiler/regex.ts). */
+  readonly pattern: AuthorRegex | null;
   /** In characters (code points). */
   readonly maxLength: number | null;
   readonly format: ParameterFormat | null;
 }
 
+/** Where a request's values for a parameter come from (docs/language.md, "<parameter>"). */
+export type ParameterSource =
+  /** By its name: the query string, a form, multipart, or a top-level member of a JSON body. */
+  | { readonly kind: 'name' }
+  /** What an RFC 9535 JSONPath selects in a JSON body; compiled with the file. */
+  | { readonly kind: 'jsonpath'; readonly path: string; readonly query: JsonPathQuery }
+  /** A request header; `header` is lower-case, as node:http gives header names. */
+  | { readonly kind: 'header'; readonly header: string };
+
 export interface ParameterDeclaration {
   readonly name: string;
+  readonly source: ParameterSource;
   /** A literal; with it the parameter is optional. Without it, a blank value counts as missing. */
   readonly defaultValue: string | null;
   /** null: no rule, any value. */
@@ -94,7 +106,6 @@ export interface ErrorResponse {
   readonly position: Position | null;
 }
 
-
 // ---------------------------------------------------------------------------------------
 // Tasks
 
@@ -124,15 +135,13 @@ export interface Task {
   readonly position: Position;
 }
 
-export type OutputSelector =
-  | { readonly kind: 'jsonpath'; readonly path: string }
-  | { readonly kind: 'xpath'; readonly path: string };
+export type OutputSelector = { readonly kind: 'jsonpath'; readonly path: string } | { readonly kind: 'xpath'; readonly path: string };
 
 export interface OutputIntermediateValue {
   readonly name: string;
   readonly selector: OutputSelector;
-  /** Anchored source (the whole value must match), or null. */
-  readonly regex: string | null;
+  /** Must match the whole value; RE2 syntax, matched in linear time (compiler/regex.ts). */
+  readonly regex: AuthorRegex | null;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -198,6 +207,10 @@ export interface Endpoint {
   /** Declared parameters in scope, inherited from folders, lower declarations winning. */
   readonly parameters: readonly ParameterDeclaration[];
   readonly parametersByName: ReadonlyMap<string, ParameterDeclaration>;
+  /** A parameter reads a request header: only then does the server hand the headers over. */
+  readonly readsHeaders: boolean;
+  /** A parameter reads the JSON body with a JSONPath: only then is the parsed body kept for the request. */
+  readonly readsJsonPaths: boolean;
   readonly separator: string;
   readonly tasksMode: TasksMode;
   /** Parameter names, in order; null when the endpoint has no <include-in-hash>. */

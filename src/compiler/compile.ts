@@ -8,7 +8,7 @@ import type { CompileContext } from './context.js';
 import type { Diagnostic } from './diagnostics.js';
 import { Diagnostics } from './diagnostics.js';
 import { compileFolder } from './endpoints.js';
-import type { CompileOptions, CompileResult } from './options.js';
+import type { CompileOptions, CompileResult, TasksRunHere } from './options.js';
 import { compileEmailSettings, compileSecurity } from './settings.js';
 import { Suggestions } from './suggest.js';
 import { findCycles, SharedTaskGraphs } from './task-graph.js';
@@ -74,14 +74,20 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   } else {
     // A security.xml that is present but broken is reported in that file; <include-in-hash> is not blamed for it too.
     const taskKinds = new TaskKindIndex(options.kinds);
-    compileFolder(ctx, parsed.root, { parameters: new Map(), separator: '||' }, { hasSecurity: existsSync(path.join(directory, 'security.xml')), taskKinds }, keep);
+    compileFolder(
+      ctx,
+      parsed.root,
+      { parameters: new Map(), separator: '||' },
+      { hasSecurity: existsSync(path.join(directory, 'security.xml')), taskKinds },
+      keep,
+    );
     progress?.({ phase: 'checking', endpoints: compiled });
     checkEndpointNames(ctx);
     checkForwards(ctx);
     // Email tasks are looked for in the tree, not among the compiled endpoints: an endpoint
     // dropped for another error still needs SMTP settings, and all problems show in one run.
     // A settings file that is present but broken is reported in that file, not here again.
-    const firstEmail = findMailTask(parsed.root, taskKinds.mailClasses);
+    const firstEmail = findMailTask(parsed.root, taskKinds.mailClasses, options.tasksRunHere ?? 'every-endpoint');
     const smtpKnown = options.smtpUrlGiven === true || existsSync(path.join(directory, 'email-sending-configuration.xml'));
     // Its severity per command is in the table: dry-run does not report it (it sends nothing).
     if (firstEmail && !smtpKnown) diagnostics.report('smtp-not-configured', firstEmail.position);
@@ -110,14 +116,14 @@ function discard(): void {}
 /** Often enough for a spinner to move, rarely enough to cost nothing. */
 const PROGRESS_EVERY = 250;
 
-/** The first <task> of a kind that sends mail, in document order, below folders and endpoints. */
-function findMailTask(folder: XmlElement, mailClasses: ReadonlySet<string>): XmlElement | undefined {
+/** The first <task> of a kind that sends mail, in document order, below folders and endpoints whose tasks run here. */
+function findMailTask(folder: XmlElement, mailClasses: ReadonlySet<string>, runHere: TasksRunHere): XmlElement | undefined {
   for (const child of folder.children) {
     if (child.kind !== 'element') continue;
     if (child.name === 'endpoint-folder') {
-      const found = findMailTask(child, mailClasses);
+      const found = findMailTask(child, mailClasses, runHere);
       if (found) return found;
-    } else if (child.name === 'endpoint') {
+    } else if (child.name === 'endpoint' && runsHere(child, runHere)) {
       const task = child.children.find(
         (t): t is XmlElement => t.kind === 'element' && t.name === 'task' && t.attributes.some((a) => a.name === 'class' && mailClasses.has(a.value)),
       );
@@ -125,6 +131,12 @@ function findMailTask(folder: XmlElement, mailClasses: ReadonlySet<string>): Xml
     }
   }
   return undefined;
+}
+
+function runsHere(endpoint: XmlElement, runHere: TasksRunHere): boolean {
+  if (runHere === 'every-endpoint') return true;
+  const background = endpoint.attributes.some((a) => a.name === 'tasks' && a.value === 'background');
+  return runHere === 'background-only' ? background : !background;
 }
 
 function readSettingsFile(ctx: CompileContext, name: string, rootName: string): XmlElement | null {
@@ -190,10 +202,6 @@ function checkForwards(ctx: CompileContext): void {
 
 function sortDiagnostics(list: readonly Diagnostic[], mainFile: string): Diagnostic[] {
   return [...list].sort(
-    (a, b) =>
-      (a.file === mainFile ? 0 : 1) - (b.file === mainFile ? 0 : 1) ||
-      a.file.localeCompare(b.file) ||
-      a.line - b.line ||
-      a.column - b.column,
+    (a, b) => (a.file === mainFile ? 0 : 1) - (b.file === mainFile ? 0 : 1) || a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column,
   );
 }

@@ -1,7 +1,17 @@
 // <endpoint-folder> and <endpoint>: inherited parameters and separators, responses, tasks and
 // the checks that tie them together (references, intermediate values, cycles).
 
-import { HASH_JOINS, type Endpoint, type HashJoin, type ParameterDeclaration, type ParameterFormat, type ParameterRules, type SuccessResponse, type Task } from './ast.js';
+import {
+  HASH_JOINS,
+  type Endpoint,
+  type HashJoin,
+  type ParameterDeclaration,
+  type ParameterFormat,
+  type ParameterRules,
+  type SuccessResponse,
+  type Task,
+} from './ast.js';
+import { BY_NAME, parameterSource } from './parameter-sources.js';
 import { PARAMETER_FORMATS, ruleViolation } from './parameter-rules.js';
 import { SYSTEM_PARAMETERS } from '../template/types.js';
 import { type Position } from '../position.js';
@@ -12,6 +22,7 @@ import type { ClientGuard, NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
 import { endpointProtections, NO_PROTECTIONS, PROTECTION_ELEMENTS, readProtections, type InheritedProtections } from './protections.js';
 import { exact } from './retained.js';
+import { authorRegex } from './regex.js';
 
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const PARAMETER_NAME = /^[A-Za-z0-9_.-]+$/;
@@ -30,7 +41,13 @@ export interface EndpointEnvironment {
 }
 
 /** Compiles a folder and everything below it, handing each endpoint to `out` in file order. */
-export function compileFolder(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment, out: (endpoint: Endpoint) => void): void {
+export function compileFolder(
+  ctx: CompileContext,
+  element: XmlElement,
+  inherited: Inherited,
+  env: EndpointEnvironment,
+  out: (endpoint: Endpoint) => void,
+): void {
   const read = readElement(ctx, element, {
     attributes: ['multiple-value-separator'],
     children: ['parameter', 'endpoint-folder', 'endpoint', ...PROTECTION_ELEMENTS],
@@ -82,13 +99,15 @@ function declareParameters(
     const def = r.attr('default-value');
     if (def?.value.includes('${')) ctx.diagnostics.report('placeholder-not-allowed', def.position, 'default-value (it is a literal)');
     if (SYSTEM.has(name.value)) ctx.diagnostics.report('parameter-shadows-system', name.position, name.value);
+    // A bad source is reported; read by name meanwhile, so its uses are not reported as well.
+    const source = parameterSource(ctx, r) ?? BY_NAME;
     const rules = compileRules(ctx, r);
     if (rules === undefined) continue;
     if (rules !== null && def !== undefined && def.value !== '') {
       const violation = ruleViolation(rules, def.value);
       if (violation !== null) ctx.diagnostics.report('invalid-default-value', def.position, name.value, violation);
     }
-    const declaration: ParameterDeclaration = { name: name.value, defaultValue: def?.value ?? null, rules, position: el.position };
+    const declaration: ParameterDeclaration = { name: name.value, source, defaultValue: def?.value ?? null, rules, position: el.position };
     here.set(name.value, declaration);
     // Re-inserting moves an overridden parameter to its new place in declaration order.
     merged.delete(name.value);
@@ -97,7 +116,7 @@ function declareParameters(
   return merged;
 }
 
-const PARAMETER_SHAPE = { attributes: ['name', 'default-value', 'pattern', 'max-length', 'format'], children: [] };
+const PARAMETER_SHAPE = { attributes: ['name', 'jsonpath', 'header', 'default-value', 'pattern', 'max-length', 'format'], children: [] };
 
 /** The input rules of a <parameter>: null when it has none, undefined after reporting a bad one. */
 function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | null | undefined {
@@ -108,15 +127,8 @@ function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | 
   let ok = true;
   let pattern: ParameterRules['pattern'] = null;
   if (patternAttr) {
-    try {
-      // Anchored: the whole value must match, as HTML's pattern attribute does.
-      new RegExp(patternAttr.value, 'u');
-      pattern = { source: patternAttr.value, regex: new RegExp(`^(?:${patternAttr.value})$`, 'u') };
-    } catch (error) {
-      // "Invalid regular expression: /[0-9/u: Unterminated character class": the problem alone.
-      ctx.diagnostics.report('invalid-regex', patternAttr.position, patternAttr.value, (error as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, ''));
-      ok = false;
-    }
+    pattern = authorRegex(ctx, patternAttr);
+    ok = pattern !== null;
   }
   let maxLength: number | null = null;
   if (maxLengthAttr) {
@@ -129,7 +141,13 @@ function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | 
   if (formatAttr) {
     if (!(PARAMETER_FORMATS as readonly string[]).includes(formatAttr.value)) {
       const suggestion = ctx.suggestions.closest(formatAttr.value, PARAMETER_FORMATS);
-      ctx.diagnostics.report('invalid-value', formatAttr.position, 'format', formatAttr.value, `${PARAMETER_FORMATS.map((f) => `"${f}"`).join(', ')}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`);
+      ctx.diagnostics.report(
+        'invalid-value',
+        formatAttr.position,
+        'format',
+        formatAttr.value,
+        `${PARAMETER_FORMATS.map((f) => `"${f}"`).join(', ')}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`,
+      );
       ok = false;
     } else format = formatAttr.value as ParameterFormat;
   }
@@ -193,11 +211,13 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
   }
   const produced = new Set(producers.keys());
   const checkAfter = (refs: readonly { id: string; position: Position }[]) => {
-    for (const ref of refs) if (!ids.has(ref.id) && !brokenIds.has(ref.id)) ctx.diagnostics.report('unknown-task', ref.position, ref.id, ctx.suggestions.closest(ref.id, ids.keys()));
+    for (const ref of refs)
+      if (!ids.has(ref.id) && !brokenIds.has(ref.id)) ctx.diagnostics.report('unknown-task', ref.position, ref.id, ctx.suggestions.closest(ref.id, ids.keys()));
   };
   const checkInputs = (refs: readonly { name: string; position: Position }[]) => {
     for (const ref of refs) {
-      if (!producers.has(ref.name) && !brokenOutputs.has(ref.name)) ctx.diagnostics.report('intermediate-value-not-produced', ref.position, ref.name, ctx.suggestions.closest(ref.name, produced));
+      if (!producers.has(ref.name) && !brokenOutputs.has(ref.name))
+        ctx.diagnostics.report('intermediate-value-not-produced', ref.position, ref.name, ctx.suggestions.closest(ref.name, produced));
     }
   };
 
@@ -298,6 +318,8 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     name: nameAttr.value,
     parameters: [...parameters.values()],
     parametersByName: parameters,
+    readsHeaders: [...parameters.values()].some((p) => p.source.kind === 'header'),
+    readsJsonPaths: [...parameters.values()].some((p) => p.source.kind === 'jsonpath'),
     separator,
     tasksMode,
     includeInHash,
@@ -311,4 +333,3 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     position: element.position,
   };
 }
-

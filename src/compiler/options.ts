@@ -18,6 +18,13 @@ export interface CompileOptions {
   /** SMTP connection given outside the application (--smtp-url / ENDPOINT_SERVICE_SMTP_URL). */
   readonly smtpUrlGiven?: boolean;
   /**
+   * Whose tasks this process runs, so that SMTP settings are asked for only where mail can be
+   * sent (smtp-not-configured): every endpoint's (the default); only those of endpoints without
+   * tasks="background" (a serve that hands background runs to a queue and runs none of its
+   * jobs); only background endpoints' (a worker).
+   */
+  readonly tasksRunHere?: TasksRunHere;
+  /**
    * Only the diagnostics are wanted (validate): every endpoint is compiled and checked as for
    * the other commands, then let go, and `application` is null.
    */
@@ -32,6 +39,8 @@ export interface CompileOptions {
    */
   readonly onElementRead?: (element: XmlElement, shape: ElementShape) => void;
 }
+
+export type TasksRunHere = 'every-endpoint' | 'not-background' | 'background-only';
 
 export type CompileProgress =
   | { readonly phase: 'reading' | 'parsing' }

@@ -11,7 +11,7 @@ export const PARAMETER_FORMATS: readonly ParameterFormat[] = ['email', 'url', 'i
 export function ruleViolation(rules: ParameterRules, value: string): string | null {
   if (rules.maxLength !== null && characterCount(value) > rules.maxLength) return `is longer than ${rules.maxLength} characters`;
   if (rules.format !== null && !FORMAT_CHECKS[rules.format](value)) return FORMAT_PREDICATES[rules.format];
-  if (rules.pattern !== null && !rules.pattern.regex.test(value)) return 'does not have the expected form';
+  if (rules.pattern !== null && !rules.pattern.matchesWhole(value)) return 'does not have the expected form';
   return null;
 }
 

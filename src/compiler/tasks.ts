@@ -8,11 +8,20 @@ import type { Position } from '../position.js';
 import { DEFAULT_TASK_TIMEOUT_MS, durationExpectation, parseDuration } from '../units.js';
 import type { OutputIntermediateValue, Task } from './ast.js';
 import { CONDITION_ATTRIBUTES, compileCondition } from './conditions.js';
-import { parseBooleanAttribute, readElement, requireAttribute, UNSUPPORTED_INSTEAD, type CompileContext, type ElementShape, type ReadElement } from './context.js';
+import {
+  parseBooleanAttribute,
+  readElement,
+  requireAttribute,
+  UNSUPPORTED_INSTEAD,
+  type CompileContext,
+  type ElementShape,
+  type ReadElement,
+} from './context.js';
 import type { TaskKindSyntax } from './task-kind.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
 import { exact } from './retained.js';
+import { authorRegex, type AuthorRegex } from './regex.js';
 
 /** OpenEndpoints task classes recognised and refused by name (with or without the endpoints.task. prefix). */
 export const UNSUPPORTED_CLASSES: ReadonlySet<string> = new Set(['CreateShortLinkToEndpointTask', 'RequestLogExpressionCaptureTask']);
@@ -95,8 +104,16 @@ export function readTaskHeader(ctx: CompileContext, kinds: TaskKindIndex, elemen
   const entry = kinds.get(classAttr.value);
   if (!entry) {
     const bare = classAttr.value.replace(/^endpoints\.task\./, '');
-    if (UNSUPPORTED_CLASSES.has(bare)) ctx.diagnostics.report('unsupported-feature', classAttr.position, `The task class ${classAttr.value}`, UNSUPPORTED_INSTEAD[bare] ?? null);
-    else ctx.diagnostics.report('unknown-task-class', classAttr.position, classAttr.value, kinds.names, ctx.suggestions.closest(classAttr.value, kinds.classNames));
+    if (UNSUPPORTED_CLASSES.has(bare))
+      ctx.diagnostics.report('unsupported-feature', classAttr.position, `The task class ${classAttr.value}`, UNSUPPORTED_INSTEAD[bare] ?? null);
+    else
+      ctx.diagnostics.report(
+        'unknown-task-class',
+        classAttr.position,
+        classAttr.value,
+        kinds.names,
+        ctx.suggestions.closest(classAttr.value, kinds.classNames),
+      );
     return null;
   }
   const read = readElement(ctx, element, entry.shape);
@@ -225,15 +242,11 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
       ok = false;
     }
   }
-  let regex: string | null = null;
+  let regex: AuthorRegex | null = null;
   const re = r.attr('regex');
   if (re) {
-    regex = `^(?:${re.value})$`;
-    const problem = memo(regexProblems, regex, regexProblem);
-    if (problem !== null) {
-      ctx.diagnostics.report('invalid-regex', re.position, re.value, problem);
-      ok = false;
-    }
+    regex = authorRegex(ctx, re);
+    if (regex === null) ok = false;
   }
   if (!ok) return null;
   return {
@@ -243,11 +256,10 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
   };
 }
 
-// Thousands of tasks repeat the same few JSONPaths and regexes, and checking one runs
-// jsonpath-plus or the regex compiler: each distinct text is checked once per process (the
-// verdict depends on the text alone). Bounded, since a server reloads configurations.
+// Thousands of tasks repeat the same few JSONPaths, and checking one runs jsonpath-plus: each
+// distinct text is checked once per process (the verdict depends on the text alone). Bounded,
+// since a server reloads configurations. (Regexes are shared the same way, by compiler/regex.ts.)
 const jsonPathProblems = new Map<string, string | null>();
-const regexProblems = new Map<string, string | null>();
 const MEMO_LIMIT = 10_000;
 
 function memo(cache: Map<string, string | null>, text: string, check: (text: string) => string | null): string | null {
@@ -258,15 +270,6 @@ function memo(cache: Map<string, string | null>, text: string, check: (text: str
     cache.set(text, verdict);
   }
   return verdict;
-}
-
-function regexProblem(regex: string): string | null {
-  try {
-    new RegExp(regex);
-    return null;
-  } catch (error) {
-    return (error as Error).message.replace(/^Invalid regular expression: /, '');
-  }
 }
 
 function jsonPathProblem(path: string): string | null {
@@ -280,7 +283,7 @@ function jsonPathProblem(path: string): string | null {
     else if (c === '[' || c === '(') depth++;
     else if (c === ']' || c === ')') {
       if (--depth < 0) return `an unmatched "${c}"`;
-    } else if (depth === 0 && /\s/.test(c)) return 'a space outside brackets (quote the name: $[\'a b\'])';
+    } else if (depth === 0 && /\s/.test(c)) return "a space outside brackets (quote the name: $['a b'])";
   }
   if (quote) return 'a quote is not closed';
   if (depth !== 0) return 'a bracket is not closed';
@@ -305,4 +308,3 @@ function jsonPathProblem(path: string): string | null {
   }
   return null;
 }
-

@@ -2,7 +2,7 @@
 // escaped once for their context, so expansion per request is a plain concatenation.
 
 import { type ParameterDeclaration } from './ast.js';
-import { SYSTEM_PARAMETERS, type Escaping, type SystemParameter, type Template, type TemplatePart } from '../template/types.js';
+import { SYSTEM_PARAMETERS, type Escaping, type Template, type TemplatePart } from '../template/types.js';
 import { type Position } from '../position.js';
 import type { CompileContext } from './context.js';
 import { parseTemplateSource } from '../template/parse.js';

@@ -94,11 +94,16 @@ export class JobsAdmin {
     const state = await job.getState();
     const progress = readProgress(job.progress);
     const deliveryUnknown = Object.entries(progress.mail).flatMap(([task, messages]) =>
-      Object.entries(messages).flatMap(([index, record]) => (record.state === 'unknown' || record.state === 'sending' ? [{ task, message: Number(index) + 1, messageId: record.messageId }] : [])),
+      Object.entries(messages).flatMap(([index, record]) =>
+        record.state === 'unknown' || record.state === 'sending' ? [{ task, message: Number(index) + 1, messageId: record.messageId }] : [],
+      ),
     );
     const { logs } = await this.queue.getJobLogs(job.id!);
     const tasks = Object.fromEntries(
-      Object.entries(progress.tasks).map(([id, r]) => [id, { outcome: r.outcome, attempts: r.attempts, ...(r.code !== undefined ? { code: r.code } : {}), at: r.at } satisfies TaskShown]),
+      Object.entries(progress.tasks).map(([id, r]) => [
+        id,
+        { outcome: r.outcome, attempts: r.attempts, ...(r.code !== undefined ? { code: r.code } : {}), at: r.at } satisfies TaskShown,
+      ]),
     );
     return { ...(await this.summary(job, state)), tasks, mail: progress.mail, deliveryUnknown, config: progress.config ?? null, log: logs };
   }
@@ -148,7 +153,11 @@ export class JobsAdmin {
       failedTask: failed?.[0] ?? null,
       code: failed?.[1].code ?? null,
       // The failed reason of a task failure was the task's text before it was sealed: said anew.
-      error: completed ? null : failed !== undefined ? `task "${failed[0]}" failed${failed[1].code !== undefined ? ` (${failed[1].code})` : ''}` : job.failedReason || null,
+      error: completed
+        ? null
+        : failed !== undefined
+          ? `task "${failed[0]}" failed${failed[1].code !== undefined ? ` (${failed[1].code})` : ''}`
+          : job.failedReason || null,
       fingerprint: data.fingerprint,
     };
   }

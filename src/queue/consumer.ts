@@ -26,7 +26,18 @@ import type { EffectLedger } from '../tasks/kind.js';
 import type { ExpansionScope } from '../template/expand.js';
 import { endpointFingerprint, hasPositionalTaskIds } from './fingerprint.js';
 import { RequestUploads } from '../upload.js';
-import { FINISHED_OUTCOMES, readProgress, sealIntermediate, sealTaskError, unsealIntermediate, unsealRun, uploadsFromJob, type QueuedRun, type RunProgress, type SealedRun } from './job.js';
+import {
+  FINISHED_OUTCOMES,
+  readProgress,
+  sealIntermediate,
+  sealTaskError,
+  unsealIntermediate,
+  unsealRun,
+  uploadsFromJob,
+  type QueuedRun,
+  type RunProgress,
+  type SealedRun,
+} from './job.js';
 import { endJobSpan, startJobSpan } from './job-trace.js';
 import type { JobFields, QueueObserver, RunOutcome } from './observer.js';
 import { MAX_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
@@ -59,6 +70,14 @@ interface ActiveRun {
   interrupt(): void;
 }
 
+/**
+ * How BullMQ words the failure of a job that stalled more than maxStalledCount times (its
+ * moveStalledJobsToWait script, and the same text in its PostgreSQL backend): BullMQ raises no
+ * error of its own kind for it. test/architecture/pinned-internals.test.ts fails when an upgrade
+ * changes the text.
+ */
+export const STALLED_TOO_OFTEN = /stalled more than allowable limit/;
+
 export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
   /** The checkpoints of the jobs running here, by job id: told when BullMQ renews their locks. */
@@ -79,7 +98,13 @@ export class QueueConsumer {
    * `watch`: report the store's state and check its configuration (when no producer in the process does).
    * `tracing`: on, each run of a job is a span in the trace of the request that queued it.
    */
-  static async open(settings: QueueSettings, current: () => RunnableApplication, observer: QueueObserver, watch: boolean, tracing: Tracing = NO_TRACING): Promise<QueueConsumer> {
+  static async open(
+    settings: QueueSettings,
+    current: () => RunnableApplication,
+    observer: QueueObserver,
+    watch: boolean,
+    tracing: Tracing = NO_TRACING,
+  ): Promise<QueueConsumer> {
     const store = await openStore(settings, 'worker', () => {});
     const consumer = new QueueConsumer(settings, store, current, observer, tracing);
     if (watch) consumer.health = store.watch(observer);
@@ -99,12 +124,14 @@ export class QueueConsumer {
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => {
       // BullMQ itself fails a job that stalled too often; the processor reports every other failure.
-      if (job !== undefined && /stalled more than/.test(error.message)) {
+      if (job !== undefined && STALLED_TOO_OFTEN.test(error.message)) {
         const data = job.data as QueuedRun;
         const fields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id ?? '', attempt: job.attemptsMade };
         observer.log('error', 'job failed for good: it stalled too often (its worker keeps dying)', { ...fields, reason: error.message });
         void job
-          .log(`${new Date().toISOString()} attempt ${fields.attempt}: failed for good: it stalled ${job.stalledCounter} times, more than the ${MAX_STALLED_COUNT} allowed (its worker keeps dying)`)
+          .log(
+            `${new Date().toISOString()} attempt ${fields.attempt}: failed for good: it stalled ${job.stalledCounter} times, more than the ${MAX_STALLED_COUNT} allowed (its worker keeps dying)`,
+          )
           .catch(() => 0);
         observer.finished(fields, 'failed');
       }
@@ -168,7 +195,13 @@ export class QueueConsumer {
   }
 
   /** `endRun`: every way the run ends reports its outcome there, once. */
-  private async run(job: Job<QueuedRun>, token: string | undefined, fields: JobFields, span: Span, endRun: (outcome: RunOutcome, code?: string) => void): Promise<void> {
+  private async run(
+    job: Job<QueuedRun>,
+    token: string | undefined,
+    fields: JobFields,
+    span: Span,
+    endRun: (outcome: RunOutcome, code?: string) => void,
+  ): Promise<void> {
     const { bullmq } = this.store;
     const data = job.data;
     const jobId = fields.jobId;
@@ -220,7 +253,7 @@ export class QueueConsumer {
         throw await permanent('config-changed', `config-changed: finished task "${finishedGone[0]![0]}" is no longer in the endpoint "${data.endpoint}"`);
       }
       // New defaults and rules apply; a parameter that became required and was not sent fails the job.
-      const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])));
+      const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])), null);
       if (!bound.ok) throw await permanent('config-changed', `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
       parameters = bound.parameters;
     }
@@ -319,7 +352,10 @@ export class QueueConsumer {
 
 /** Full jitter, as inside an attempt (tasks/retry.ts), on the scale of --queue-backoff; at least what the peer asked for. */
 export function backoffDelay(attemptsMade: number, error: Error | undefined, backoff: unknown, fallbackMs: number, random: () => number = Math.random): number {
-  const base = typeof backoff === 'object' && backoff !== null && typeof (backoff as { delay?: unknown }).delay === 'number' ? (backoff as { delay: number }).delay : fallbackMs;
+  const base =
+    typeof backoff === 'object' && backoff !== null && typeof (backoff as { delay?: unknown }).delay === 'number'
+      ? (backoff as { delay: number }).delay
+      : fallbackMs;
   const ceiling = Math.min(MAX_BACKOFF_MS, base * 2 ** Math.max(0, attemptsMade - 1));
   const delay = Math.floor(random() * ceiling);
   const asked = error instanceof RetryableRunError ? error.retryAfterMs : null;
@@ -414,12 +450,16 @@ class Checkpoint {
           if (previous.state === 'sending') {
             mail[step] = { ...previous, state: 'unknown', at: Date.now() };
             await this.write();
-            this.observer.log('warn', 'delivery-unknown: a crash left this message being sent; it is not sent again (--email-redelivery at-least-once would resend it)', {
-              ...this.fields,
-              task: taskId,
-              message: step + 1,
-              messageId: previous.messageId,
-            });
+            this.observer.log(
+              'warn',
+              'delivery-unknown: a crash left this message being sent; it is not sent again (--email-redelivery at-least-once would resend it)',
+              {
+                ...this.fields,
+                task: taskId,
+                message: step + 1,
+                messageId: previous.messageId,
+              },
+            );
             this.observer.deliveryUnknown(this.fields, taskId);
           }
           return 'unknown';
@@ -427,7 +467,8 @@ class Checkpoint {
         // The fence: a worker whose lock has passed to another must not send.
         if (!(await this.holdsLock(true))) return 'lost';
         mail[step] = { state: 'sending', messageId, at: Date.now() };
-        if (!(await this.write())) throw new TaskError('the sending marker could not be written to the queue; not sent', { code: 'connection', transient: true });
+        if (!(await this.write()))
+          throw new TaskError('the sending marker could not be written to the queue; not sent', { code: 'connection', transient: true });
         return 'go';
       },
       after: async (step) => {
@@ -465,13 +506,15 @@ class Checkpoint {
     }
     const snapshot = structuredClone(this.progress);
     this.chain = this.chain.then(async () =>
-      !(await this.holdsLock(false)) ? false : this.job.updateProgress(snapshot).then(
-        () => true,
-        (error: unknown) => {
-          this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
-          return false;
-        },
-      ),
+      !(await this.holdsLock(false))
+        ? false
+        : this.job.updateProgress(snapshot).then(
+            () => true,
+            (error: unknown) => {
+              this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
+              return false;
+            },
+          ),
     );
     return this.chain;
   }

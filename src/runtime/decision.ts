@@ -13,6 +13,7 @@ import { hashMatches } from './hash.js';
 import { bindParameters, parseEnvironment, systemValues, type Environment, type ParameterError, type RawParameters, type RequestFacts } from './parameters.js';
 import { downloadFilenameRefusal } from '../compiler/download-filename.js';
 import { redirectRefusal, selectSuccess } from './primary-rules.js';
+import type { RequestSources } from './sources.js';
 import type { RuntimeResponse } from './response.js';
 
 export type RequestInfo = Omit<RequestFacts, 'environment'>;
@@ -30,6 +31,8 @@ export interface DecisionInput {
   readonly application: Application;
   readonly endpoint: Endpoint;
   readonly raw: RawParameters;
+  /** Headers and the parsed JSON body, for parameters declared with a source. */
+  readonly sources: RequestSources;
   readonly info: RequestInfo;
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Expanded secret keys of security.xml; null: no hash is checked (no security.xml, or dry-run). */
@@ -97,7 +100,8 @@ export function decideRequest(input: DecisionInput): Decision {
 
 /** An endpoint reached with `raw` in `environment`: the request's own, or a forward's (no hash check). */
 function decideEndpoint(input: DecisionInput, endpoint: Endpoint, raw: RawParameters, environment: Environment, depth: number): Decision {
-  const bound = bindParameters(endpoint, raw);
+  // A forward target gets what the forward hands on, by name; only the request's own endpoint reads its headers and body.
+  const bound = bindParameters(endpoint, raw, depth === 0 ? input.sources : null);
   if (!bound.ok) return refused(endpoint, { ...badRequest(bound.detail), errors: bound.errors }, environment);
   const scope: ExpansionScope = { parameters: bound.parameters, system: systemFor(endpoint, input.info, environment), env: input.env };
   let success: SuccessResponse;
@@ -129,7 +133,10 @@ function decideSuccessResponse(input: DecisionInput, action: SuccessAction, scop
   const target = input.application.endpointsByName.get(action.endpoint);
   if (target === undefined || depth >= MAX_FORWARDS) {
     // The compiler rejects unknown targets and cycles; reaching this is a bug, not the client's fault.
-    return { kind: 'refused', failure: { status: 500, detail: 'the request could not be completed', internal: `forward to "${action.endpoint}" cannot be followed` } };
+    return {
+      kind: 'refused',
+      failure: { status: 500, detail: 'the request could not be completed', internal: `forward to "${action.endpoint}" cannot be followed` },
+    };
   }
   const raw = new Map<string, string[]>();
   if (action.inputParameters === null) {

@@ -4,6 +4,7 @@
 import type { Endpoint, ParameterRules } from '../compiler/ast.js';
 import { ruleViolation } from '../compiler/parameter-rules.js';
 import type { SystemParameter } from '../template/types.js';
+import { sourcedValues, type RequestSources } from './sources.js';
 
 /** Values as received, by name, in arrival order. */
 export type RawParameters = ReadonlyMap<string, readonly string[]>;
@@ -33,11 +34,20 @@ export type BindResult =
   /** Every parameter that is missing or breaks its rules, in declaration order. */
   | { readonly ok: false; readonly detail: string; readonly errors: readonly ParameterError[] };
 
-export function bindParameters(endpoint: Endpoint, raw: RawParameters): BindResult {
+/**
+ * `sources`: the request's headers and JSON body, for parameters declared with a source; null
+ * when every parameter is bound by name from `raw` (the values a forward or a queued job hands on).
+ */
+export function bindParameters(endpoint: Endpoint, raw: RawParameters, sources: RequestSources | null): BindResult {
   const parameters = new Map<string, string>();
   let errors: ParameterError[] | null = null;
   for (const declaration of endpoint.parameters) {
-    const sent = raw.get(declaration.name);
+    const sourced = sources === null || declaration.source.kind === 'name' ? raw.get(declaration.name) : sourcedValues(declaration, sources);
+    if (sourced !== undefined && 'problem' in sourced) {
+      (errors ??= []).push({ parameter: declaration.name, detail: `parameter "${declaration.name}" ${sourced.problem}` });
+      continue;
+    }
+    const sent = sourced;
     const required = declaration.defaultValue === null;
     // A required parameter sent blank is missing: browsers send every empty text field.
     if (sent !== undefined && sent.length > 0 && !(required && allBlank(sent))) {

@@ -11,7 +11,8 @@ import { parseOneAddress } from '../email-address.js';
 export function rateLimitKey(value: string): string {
   const trimmed = value.trim();
   if (!trimmed.includes('@')) return trimmed;
-  const mailbox = parseOneAddress(trimmed);
+  // Trailing dots first: the address reader refuses a domain that ends in one.
+  const mailbox = parseOneAddress(trimmed.replace(/\.+$/, ''));
   if (mailbox === null) return trimmed;
-  return mailbox.address.toLowerCase().replace(/\.+$/, '');
+  return mailbox.address.toLowerCase();
 }

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestUploads } from '../upload.js';
 import type { ValueMap } from '../runtime/urlencoded.js';
 import { BodyCharge } from './body-budget.js';
-import { INCOMPLETE, tooLarge, type BodyIntake, type BodyResult } from './body-intake.js';
+import { INCOMPLETE, mediaTypeOf, tooLarge, unsupportedMediaType, type BodyIntake, type BodyResult } from './body-intake.js';
 import { readMultipart } from './body-multipart.js';
 import { readWhole } from './body-whole.js';
 
@@ -36,23 +36,17 @@ export function readBody(
   if (!chunked && (length === undefined || length === '0')) return { ok: true, uploads: RequestUploads.NONE };
   if (length !== undefined && Number(length) > maxBytes) return tooLarge(maxBytes);
 
-  const contentType = headers['content-type'] ?? '';
-  const semicolon = contentType.indexOf(';');
-  const mediaType = (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+  const mediaType = mediaTypeOf(headers['content-type'] ?? '');
   const multipart = mediaType === 'multipart/form-data';
-  if (!multipart && mediaType !== 'application/x-www-form-urlencoded' && mediaType !== 'application/json') {
-    return {
-      ok: false,
-      status: 415,
-      detail: `${mediaType === '' ? 'a request body without a content type' : `content type "${mediaType}"`} is not supported: send application/x-www-form-urlencoded, multipart/form-data or application/json`,
-    };
-  }
+  if (!multipart && mediaType !== 'application/x-www-form-urlencoded' && mediaType !== 'application/json') return unsupportedMediaType(mediaType);
   // Answered already (timed out while its rate limits were counted) or the client gone: no reader would ever end.
   if (response.writableEnded || response.destroyed) return INCOMPLETE;
 
   // Nothing is charged before a byte arrives: a declared length is only a claim (body-budget.ts).
   const charge = new BodyCharge(intake.budget, client);
-  const result = multipart ? readMultipart(request, response, into, intake, charge, keepUploads) : readWhole(request, response, into, mediaType, intake, charge);
+  const result = multipart
+    ? readMultipart(request, response, into, intake, charge, keepUploads)
+    : readWhole(request, response, into, mediaType, intake, charge);
   return result.then((body) => {
     if (!body.ok) charge.release();
     return body;

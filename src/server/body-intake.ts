@@ -3,6 +3,7 @@
 // refusals a body can get (docs/behaviour.md, "Request bodies and uploads").
 
 import type { RequestUploads } from '../upload.js';
+import type { JsonBody } from '../runtime/sources.js';
 import { BODY_RETRY_AFTER_S, type BodyBudget } from './body-budget.js';
 import type { UploadSpool } from './spool.js';
 
@@ -14,7 +15,8 @@ export interface BodyIntake {
 }
 
 export type BodyResult =
-  | { readonly ok: true; readonly uploads: RequestUploads }
+  /** `json`: a JSON body's parsed document, for parameters that read it with a JSONPath. */
+  | { readonly ok: true; readonly uploads: RequestUploads; readonly json?: JsonBody }
   | { readonly ok: false; readonly status: number; readonly detail: string; readonly retryAfterSeconds?: number };
 
 export type Refusal = Extract<BodyResult, { ok: false }>;
@@ -25,7 +27,27 @@ export function tooLarge(max: number): Refusal {
 
 export function noRoom(budget: BodyBudget): Refusal {
   budget.countRefusal();
-  return { ok: false, status: 503, detail: 'the service is receiving too many request bodies at the moment; try again shortly', retryAfterSeconds: BODY_RETRY_AFTER_S };
+  return {
+    ok: false,
+    status: 503,
+    detail: 'the service is receiving too many request bodies at the moment; try again shortly',
+    retryAfterSeconds: BODY_RETRY_AFTER_S,
+  };
 }
 
 export const INCOMPLETE: Refusal = { ok: false, status: 400, detail: 'the request body was not received completely' };
+
+/** The media type of a Content-Type, lower-case, without parameters ("" without one). */
+export function mediaTypeOf(contentType: string): string {
+  const semicolon = contentType.indexOf(';');
+  return (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+}
+
+/** A body of a type no parameter can be read from (for serve, and dry-run --body). */
+export function unsupportedMediaType(mediaType: string): Refusal {
+  return {
+    ok: false,
+    status: 415,
+    detail: `${mediaType === '' ? 'a request body without a content type' : `content type "${mediaType}"`} is not supported: send application/x-www-form-urlencoded, multipart/form-data or application/json`,
+  };
+}

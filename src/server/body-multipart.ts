@@ -15,7 +15,12 @@ export const MAX_UPLOADS = 20;
 /** An upload up to this size stays in memory; a larger one goes to a temporary file. */
 export const MEMORY_UPLOAD_BYTES = 64 * 1024;
 
-const STORAGE_FAILED: Refusal = { ok: false, status: 503, detail: 'an uploaded file could not be stored; try again later', retryAfterSeconds: BODY_RETRY_AFTER_S };
+const STORAGE_FAILED: Refusal = {
+  ok: false,
+  status: 503,
+  detail: 'an uploaded file could not be stored; try again later',
+  retryAfterSeconds: BODY_RETRY_AFTER_S,
+};
 
 /**
  * One uploaded file being received: its first MEMORY_UPLOAD_BYTES in memory, the rest streamed
@@ -109,7 +114,14 @@ class IncomingFile {
   }
 }
 
-export function readMultipart(request: IncomingMessage, response: ServerResponse, into: ValueMap, intake: BodyIntake, charge: BodyCharge, keepUploads: boolean): Promise<BodyResult> {
+export function readMultipart(
+  request: IncomingMessage,
+  response: ServerResponse,
+  into: ValueMap,
+  intake: BodyIntake,
+  charge: BodyCharge,
+  keepUploads: boolean,
+): Promise<BodyResult> {
   const { maxBytes, spool } = intake;
   return new Promise((resolve) => {
     let parser: busboy.Busboy;

@@ -1,19 +1,34 @@
 // A form (application/x-www-form-urlencoded) or JSON body: collected whole, then parsed into
-// the request's parameters. Its memory stays charged until the request's uploads are released.
+// the request's parameters (a JSON body by runtime/json-body.ts, which dry-run --body uses
+// too). Its memory stays charged until the request's uploads are released.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestUploads } from '../upload.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
+import { readJsonBody } from '../runtime/json-body.js';
 import type { BodyCharge } from './body-budget.js';
 import { ChargedChunks } from './body-chunks.js';
 import type { BodyIntake, BodyResult, Refusal } from './body-intake.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export async function readWhole(request: IncomingMessage, response: ServerResponse, into: ValueMap, mediaType: string, intake: BodyIntake, charge: BodyCharge): Promise<BodyResult> {
+export async function readWhole(
+  request: IncomingMessage,
+  response: ServerResponse,
+  into: ValueMap,
+  mediaType: string,
+  intake: BodyIntake,
+  charge: BodyCharge,
+): Promise<BodyResult> {
   const body = await collect(request, response, intake, charge);
   if (!body.ok) return body;
-  const problem = mediaType === 'application/json' ? readJson(body.bytes, into) : readForm(body.bytes, into);
+  if (mediaType === 'application/json') {
+    // Parsed once here for every parameter: by name, and the document for JSONPath.
+    const json = readJsonBody(body.bytes, into);
+    if (!json.ok) return { ok: false, status: 400, detail: json.detail };
+    return { ok: true, uploads: new RequestUploads([], () => charge.release()), json: json.json };
+  }
+  const problem = readForm(body.bytes, into);
   return problem ?? { ok: true, uploads: new RequestUploads([], () => charge.release()) };
 }
 
@@ -53,49 +68,4 @@ function readForm(bytes: Buffer, into: ValueMap): Refusal | null {
   if (text === null) return { ok: false, status: 400, detail: 'malformed form body: it is not valid UTF-8' };
   const problem = parseUrlEncoded(text, into, 'form body');
   return problem === null ? null : { ok: false, status: 400, detail: problem };
-}
-
-const JSON_SHAPE = 'the JSON body must be an object whose values are strings, numbers, booleans or arrays of those';
-
-function readJson(bytes: Buffer, into: ValueMap): Refusal | null {
-  const text = decode(bytes);
-  if (text === null) return { ok: false, status: 400, detail: 'malformed JSON body: it is not valid UTF-8' };
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, status: 400, detail: `malformed JSON body: ${(error as Error).message}` };
-  }
-  if (document === null || typeof document !== 'object' || Array.isArray(document)) return { ok: false, status: 400, detail: JSON_SHAPE };
-  for (const [name, value] of Object.entries(document)) {
-    const values: string[] = [];
-    if (Array.isArray(value)) {
-      for (const item of value) {
-        const text = scalar(item);
-        if (text === null) return { ok: false, status: 400, detail: `${JSON_SHAPE}; "${name}" holds an array with a ${describe(item)}` };
-        values.push(text);
-      }
-    } else {
-      const text = scalar(value);
-      if (text === null) return { ok: false, status: 400, detail: `${JSON_SHAPE}; "${name}" is ${describe(value)}` };
-      values.push(text);
-    }
-    const list = into.get(name);
-    if (list === undefined) into.set(name, values);
-    // A loop, not push(...values): a request can send more values than a call has room for arguments.
-    else for (const v of values) list.push(v);
-  }
-  return null;
-}
-
-function scalar(value: unknown): string | null {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
-  return null;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : typeof value;
 }

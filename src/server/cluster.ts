@@ -1,5 +1,6 @@
-// The primary process with --workers N: forks the workers, replaces one that dies, prints the
-// ready line once all of them listen, gathers metrics for a scrape, and stops them on a signal.
+// The primary process with --workers N: forks the workers, replaces one that dies or stops
+// answering, prints the ready line once all of them listen, gathers metrics for a scrape, and
+// stops them on a signal.
 
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
@@ -7,13 +8,25 @@ import type { Logger } from './log.js';
 import { METRICS_REQUEST, METRICS_RESPONSE } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
-import { forceExit, READY_PREFIX } from './serving.js';
+import { logBasePath, READY_PREFIX } from './serving.js';
+import { forceExit } from './lifecycle.js';
+import { LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import { REPORTER_ENV, type ControlMessage, type WorkerMessage } from './cluster-messages.js';
 import { watchApplication, type Compiler } from './watch.js';
 
 /** Extra time after --shutdown-timeout for workers to exit on their own before they are killed. */
 const EXIT_GRACE_MS = 5000;
 const MAX_RESTART_DELAY_MS = 5000;
+/**
+ * Every listening worker is asked this often whether its event loop still turns; it answers from
+ * that loop. One whose loop is held (a bug that never yields) never exits on its own, and the
+ * connections handed to it wait for ever, so after PROBES_LEFT_UNANSWERED probes in a row without
+ * an answer (about 10 s; docs/behaviour.md, "Processes") it is killed and replaced. Counted in
+ * probes, not in time: when the primary's own loop was held (a --watch compile), the answers
+ * waiting for it count as soon as it reads them, and cost a worker at most one probe.
+ */
+const PROBE_INTERVAL_MS = 2000;
+const PROBES_LEFT_UNANSWERED = 5;
 
 export function runPrimary(settings: ServeSettings, logger: Logger, compile: Compiler): void {
   const aggregator = new AggregatorRegistry();
@@ -29,8 +42,15 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   const notCompiled = new Map<number, 1 | 2>();
   /** A quiet worker failed to compile: the reporter is still to say why (or, odder, succeed). */
   let startFailed = false;
+  /** Listening workers, with the probes each has left unanswered since its last answer. */
+  const unanswered = new Map<Worker, number>();
+
+  /** Workers that have started listening: only they have their control messages set up. */
+  const serving = new Set<Worker>();
 
   const fork = () => {
+    // A replacement whose delay ran out after a SIGTERM would serve on, told nothing.
+    if (stopping) return;
     const first = reporter === null && !ready;
     const worker = cluster.fork(first ? { [REPORTER_ENV]: '1' } : {});
     if (first) reporter = worker;
@@ -46,13 +66,20 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   };
   const workers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
 
-  cluster.on('listening', (_worker, address) => {
+  cluster.on('listening', (worker, address) => {
     // The file changed between the compiles of two workers: they would serve different versions.
     if (startFailed) return giveUp(1, 'a worker process could not compile the application at start-up');
+    serving.add(worker);
+    // It started while the others stopped: it stops too.
+    if (stopping) return send(worker, { type: 'endpoint-service:shutdown' });
+    // Probed from now on: its start-up compile, which holds its loop, is over.
+    unanswered.set(worker, 0);
     listening++;
     if (!ready && listening >= settings.workers) {
       ready = true;
-      process.stdout.write(`${READY_PREFIX}${originOf(settings.host, address.port)}\n`);
+      const origin = originOf(settings.host, address.port);
+      process.stdout.write(`${READY_PREFIX}${origin}\n`);
+      logBasePath(settings, origin, logger);
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   });
@@ -60,6 +87,8 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   cluster.on('exit', (worker, code, signal) => {
     const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
     startedAt.delete(worker.id);
+    unanswered.delete(worker);
+    serving.delete(worker);
     if (stopping) {
       if (workers().length === 0) {
         logger.log('info', 'shutdown complete');
@@ -77,7 +106,9 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
         }
         return giveUp(compileFailure, null);
       }
-      // A worker that cannot start (port in use, application changed underneath) will not do better on a retry.
+      // It has said why it cannot listen (the address or port): the others would say the same.
+      if (code === LISTEN_FAILED_EXIT_CODE) return giveUp(LISTEN_FAILED_EXIT_CODE, null);
+      // A worker that cannot start (application changed underneath) will not do better on a retry.
       return giveUp(1, `a worker process could not start (exit code ${code ?? signal})`);
     }
     quickDeaths = lived < 5000 ? quickDeaths + 1 : 0;
@@ -87,8 +118,12 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   });
 
   cluster.on('message', (worker, message: { type?: unknown; id?: unknown }) => {
+    if (message?.type === 'endpoint-service:alive') {
+      if (unanswered.has(worker)) unanswered.set(worker, 0);
+      return;
+    }
     if (message?.type === 'endpoint-service:not-compiled') {
-      notCompiled.set(worker.id, (message as WorkerMessage).exitCode);
+      notCompiled.set(worker.id, (message as Extract<WorkerMessage, { type: 'endpoint-service:not-compiled' }>).exitCode);
       return;
     }
     if (message?.type !== METRICS_REQUEST) return;
@@ -97,6 +132,25 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
       (error: Error) => send(worker, { type: METRICS_RESPONSE, id: message.id, error: error.message } as unknown as ControlMessage),
     );
   });
+
+  const probing = setInterval(() => {
+    for (const [worker, missed] of unanswered) {
+      if (missed < PROBES_LEFT_UNANSWERED) {
+        unanswered.set(worker, missed + 1);
+        send(worker, { type: 'endpoint-service:probe' });
+        continue;
+      }
+      // SIGKILL: a held loop runs no handler for a gentler signal. The exit starts its replacement.
+      unanswered.delete(worker);
+      logger.log('warn', 'a worker process stopped answering; replacing it', {
+        pid: worker.process.pid,
+        unansweredProbes: missed,
+        probeIntervalMs: PROBE_INTERVAL_MS,
+      });
+      worker.process.kill('SIGKILL');
+    }
+  }, PROBE_INTERVAL_MS);
+  probing.unref();
 
   let stopWatching: (() => void) | null = null;
   const reload = () => {
@@ -114,8 +168,14 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
     }
     stopping = true;
     stopWatching?.();
+    clearInterval(probing);
     logger.log('info', 'shutting down', { reason: why, workers: workers().length, timeout: formatDuration(settings.shutdownTimeoutMs) });
-    for (const worker of workers()) send(worker, { type: 'endpoint-service:shutdown' });
+    // One still compiling would miss the message (it listens for none yet); it holds no
+    // connection, so a signal stops it, whatever its start-up has reached.
+    for (const worker of workers()) {
+      if (serving.has(worker)) send(worker, { type: 'endpoint-service:shutdown' });
+      else worker.process.kill('SIGTERM');
+    }
     if (workers().length === 0) process.exit(0);
     setTimeout(() => {
       logger.log('warn', 'workers did not exit in time; stopping them');

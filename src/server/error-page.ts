@@ -48,8 +48,14 @@ const TRY_LATER: VisitorText = { heading: 'Something went wrong on our side', te
 /** By status; the service's own wording for the developer stays in problem+json and in the log. */
 const BY_STATUS: Readonly<Record<number, VisitorText>> = {
   400: { heading: 'Please check the form', text: 'Some of what was sent could not be accepted. Please go back, check the form and send it again.' },
-  401: { heading: 'This form could not be sent', text: 'It could not be confirmed that the form came from its own page. Please go back, reload the page and send it again.' },
-  403: { heading: 'This form could not be sent', text: 'Your message could not be accepted from here. Please go back, reload the page, complete any check it shows and send it again.' },
+  401: {
+    heading: 'This form could not be sent',
+    text: 'It could not be confirmed that the form came from its own page. Please go back, reload the page and send it again.',
+  },
+  403: {
+    heading: 'This form could not be sent',
+    text: 'Your message could not be accepted from here. Please go back, reload the page, complete any check it shows and send it again.',
+  },
   404: { heading: 'Page not found', text: 'There is nothing at this address. Please check the link you followed.' },
   405: { heading: 'This page cannot be used this way', text: 'Please go back and use the form on the page.' },
   413: { heading: 'What you sent is too large', text: 'Please go back and send smaller files or a shorter message.' },
@@ -59,7 +65,10 @@ const BY_STATUS: Readonly<Record<number, VisitorText>> = {
 };
 
 function visitorText(status: number): VisitorText {
-  return BY_STATUS[status] ?? (status >= 500 ? TRY_LATER : { heading: 'Your message could not be accepted', text: 'Please go back, check the form and send it again.' });
+  return (
+    BY_STATUS[status] ??
+    (status >= 500 ? TRY_LATER : { heading: 'Your message could not be accepted', text: 'Please go back, check the form and send it again.' })
+  );
 }
 
 /** One line per field to fix, by the form's field name, never with the value sent. */
@@ -75,7 +84,10 @@ function fieldLine(error: ParameterError): string {
 export function errorPage(status: number, requestId: string, errors: readonly ParameterError[] = [], back: string | null = null): string {
   const { heading, text } = visitorText(status);
   const list = errors.length > 0 ? `<ul>${errors.map((e) => `<li>${fieldLine(e)}</li>`).join('')}</ul>\n` : '';
-  const way = back !== null ? `<p><a href="${escapeHtml(back)}">Back to the form</a></p>` : '<p>Use your browser’s Back button to return to the form; what you entered is usually still there.</p>';
+  const way =
+    back !== null
+      ? `<p><a href="${escapeHtml(back)}">Back to the form</a></p>`
+      : '<p>Use your browser’s Back button to return to the form; what you entered is usually still there.</p>';
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -19,11 +19,20 @@ import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
 import { ServiceGuards } from './guards.js';
-import type { ControlMessage } from './cluster-messages.js';
+import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
+import { manageLifecycle, retire } from './lifecycle.js';
+import type { ControlMessage, WorkerMessage } from './cluster-messages.js';
 import { logPageDetailsTo } from './write-response.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
+/**
+ * The ready line names the origin only, in a form scripts read; with --base-path the address of
+ * the endpoints is said in the log beside it.
+ */
+export function logBasePath(settings: Pick<ServeSettings, 'basePath'>, origin: string, logger: Logger): void {
+  if (settings.basePath !== '') logger.log('info', 'endpoints are served below the base path', { url: `${origin}${settings.basePath}/` });
+}
 
 export interface ServingOptions {
   readonly settings: ServeSettings;
@@ -39,7 +48,12 @@ export function serve(options: ServingOptions): void {
   const { settings, logger } = options;
   // An error page tells a visitor what to do; what it leaves out is logged, by request id.
   logPageDetailsTo(({ requestId, status, detail, errors }) =>
-    logger.log(status >= 500 ? 'error' : 'info', 'error page', { requestId, status, detail, ...(errors !== undefined ? { errors: errors.map((e) => e.detail) } : {}) }),
+    logger.log(status >= 500 ? 'error' : 'info', 'error page', {
+      requestId,
+      status,
+      detail,
+      ...(errors !== undefined ? { errors: errors.map((e) => e.detail) } : {}),
+    }),
   );
   const metrics = new ServiceMetrics();
   const guards = new ServiceGuards({ store: settings.rateLimitStore, prefix: settings.rateLimitPrefix }, logger, metrics);
@@ -68,7 +82,15 @@ export function serve(options: ServingOptions): void {
   const queue =
     settings.queue === null
       ? null
-      : new QueueRuntime(settings.queue, logger, metrics.registry, TASK_KINDS, { produce: true, consume: settings.queue.consume }, () => state.current, tracing);
+      : new QueueRuntime(
+          settings.queue,
+          logger,
+          metrics.registry,
+          TASK_KINDS,
+          { produce: true, consume: settings.queue.consume },
+          () => state.current,
+          tracing,
+        );
   const load = (application: Application) =>
     new LoadedApplication(application, {
       ...(queue !== null ? { enqueueTasks: (run) => queue.enqueue(application, run) } : {}),
@@ -103,37 +125,28 @@ export function serve(options: ServingOptions): void {
     const previous = state.current;
     state.current = load(result);
     void guards.open(result);
-    retired.add(previous);
-    void previous
-      .tasksSettled()
-      .then(() => previous.close())
-      .catch((error: unknown) => logger.log('warn', 'closing the previous version failed', { error: describeError(error, { stack: true }) }))
-      .finally(() => retired.delete(previous));
+    retire(previous, retired, logger);
     logger.log('info', 'application reloaded', { file: settings.file, endpoints: result.endpoints.length });
   };
 
   let stopWatching: (() => void) | null = null;
-  let shutdownStarted = false;
-  const shutdown = (why: string) => {
-    if (shutdownStarted) {
-      if (why === 'SIGINT') forceExit(logger);
-      return;
-    }
-    shutdownStarted = true;
-    state.shuttingDown = true;
-    stopWatching?.();
-    logger.log('info', 'shutting down', { reason: why, inflightRequests: service.inflightRequests, timeout: formatDuration(settings.shutdownTimeoutMs) });
-    // Stops accepting, and resolves once every connection has closed: a request whose bytes
-    // are still arriving is in flight too, and waiting only for the requests node has parsed
-    // let the process exit under it (test/reliability/shutdown.e2e.test.ts). net.Server's
-    // close, not http.Server's: that one also stops node's headers timeout, which bounds how
-    // long such a request may take.
-    const allClosed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
-    // Keep-alive connections between requests close now; one that never sent a byte has
-    // nothing to answer; busy ones close after their answer (`connection: close` from now on).
-    server.closeIdleConnections();
-    for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
-    const everything = (async () => {
+  const shutdown = manageLifecycle(logger, {
+    begin: (why) => {
+      state.shuttingDown = true;
+      stopWatching?.();
+      logger.log('info', 'shutting down', { reason: why, inflightRequests: service.inflightRequests, timeout: formatDuration(settings.shutdownTimeoutMs) });
+    },
+    drain: async () => {
+      // Stops accepting, and resolves once every connection has closed: a request whose bytes
+      // are still arriving is in flight too, and waiting only for the requests node has parsed
+      // let the process exit under it (test/reliability/shutdown.e2e.test.ts). net.Server's
+      // close, not http.Server's: that one also stops node's headers timeout, which bounds how
+      // long such a request may take.
+      const allClosed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+      // Keep-alive connections between requests close now; one that never sent a byte has
+      // nothing to answer; busy ones close after their answer (`connection: close` from now on).
+      server.closeIdleConnections();
+      for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
       await service.idle();
       // Requests begun before the signal were answered keep-alive: their connections are idle now.
       server.closeIdleConnections();
@@ -144,9 +157,9 @@ export function serve(options: ServingOptions): void {
       await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close()), guards.close()]);
       // Every request and task has ended, so has its span: the last batch is exported now.
       await tracing.shutdown();
-    })();
-    const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs + (queue !== null ? HAND_BACK_MS : 0)).unref());
-    void Promise.race([everything.then(() => 'done' as const), deadline]).then((outcome) => {
+    },
+    deadlineMs: settings.shutdownTimeoutMs + (queue !== null ? HAND_BACK_MS : 0),
+    end: (outcome) => {
       if (outcome === 'timeout') {
         logger.log('warn', `shutdown timeout of ${formatDuration(settings.shutdownTimeoutMs)} reached; abandoning what is still running`, {
           inflightRequests: service.inflightRequests,
@@ -155,39 +168,36 @@ export function serve(options: ServingOptions): void {
       } else {
         logger.log('info', 'shutdown complete');
       }
-      process.exit(0);
-    });
-  };
-
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('unhandledRejection', (error) => logger.log('error', 'unhandled promise rejection', { error: describeError(error, { stack: true }) }));
-  // One request's bug must not end every other request in this process: log and go on.
-  process.on('uncaughtException', (error) => logger.log('error', 'uncaught exception', { error: describeError(error, { stack: true }) }));
+    },
+  });
 
   if (cluster.isWorker) {
     process.on('message', (message: ControlMessage) => {
       if (message?.type === 'endpoint-service:shutdown') shutdown('asked by the primary process');
       else if (message?.type === 'endpoint-service:reload') reload();
+      // Answered from the event loop: a loop held for ever answers nothing, and the primary replaces this process.
+      else if (message?.type === 'endpoint-service:probe') process.send?.({ type: 'endpoint-service:alive' } satisfies WorkerMessage);
     });
     // The primary is gone: nobody would replace or stop this worker.
     process.on('disconnect', () => shutdown('the primary process went away'));
   }
 
   server.on('error', (error: NodeJS.ErrnoException) => {
-    const reason = error.code === 'EADDRINUSE' ? `${originOf(settings.host, settings.port)} is already in use` : describeError(error, { stack: true });
-    process.stderr.write(`endpoint-service: cannot listen: ${reason}\n`);
-    process.exit(1);
+    process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
+    process.exit(LISTEN_FAILED_EXIT_CODE);
   });
-  void guards.open(options.application).then(() => server.listen({ port: settings.port, host: settings.host }, () => {
-    const address = server.address() as AddressInfo;
-    const origin = originOf(settings.host, address.port);
-    service.setListeningOrigin(origin);
-    if (!cluster.isWorker) {
-      process.stdout.write(`${READY_PREFIX}${origin}\n`);
-      if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
-    }
-  }));
+  void guards.open(options.application).then(() =>
+    server.listen({ port: settings.port, host: settings.host }, () => {
+      const address = server.address() as AddressInfo;
+      const origin = originOf(settings.host, address.port);
+      service.setListeningOrigin(origin);
+      if (!cluster.isWorker) {
+        process.stdout.write(`${READY_PREFIX}${origin}\n`);
+        logBasePath(settings, origin, logger);
+        if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
+      }
+    }),
+  );
 }
 
 /**
@@ -209,10 +219,4 @@ function openBodyIntake(settings: ServeSettings, logger: Logger, metrics: Servic
   const budget = new BodyBudget(settings.maxInflightBodyBytes, defaultClientLimit(settings.maxInflightBodyBytes, settings.maxBodyBytes));
   metrics.watchBodyBudget(budget);
   return { maxBytes: settings.maxBodyBytes, budget, spool };
-}
-
-/** A second Ctrl-C: the person at the terminal does not want to wait for the graceful end. */
-export function forceExit(logger: Logger): never {
-  logger.log('warn', 'second SIGINT: exiting without waiting for requests and tasks');
-  process.exit(130);
 }

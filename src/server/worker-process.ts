@@ -18,8 +18,9 @@ import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics.js';
 import { originOf } from './options.js';
 import { HAND_BACK_MS, QueueRuntime } from './queue-runtime.js';
-import { forceExit } from './serving.js';
+import { manageLifecycle, retire } from './lifecycle.js';
 import { watchApplication, type Compiler } from './watch.js';
+import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 
 export const WORKER_READY_PREFIX = 'endpoint-service worker listening on ';
 
@@ -98,47 +99,35 @@ export function runWorker(
     if (next === null) return;
     const previous = current;
     current = load(next);
-    retired.add(previous);
-    void previous
-      .tasksSettled()
-      .then(() => previous.close())
-      .finally(() => retired.delete(previous));
+    retire(previous, retired, logger);
     logger.log('info', 'application reloaded', { file: settings.file, endpoints: next.endpoints.length });
   };
   let stopWatching: (() => void) | null = null;
 
-  let started = false;
-  const shutdown = (why: string) => {
-    if (started) {
-      if (why === 'SIGINT') forceExit(logger);
-      return;
-    }
-    started = true;
-    shuttingDown = true;
-    stopWatching?.();
-    logger.log('info', 'shutting down', { reason: why, timeout: formatDuration(settings.shutdownTimeoutMs) });
-    const everything = (async () => {
+  manageLifecycle(logger, {
+    begin: (why) => {
+      shuttingDown = true;
+      stopWatching?.();
+      logger.log('info', 'shutting down', { reason: why, timeout: formatDuration(settings.shutdownTimeoutMs) });
+    },
+    drain: async () => {
       await queue.drain(settings.shutdownTimeoutMs);
       await Promise.allSettled([current.close(), ...[...retired].map((a) => a.close())]);
       // Every job has ended or been handed back, so has its span: the last batch is exported now.
       await tracing.shutdown();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-    })();
-    const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs + HAND_BACK_MS).unref());
-    void Promise.race([everything.then(() => 'done' as const), deadline]).then((outcome) => {
-      logger.log(outcome === 'done' ? 'info' : 'warn', outcome === 'done' ? 'shutdown complete' : 'shutdown timeout reached; exiting with jobs still running (they are resumed after their lock expires)');
-      process.exit(0);
-    });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('unhandledRejection', (error) => logger.log('error', 'unhandled promise rejection', { error: describeError(error, { stack: true }) }));
-  process.on('uncaughtException', (error) => logger.log('error', 'uncaught exception', { error: describeError(error, { stack: true }) }));
+    },
+    deadlineMs: settings.shutdownTimeoutMs + HAND_BACK_MS,
+    end: (outcome) =>
+      logger.log(
+        outcome === 'done' ? 'info' : 'warn',
+        outcome === 'done' ? 'shutdown complete' : 'shutdown timeout reached; exiting with jobs still running (they are resumed after their lock expires)',
+      ),
+  });
 
   server.on('error', (error: NodeJS.ErrnoException) => {
-    const reason = error.code === 'EADDRINUSE' ? `${originOf(settings.host, settings.port)} is already in use` : describeError(error, { stack: true });
-    process.stderr.write(`endpoint-service: cannot listen: ${reason}\n`);
-    process.exit(1);
+    process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
+    process.exit(LISTEN_FAILED_EXIT_CODE);
   });
   server.listen({ port: settings.port, host: settings.host }, () => {
     const address = server.address() as AddressInfo;

@@ -137,4 +137,5 @@ export interface TaskKind<T extends Task = Task, Prepared = unknown, Services ex
  * Any kind, as the registry holds it: each kind's own types are erased there. Sound because
  * the registry only ever hands a task to the kind whose name is its `kind` (registry.ts).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the erasure described above
 export type AnyTaskKind = TaskKind<any, any, any>;

@@ -79,5 +79,4 @@ export function positionOf(text: string, needle: string, from = 0): { line: numb
 /** A stack trace or an uncaught exception's header, wherever it was printed. */
 export const STACK_TRACE = /^\s+at .+[(:]\d+|\b(?:[A-Z][A-Za-z]*)?Error: |internal error/m;
 
-// eslint-disable-next-line no-control-regex
 export const ANSI = /\u001b\[/;

@@ -1,13 +1,21 @@
-// `endpoint-service init [dir]` through the built binary (cli.md, "init"): what it writes
-// validates with no error, by validate and by the schemas it copies, serves, and the three
-// commands it prints run as printed; a folder that holds anything is refused with exit 2 and
-// left as it was.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// `endpoint-service init [dir]` through the built binary (README, "Start a new application"):
+// what it writes validates with no error, by validate and by the schemas it copies, serves, and
+// the three commands it prints run as printed, in a shell, where init was run (through npx, from
+// a clone's bin/, or from PATH); a folder that holds anything is refused with exit 2 and left as
+// it was.
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { execa } from 'execa';
 import { validateXML } from 'xmllint-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe } from '../helpers/serve.js';
-import { assertBuilt, removeDir, repoRoot, run, STACK_TRACE, tempApp } from './helpers.js';
+import { assertBuilt, bin, childEnv, removeDir, repoRoot, run, STACK_TRACE, tempApp } from './helpers.js';
+
+/** Not under npm (npx, npm test and npm scripts set npm_command), and no endpoint-service on PATH. */
+const PLAIN_SHELL = { npm_command: undefined, PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(path.delimiter) };
+/** As `npx endpoint-service` runs it. */
+const UNDER_NPX = { npm_command: 'exec' };
 
 const scratch: string[] = [];
 const freshDir = () => {
@@ -25,9 +33,12 @@ function tree(dir: string): string[] {
     .sort();
 }
 
-/** The printed "Next:" commands: leading NAME=value words set variables, then endpoint-service and its arguments. */
-function nextCommands(stdout: string): { env: Record<string, string>; args: string[] }[] {
-  const lines = stdout.slice(stdout.indexOf('\nNext:\n') + 7).trimEnd().split('\n');
+/** The printed "Next:" commands: leading NAME=value words set variables, then the command (`endpoint-service`, `npx endpoint-service` or a path to it) and its arguments. */
+function nextCommands(stdout: string): { line: string; env: Record<string, string>; command: string; args: string[] }[] {
+  const lines = stdout
+    .slice(stdout.indexOf('\nNext:\n') + 7)
+    .trimEnd()
+    .split('\n');
   return lines.map((line) => {
     const words = line.trim().split(/\s+/);
     const env: Record<string, string> = {};
@@ -35,9 +46,35 @@ function nextCommands(stdout: string): { env: Record<string, string>; args: stri
       const [name, value] = words.shift()!.split('=') as [string, string];
       env[name] = value;
     }
-    expect(words.shift()).toBe('endpoint-service');
-    return { env, args: words };
+    const end = words.findIndex((w) => /(^|\/)endpoint-service(\.js)?$/.test(w));
+    expect(end, line).toBeGreaterThanOrEqual(0);
+    return { line: line.trim(), env, command: words.slice(0, end + 1).join(' '), args: words.slice(end + 1) };
   });
+}
+
+/** Runs a printed line in a POSIX shell, as the person would paste it. */
+function inShell(line: string, cwd: string, env: Record<string, string | undefined>) {
+  return execa('sh', ['-c', line], { cwd, env: childEnv(env), extendEnv: false, reject: false, timeout: 20_000 });
+}
+
+/** Starts a printed serve line in a shell (on a free port) until it says it listens; then stops the whole process group. */
+async function serveInShell(line: string, cwd: string, env: Record<string, string | undefined>): Promise<string> {
+  const child = spawn('sh', ['-c', line], { cwd, env: childEnv({ ...env, PORT: '0' }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      child.stdout.setEncoding('utf8').on('data', (c: string) => {
+        out += c;
+        const ready = /listening on (\S+)/.exec(out);
+        if (ready) resolve(ready[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`${line} exited with ${code}: ${err}`)));
+    });
+  } finally {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
+  }
 }
 
 describe('init into a new folder', () => {
@@ -47,7 +84,7 @@ describe('init into a new folder', () => {
   beforeAll(async () => {
     assertBuilt();
     cwd = freshDir();
-    const r = await run(['init', 'demo'], { cwd });
+    const r = await run(['init', 'demo'], { cwd, env: UNDER_NPX });
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     stdout = r.stdout;
@@ -70,7 +107,7 @@ describe('init into a new folder', () => {
     expect(readFileSync(path.join(cwd, 'demo/email-sending-configuration.xml'), 'utf8')).toContain('${env:SMTP_HOST}');
   });
 
-  it('prints what the README shows', () => {
+  it('prints what the README shows (run through npx, it prints npx commands)', () => {
     const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
     const shown = /\$ npx endpoint-service init demo\n([\s\S]*?)```/.exec(readme)![1]!;
     expect(stdout).toBe(shown);
@@ -125,7 +162,10 @@ describe('init into a new folder', () => {
         xml: [{ fileName: file, contents: readFileSync(path.join(cwd, 'demo', file), 'utf8') }],
         schema: [readFileSync(path.join(cwd, 'demo', schema), 'utf8')],
       });
-      expect(result.errors.map((e) => e.rawMessage), file).toEqual([]);
+      expect(
+        result.errors.map((e) => e.rawMessage),
+        file,
+      ).toEqual([]);
     }
   });
 
@@ -158,7 +198,52 @@ describe('init elsewhere', () => {
     const cwd = freshDir();
     const r = await run(['init', 'my app'], { cwd });
     expect(r.exitCode).toBe(0);
-    expect(r.stdout).toContain("endpoint-service validate 'my app/endpoints.xml'\n");
+    expect(r.stdout).toContain(" validate 'my app/endpoints.xml'\n");
+  });
+});
+
+describe('the printed commands run in a shell where init was run', () => {
+  /** Runs validate and dry-run as printed, and serve until it listens, in `cwd` with `env`. */
+  async function expectEachToRun(stdout: string, cwd: string, env: Record<string, string | undefined>): Promise<void> {
+    const [validate, dryRun, serve] = nextCommands(stdout);
+    const checked = await inShell(validate!.line, cwd, env);
+    expect(checked.stderr).toBe('');
+    expect(checked.exitCode, validate!.line).toBe(0);
+    expect(checked.stdout).toContain('0 errors');
+    const planned = await inShell(dryRun!.line, cwd, env);
+    expect(planned.exitCode, dryRun!.line).toBe(0);
+    expect(planned.stdout).toContain('Subject: Contact from Ann');
+    expect(await serveInShell(`${serve!.line} --allow-task-host 127.0.0.1`, cwd, env)).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  }
+
+  it('from a clone, as ./bin/endpoint-service.js init: the same path, which a shell runs (the bare name is not on PATH there)', async () => {
+    const r = await run(['init', path.join(freshDir(), 'demo')], { cwd: repoRoot, env: PLAIN_SHELL });
+    expect(r.exitCode).toBe(0);
+    await expectEachToRun(r.stdout, repoRoot, PLAIN_SHELL);
+    expect(nextCommands(r.stdout).map((c) => c.command)).toEqual(Array(3).fill('./bin/endpoint-service.js'));
+  });
+
+  it('from another folder, by the path of the script: that path', async () => {
+    const cwd = freshDir();
+    const r = await run(['init', 'demo'], { cwd, env: PLAIN_SHELL });
+    expect(nextCommands(r.stdout)[0]!.command).toBe(bin);
+    await expectEachToRun(r.stdout, cwd, PLAIN_SHELL);
+  });
+
+  it('through npx (npm exec, an npm script): npx endpoint-service, since npm puts the name on PATH for its child only', async () => {
+    const r = await run(['init', 'demo'], { cwd: freshDir(), env: UNDER_NPX });
+    expect(nextCommands(r.stdout).map((c) => c.command)).toEqual(Array(3).fill('npx endpoint-service'));
+  });
+
+  it('from PATH (npm link, npm install --global .): the bare name', async () => {
+    const cwd = freshDir();
+    mkdirSync(path.join(cwd, 'bin'));
+    symlinkSync(bin, path.join(cwd, 'bin/endpoint-service'));
+    const env = { ...PLAIN_SHELL, PATH: `${path.join(cwd, 'bin')}${path.delimiter}${PLAIN_SHELL.PATH}` };
+    const r = await inShell('endpoint-service init demo', cwd, env);
+    expect(r.exitCode).toBe(0);
+    expect(nextCommands(r.stdout).map((c) => c.command)).toEqual(Array(3).fill('endpoint-service'));
+    await expectEachToRun(r.stdout, cwd, env);
   });
 });
 

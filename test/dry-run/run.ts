@@ -12,8 +12,9 @@ export interface Run {
   readonly stderr: string;
 }
 
-export async function dryRun(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+export async function dryRun(args: readonly string[], env: Record<string, string> = {}, cwd?: string): Promise<Run> {
   const result = await execa('node', [BIN, 'dry-run', ...args], {
+    ...(cwd !== undefined ? { cwd } : {}),
     reject: false,
     stripFinalNewline: false,
     // A clean environment: secrets the fixture reads are set per test.

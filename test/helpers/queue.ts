@@ -3,103 +3,24 @@
 //
 // Each suite is written once and runs on every store of queueBackends(): Redis always, and
 // BullMQ's PostgreSQL backend when ENDPOINT_SERVICE_TEST_POSTGRES_URL is set (CI sets it).
-// Redis is found through ENDPOINT_SERVICE_TEST_REDIS_URL, else 127.0.0.1:6379, else a
-// redis-server from PATH started on a free port. Without any, the Redis suites are skipped with
-// one line saying how to enable them; under CI=true a missing Redis fails the run.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+// Redis is found as every suite finds it (helpers/redis.ts): ENDPOINT_SERVICE_TEST_REDIS_URL,
+// else 127.0.0.1:6379, else a redis-server from PATH on a free port, else the Redis suites are
+// skipped with one line (under CI=true a missing Redis fails the run).
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { connect, createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { Queue, createPostgresBackend } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { it } from 'vitest';
+import { spawnRedis, testRedisUrl } from './redis.js';
 import { ROOT, type Exit } from './serve.js';
+
+export { freePort, redisServerOnPath, spawnRedis, stopSpawnedRedis, testRedisUrl, type OwnRedis } from './redis.js';
 
 const BIN = path.join(ROOT, 'bin/endpoint-service.js');
 export const QUEUE_KEY = randomBytes(32).toString('base64');
-
-function reachable(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = new Socket();
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1000, () => done(false));
-    socket.once('error', () => done(false));
-    socket.connect(port, host, () => {
-      socket.write('PING\r\n');
-      socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
-    });
-  });
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-export interface OwnRedis {
-  readonly url: string;
-  readonly port: number;
-  readonly child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-export function redisServerOnPath(): boolean {
-  return spawnSync('redis-server', ['--version']).status === 0;
-}
-
-/** A redis-server of the test's own (for restarts and outages), or null when none is on PATH. */
-export async function spawnRedis(args: readonly string[] = ['--save', '', '--appendonly', 'no'], port?: number, dir?: string): Promise<OwnRedis | null> {
-  if (!redisServerOnPath()) return null;
-  const p = port ?? (await freePort());
-  const directory = dir ?? mkdtempSync(path.join(tmpdir(), 'es-redis-'));
-  const child = spawn('redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--dir', directory, ...args], { stdio: 'ignore' });
-  for (let i = 0; i < 100 && !(await reachable('127.0.0.1', p)); i++) await new Promise((r) => setTimeout(r, 50));
-  return {
-    url: `redis://127.0.0.1:${p}`,
-    port: p,
-    child,
-    stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      if (dir === undefined) rmSync(directory, { recursive: true, force: true });
-    },
-  };
-}
-
-let spawned: OwnRedis | null = null;
-
-/** The Redis URL for the queue suites, or null (skip) with the reason printed once. */
-export async function testRedisUrl(): Promise<string | null> {
-  const given = process.env.ENDPOINT_SERVICE_TEST_REDIS_URL;
-  if (given !== undefined && given !== '') return given;
-  if (await reachable('127.0.0.1', 6379)) return 'redis://127.0.0.1:6379';
-  spawned ??= await spawnRedis();
-  if (spawned !== null) return spawned.url;
-  const message = 'no Redis for the queue suites: set ENDPOINT_SERVICE_TEST_REDIS_URL, run Redis on 127.0.0.1:6379, or put redis-server on PATH (apt-get install redis-server)';
-  if (process.env.CI === 'true') throw new Error(message);
-  console.warn(`skipped: ${message}`);
-  return null;
-}
-
-export async function stopSpawnedRedis(): Promise<void> {
-  await spawned?.stop();
-  spawned = null;
-}
 
 export function uniqueQueueName(label: string): string {
   return `es-test-${label}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -127,7 +48,10 @@ export async function queueBackends(): Promise<QueueBackend[]> {
   const redis = await testRedisUrl();
   const postgres = process.env.ENDPOINT_SERVICE_TEST_POSTGRES_URL;
   const backend = (name: BackendName, url: string | null, skipped: string | null): QueueBackend => ({ name, url, skipped, toString: () => LABELS[name] });
-  return [backend('redis', redis, redis === null ? 'no Redis here (see the line above)' : null), ...(postgres !== undefined && postgres !== '' ? [backend('postgres', postgres, null)] : [])];
+  return [
+    backend('redis', redis, redis === null ? 'no Redis here (see the line above)' : null),
+    ...(postgres !== undefined && postgres !== '' ? [backend('postgres', postgres, null)] : []),
+  ];
 }
 
 /** The Redis store alone, for a suite about something other than the store (tracing, say). */
@@ -278,7 +202,13 @@ export interface RunningWorker {
 }
 
 /** Starts `endpoint-service worker FILE --queue URL --queue-name NAME --port 0 ARGS`. */
-export function startWorker(file: string, url: string, name: string, args: readonly string[] = [], env: Record<string, string | undefined> = {}): RunningWorker {
+export function startWorker(
+  file: string,
+  url: string,
+  name: string,
+  args: readonly string[] = [],
+  env: Record<string, string | undefined> = {},
+): RunningWorker {
   const child = spawn(process.execPath, [BIN, 'worker', file, '--queue', url, '--queue-name', name, '--port', '0', '--log-format', 'json', ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ENDPOINT_SERVICE_SMTP_URL: undefined, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY, ...env },
@@ -343,7 +273,11 @@ export function startWorker(file: string, url: string, name: string, args: reado
 /** Runs `endpoint-service ARGS` to its end. */
 export function runCli(args: readonly string[], env: Record<string, string | undefined> = {}): Promise<Exit & { stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1', ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));

@@ -7,23 +7,16 @@
 // What XML Schema 1.0 cannot say, so the schema is looser there and validate is the judge:
 // which children a <task> takes depends on its class attribute, so the schema's <task> takes the
 // children of every class and requires none of them.
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { validateXML } from 'xmllint-wasm';
 import { describe, expect, it } from 'vitest';
-import { compileApplication } from '../../src/compiler/index.js';
 import { UNSUPPORTED_ELEMENTS } from '../../src/compiler/context.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { compilerTable, ROOTS, type LanguageFile } from './compiler-table.js';
+import { BEYOND_THE_SCHEMA, fixtures, rel, repoRoot, SCHEMA_OF, STRUCTURAL, structuralCases } from './schema-fixtures.js';
 import { readXsd, type XsdSchema } from './xsd-table.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const SCHEMA_OF: Readonly<Record<LanguageFile, string>> = {
-  'endpoints.xml': 'schema/endpoints.xsd',
-  'email-sending-configuration.xml': 'schema/email-sending-configuration.xsd',
-  'security.xml': 'schema/security.xsd',
-};
 const schemaText = (file: LanguageFile) => readFileSync(path.join(repoRoot, SCHEMA_OF[file]), 'utf8');
 
 /** The schema's name for the element a compiler entry stands in: one <task> for every class. */
@@ -88,53 +81,11 @@ describe('schema/endpoints.xsd, values', () => {
 
 // --- xmllint on the fixtures --------------------------------------------------------------
 
-interface Fixture {
-  readonly dir: string;
-  readonly errors: readonly { file: LanguageFile | string; code: string }[];
-}
-
-function fixtures(): Fixture[] {
-  const found: Fixture[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.name === 'endpoints.xml') {
-        const result = compileApplication(full, { kinds: TASK_KINDS.list, mode: 'validate', env: {}, smtpUrlGiven: true });
-        found.push({ dir, errors: result.diagnostics.filter((d) => d.severity === 'error').map((d) => ({ file: path.basename(d.file), code: d.code })) });
-      }
-    }
-  };
-  walk(path.join(repoRoot, 'fixtures'));
-  return found;
-}
-
 const ALL = fixtures();
-const rel = (f: string) => path.relative(repoRoot, f);
 
 async function lint(file: LanguageFile, paths: readonly string[]) {
   return validateXML({ xml: paths.map((p) => ({ fileName: rel(p), contents: readFileSync(p, 'utf8') })), schema: [schemaText(file)] });
 }
-
-/** Problems a schema can see: names, required attributes and children, enumerated and patterned values. */
-const STRUCTURAL = new Set([
-  'unknown-element',
-  'unknown-attribute',
-  'missing-attribute',
-  'missing-element',
-  'unsupported-feature',
-  'wrong-root-element',
-  'unexpected-text',
-  'multiple-actions',
-  'invalid-endpoint-name',
-  'invalid-parameter-name',
-  'invalid-value',
-]);
-/** Structural problems the schema cannot see, and why. */
-const BEYOND_THE_SCHEMA: Readonly<Record<string, string>> = {
-  'invalid/unknown-element--class-specific': 'which children a <task> takes depends on its class attribute, which XML Schema 1.0 cannot express',
-  'invalid/invalid-value--timeout-too-long': 'a duration longer than 596h: a pattern can check the unit but not bound the number',
-};
 
 describe('xmllint with the schemas', () => {
   it('finds valid and invalid fixtures (else this checks nothing)', () => {
@@ -153,10 +104,9 @@ describe('xmllint with the schemas', () => {
     expect(result.valid).toBe(true);
   });
 
-  const structural = ALL.flatMap((f) =>
-    ROOTS.map((r) => r.file)
-      .filter((file) => f.errors.some((e) => e.file === file && STRUCTURAL.has(e.code)))
-      .map((file) => ({ name: `${rel(f.dir).replace(/^fixtures\//, '')} ${file}`, fixture: rel(f.dir).replace(/^fixtures\//, ''), file, path: path.join(f.dir, file) })),
+  const structural = structuralCases(
+    ALL,
+    ROOTS.map((r) => r.file),
   );
 
   it.each(structural)('rejects $name', async ({ fixture, file, path: p }) => {
@@ -175,4 +125,3 @@ describe('xmllint with the schemas', () => {
     expect(result.errors.map((e) => e.rawMessage)).toEqual([]);
   });
 });
-

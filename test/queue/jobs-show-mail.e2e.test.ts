@@ -44,7 +44,8 @@ describe.each(backends)('jobs show and the mail of a job on %s', (backend) => {
     const job = (await rig.store.queue.getJobs(['waiting', 'active', 'delayed', 'completed', 'failed'])).find((j) => j.data.requestId === requestId)!;
     return { requestId, jobId: job.id! };
   };
-  const state = (jobId: string, wanted: string) => eventually(async () => ((await rig.store.queue.getJobState(jobId)) === wanted ? true : undefined), `the job to be ${wanted}`, 40_000);
+  const state = (jobId: string, wanted: string) =>
+    eventually(async () => ((await rig.store.queue.getJobState(jobId)) === wanted ? true : undefined), `the job to be ${wanted}`, 40_000);
 
   beforeAll(async () => {
     await rig.start(

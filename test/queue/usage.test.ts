@@ -71,11 +71,29 @@ describe('queue options', () => {
     const hex = Buffer.from(QUEUE_KEY, 'base64').toString('hex');
     const { spawn } = await import('node:child_process');
     const { ROOT } = await import('../helpers/serve.js');
-    const child = spawn(process.execPath, ['bin/endpoint-service.js', 'serve', file, '--port', '0', '--workers', '1', '--smtp-url', 'smtp://127.0.0.1:1', '--queue', 'redis://127.0.0.1:1', '--log-format', 'json'], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, ENDPOINT_SERVICE_QUEUE_KEY: hex },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        'bin/endpoint-service.js',
+        'serve',
+        file,
+        '--port',
+        '0',
+        '--workers',
+        '1',
+        '--smtp-url',
+        'smtp://127.0.0.1:1',
+        '--queue',
+        'redis://127.0.0.1:1',
+        '--log-format',
+        'json',
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...env, ENDPOINT_SERVICE_QUEUE_KEY: hex },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -87,5 +105,32 @@ describe('queue options', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(err).toMatch(/"the queue store is unreachable; retrying"/);
+  });
+});
+
+describe('help on the key', () => {
+  /** `--help` of ARGS, on one line: commander wraps descriptions at the terminal's width. */
+  const help = async (args: string[]) => {
+    const result = await runCli([...args, '--help'], { COLUMNS: '80' });
+    expect(result.code).toBe(0);
+    return result.stdout.replace(/\s+/g, ' ');
+  };
+  /** The description of one option: from its name to the next option. */
+  const option = (text: string, name: string) => new RegExp(`${name.replace(/[-]/g, '\\-')} .*?(?= --|$)`).exec(text)?.[0] ?? '';
+
+  it.each(['list', 'retry', 'discard'])('jobs %s does not say it needs ENDPOINT_SERVICE_QUEUE_KEY (it reads only what is stored in clear)', async (sub) => {
+    const text = await help(['jobs', sub]);
+    expect(option(text, '--queue <url>')).toMatch(/ENDPOINT_SERVICE_QUEUE_URL/);
+    expect(text).not.toMatch(/needs ENDPOINT_SERVICE_QUEUE_KEY/);
+  });
+
+  it('jobs show says only --reveal needs ENDPOINT_SERVICE_QUEUE_KEY', async () => {
+    const text = await help(['jobs', 'show']);
+    expect(option(text, '--queue <url>')).not.toMatch(/ENDPOINT_SERVICE_QUEUE_KEY/);
+    expect(option(text, '--reveal')).toMatch(/needs ENDPOINT_SERVICE_QUEUE_KEY/);
+  });
+
+  it('serve and worker say --queue needs ENDPOINT_SERVICE_QUEUE_KEY (they seal and open the jobs)', async () => {
+    for (const command of ['serve', 'worker']) expect(option(await help([command]), '--queue <url>'), command).toMatch(/needs ENDPOINT_SERVICE_QUEUE_KEY/);
   });
 });

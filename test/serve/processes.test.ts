@@ -34,7 +34,10 @@ describe('starting', () => {
     const response = await fetch(`${service.url}/empty`);
     const id = response.headers.get('x-request-id')!;
     await service.waitForStderr(id);
-    const line = service.stderr().split('\n').find((l) => l.includes(id))!;
+    const line = service
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes(id))!;
     expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}200 GET \/empty [\d.]+ms [0-9a-f-]{36}$/);
   });
 
@@ -67,7 +70,14 @@ describe('starting', () => {
   });
 
   it('refuses bad option values with exit 2', async () => {
-    for (const args of [['--port', 'x'], ['--workers', '0'], ['--shutdown-timeout', '10'], ['--max-body-size', '-1'], ['--log-format', 'xml'], ['--base-path', 'app']]) {
+    for (const args of [
+      ['--port', 'x'],
+      ['--workers', '0'],
+      ['--shutdown-timeout', '10'],
+      ['--max-body-size', '-1'],
+      ['--log-format', 'xml'],
+      ['--base-path', 'app'],
+    ]) {
       const result = await runServeToExit(fixture('basic'), args);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr, args.join(' ')).toMatch(/error/);
@@ -216,7 +226,12 @@ describe('--workers 2', () => {
     expect(service.stdout()).toBe(`endpoint-service listening on ${service.url}\n`);
     for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
     await service.waitForLog(() => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty').length >= 6);
-    const pids = new Set(service.logs().filter((l) => l.msg === 'request').map((l) => l.pid));
+    const pids = new Set(
+      service
+        .logs()
+        .filter((l) => l.msg === 'request')
+        .map((l) => l.pid),
+    );
     expect(pids.size).toBe(2);
 
     const metrics = await (await fetch(`${service.url}/_metrics`, { headers: { connection: 'close' } })).text();
@@ -227,6 +242,128 @@ describe('--workers 2', () => {
     await service.waitForLog((l) => l.msg === 'a worker process died; starting a new one');
     for (let i = 0; i < 4; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
 
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  // A stopped process answers nothing, as one whose event loop is blocked: the primary must
+  // notice through its health probe, since such a worker never exits on its own.
+  it('replaces a worker that stops answering its health probe', { timeout: 60_000 }, async () => {
+    const service = await start(fixture('basic'), ['--workers', '2']);
+    const requests = () => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty');
+    for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    await service.waitForLog(() => requests().length >= 6);
+    const pids = new Set(requests().map((l) => l.pid as number));
+    expect(pids.size).toBe(2);
+    const victim = [...pids][0]!;
+    process.kill(victim, 'SIGSTOP');
+    try {
+      const replaced = await service.waitForLog((l) => l.msg === 'a worker process stopped answering; replacing it');
+      expect(replaced.pid).toBe(victim);
+      await service.waitForLog((l) => l.msg === 'a worker process died; starting a new one' && l.pid === victim);
+      // The stopped worker is gone, not merely ignored.
+      expect(() => process.kill(victim, 0)).toThrow();
+      // Every connection is answered again, health checks included, and a new worker serves.
+      for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/_health`)).status).toBe(200);
+      const before = requests().length;
+      const fresh = () =>
+        requests()
+          .slice(before)
+          .find((l) => !pids.has(l.pid as number));
+      while (fresh() === undefined) {
+        const count = requests().length;
+        expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+        await service.waitForLog(() => requests().length > count);
+      }
+      expect(
+        requests()
+          .slice(before)
+          .some((l) => l.pid === victim),
+      ).toBe(false);
+    } finally {
+      // Whatever happened, never leave a stopped process behind.
+      try {
+        process.kill(victim, 'SIGKILL');
+      } catch {
+        // Already gone: what the test expects.
+      }
+    }
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  // A worker that died is replaced, after a delay when it died young; a SIGTERM meanwhile must
+  // stop the replacement too (not fork it afterwards), and one still compiling when it comes
+  // (it listens for no message yet) must be stopped rather than left running.
+  it('stops on SIGTERM while the replacement of a dead worker is still to start', { timeout: 25_000 }, async () => {
+    const service = await start(fixture('basic'), ['--workers', '2', '--shutdown-timeout', '60s']);
+    const requests = () => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty');
+    expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    const victim = (await service.waitForLog(() => requests().length >= 1), requests()[0]!.pid as number);
+    // A worker that lived 5 s is replaced at once (a younger one after a delay): its replacement
+    // is then still compiling, deaf to messages, when the SIGTERM below comes.
+    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    process.kill(victim, 'SIGKILL');
+    const died = await service.waitForLog((l) => l.msg === 'a worker process died; starting a new one' && l.pid === victim);
+    expect(died.restartInMs).toBe(0);
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  // The probe counts unanswered probes, not time: a primary that was held itself (here
+  // stopped for longer than the bound) finds its workers' answers waiting and replaces none.
+  it('replaces no worker when the primary itself was held for longer than the bound', { timeout: 60_000 }, async () => {
+    const service = await start(fixture('basic'), ['--workers', '2']);
+    const primary = service.child.pid!;
+    process.kill(primary, 'SIGSTOP');
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 13_000));
+    } finally {
+      process.kill(primary, 'SIGCONT');
+    }
+    // Three probe rounds after the primary resumed: a worker it took for dead would be gone by now.
+    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    expect(service.logs().filter((l) => l.msg === 'a worker process stopped answering; replacing it')).toEqual([]);
+    expect(service.logs().filter((l) => l.msg === 'a worker process died; starting a new one')).toEqual([]);
+    for (let i = 0; i < 4; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    expect(await service.stop()).toEqual({ code: 0, signal: null });
+  });
+});
+
+// A bug that throws outside any request's promise leaves the process in a state Node calls
+// undefined: it drains what runs, exits 70, and is replaced (--workers N) or restarted by its
+// supervisor (one process). The fault is injected from outside the product's code.
+describe('after an uncaught exception', () => {
+  const THROWER = { NODE_OPTIONS: `--import ${new URL('../helpers/throw-on-sigusr2.mjs', import.meta.url).href}` };
+
+  it('one process finishes the request in flight, then exits 70', async () => {
+    const peer = await HttpPeer.start();
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    peer.route('/slow', { status: 200, headers: { 'content-type': 'text/plain' }, body: 'finally', hold: () => released });
+    try {
+      const service = await start(fixture('basic'), ['--workers', '1'], THROWER);
+      const inFlight = getOnce(`${service.url}/proxy?upstream=${encodeURIComponent(peer.url('/slow'))}`);
+      await peer.waitForRequests(1, '/slow');
+      service.child.kill('SIGUSR2');
+      const logged = await service.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('uncaught exception'));
+      expect(String(logged.error)).toContain('injected fault');
+      await expect(getOnce(`${service.url}/empty`)).rejects.toThrow();
+      release();
+      expect(await inFlight).toEqual({ status: 200, body: 'finally' });
+      expect(await service.exited).toEqual({ code: 70, signal: null });
+    } finally {
+      release();
+      await peer.close();
+    }
+  });
+
+  it('with --workers 2, the worker that threw is replaced and the service goes on', async () => {
+    const service = await start(fixture('basic'), ['--workers', '2'], THROWER);
+    const requests = () => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty');
+    expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
+    const victim = (await service.waitForLog(() => requests().length >= 1), requests()[0]!.pid as number);
+    process.kill(victim, 'SIGUSR2');
+    const died = await service.waitForLog((l) => l.msg === 'a worker process died; starting a new one' && l.pid === victim);
+    expect(died.exitCode).toBe(70);
+    for (let i = 0; i < 4; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
     expect(await service.stop()).toEqual({ code: 0, signal: null });
   });
 });
@@ -267,7 +404,10 @@ describe('--cors and --base-path', () => {
     expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, POST');
     expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type,x-custom');
 
-    const refused = await fetch(`${service.url}/empty`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const refused = await fetch(`${service.url}/empty`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(refused.status).toBe(403);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
   });

@@ -1,19 +1,21 @@
 // Rate limits that hold for a whole service, through the real binary: with --workers 2 one
 // count for both workers (the primary counts), and with --rate-limit-store one count for every
-// serve process sharing a Redis (127.0.0.1:6379, shared with other runs: each case uses a key
-// prefix of its own and deletes its keys). A Redis that cannot be reached lets requests through
-// (fail open), logged and counted.
+// serve process sharing a Redis (found as every suite finds it, helpers/redis.ts; it may be
+// shared with other runs, so each case uses a key prefix of its own and deletes its keys). A
+// Redis that cannot be reached lets requests through (fail open), logged and counted.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { fixture, StartedServices, type RunningService } from '../helpers/serve.js';
 import { QUEUE_KEY } from '../helpers/queue.js';
+import { deleteKeys, keysUnder, stopSpawnedRedis, testRedisUrl, uniqueKeyPrefix } from '../helpers/redis.js';
 import { closedPort } from '../helpers/smtp-peer.js';
 
 const FIXTURE = fixture('protect');
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = await testRedisUrl();
+/** A case that needs Redis; skipped (testRedisUrl printed why) without one. */
+const withRedis = REDIS_URL === null ? it.skip : it;
 /** The fixture's contact form sends mail; no mail is sent in these cases. */
 const SMTP = ['--smtp-url', 'smtp://127.0.0.1:9'];
 
@@ -28,35 +30,40 @@ beforeAll(async () => {
 afterAll(async () => {
   await services.stopAll();
   await peer?.close();
-  if (prefixes.length > 0) {
-    const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    try {
-      await redis.connect();
-      for (const prefix of prefixes) {
-        const keys = await redis.keys(`${prefix}*`);
-        if (keys.length > 0) await redis.del(...keys);
-      }
-    } finally {
-      redis.disconnect();
-    }
-  }
+  if (REDIS_URL !== null) await deleteKeys(REDIS_URL, prefixes);
+  await stopSpawnedRedis();
 });
 
 /** A POST over a connection of its own, so the primary hands each to the next worker. */
 function postOnNewConnection(service: RunningService, endpoint: string): Promise<{ status: number; requestId: string }> {
   const url = new URL(`${service.url}/${endpoint}`);
   return new Promise((resolve, reject) => {
-    const request = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode!, requestId: String(response.headers['x-request-id']) }));
-    });
+    const request = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' },
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode!, requestId: String(response.headers['x-request-id']) }));
+      },
+    );
     request.on('error', reject);
     request.end('');
   });
 }
 
 const pidsOf = (service: RunningService, requestIds: readonly string[]) =>
-  new Set(service.logs().filter((l) => l.msg === 'request' && requestIds.includes(String(l.requestId))).map((l) => l.pid));
+  new Set(
+    service
+      .logs()
+      .filter((l) => l.msg === 'request' && requestIds.includes(String(l.requestId)))
+      .map((l) => l.pid),
+  );
 
 describe('one limit for the whole service', () => {
   it('--workers 2: both workers answer, and together they let 3 requests through, not 3 each', async () => {
@@ -67,7 +74,12 @@ describe('one limit for the whole service', () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
     await service.waitForLog((l) => l.msg === 'request' && l.requestId === answers[7]!.requestId);
     // Without this the case could pass with one worker doing all the counting.
-    expect(pidsOf(service, answers.map((a) => a.requestId)).size).toBe(2);
+    expect(
+      pidsOf(
+        service,
+        answers.map((a) => a.requestId),
+      ).size,
+    ).toBe(2);
     expect(peer.requestsTo('/crm/limited').length - before).toBe(3);
   });
 
@@ -80,26 +92,21 @@ describe('one limit for the whole service', () => {
     expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
     expect(peer.requestsTo('/crm/limited').length - before).toBe(3);
     // The count is in Redis, under the prefix given.
-    const redis = new Redis(REDIS_URL);
-    try {
-      expect((await redis.keys(`${prefix}*`)).length).toBeGreaterThan(0);
-    } finally {
-      redis.disconnect();
-    }
+    expect((await keysUnder(REDIS_URL!, prefix)).length).toBeGreaterThan(0);
   }
 
-  it('--rate-limit-store redis://: two serve processes sharing it let 3 requests through in all', async () => {
-    const prefix = `endpoint-service-test:${randomUUID()}:`;
+  withRedis('--rate-limit-store redis://: two serve processes sharing it let 3 requests through in all', async () => {
+    const prefix = uniqueKeyPrefix('rate');
     prefixes.push(prefix);
-    await expectOneCountInRedis(['--rate-limit-store', REDIS_URL, '--rate-limit-prefix', prefix, ...SMTP], { PEER: peer.origin }, prefix);
+    await expectOneCountInRedis(['--rate-limit-store', REDIS_URL!, '--rate-limit-prefix', prefix, ...SMTP], { PEER: peer.origin }, prefix);
   });
 
-  it("--queue without --rate-limit-store: the queue's Redis holds the count, shared by both instances", async () => {
-    const prefix = `endpoint-service-test:${randomUUID()}:`;
+  withRedis("--queue without --rate-limit-store: the queue's Redis holds the count, shared by both instances", async () => {
+    const prefix = uniqueKeyPrefix('rate');
     const queueName = `rate-${randomUUID()}`;
     // BullMQ's own keys of this queue are removed with the counts.
     prefixes.push(prefix, `bull:${queueName}:`);
-    const args = ['--queue', REDIS_URL, '--queue-name', queueName, '--no-queue-consume', '--rate-limit-prefix', prefix, ...SMTP];
+    const args = ['--queue', REDIS_URL!, '--queue-name', queueName, '--no-queue-consume', '--rate-limit-prefix', prefix, ...SMTP];
     await expectOneCountInRedis(args, { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY }, prefix);
   });
 

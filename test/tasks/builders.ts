@@ -9,8 +9,16 @@ import { buildTaskGraph } from '../../src/compiler/task-graph.js';
 import type { RuntimeObserver, TaskOutcomeEvent } from '../../src/runtime/observer.js';
 import type { ExpansionScope } from '../../src/template/expand.js';
 import { parseTemplateSource } from '../../src/template/parse.js';
+import { compileAuthorRegex, type AuthorRegex } from '../../src/compiler/regex.js';
 
 export const at: Position = { file: 'endpoints.xml', line: 1, column: 1 };
+
+/** An author regex compiled as the compiler compiles it (written as the author writes it, unanchored). */
+export function regex(source: string): AuthorRegex {
+  const compiled = compileAuthorRegex(source);
+  if (compiled.kind !== 'compiled') throw new Error(`not a regex: ${source}`);
+  return compiled.regex;
+}
 
 export function tpl(source: string, escaping: Escaping = 'none', intermediate: readonly string[] = []): Template {
   const parsed = parseTemplateSource(source);
@@ -94,6 +102,8 @@ export function endpoint(tasks: readonly Task[], name = 'test'): Endpoint {
     name,
     parameters: [],
     parametersByName: new Map(),
+    readsHeaders: false,
+    readsJsonPaths: false,
     separator: '||',
     tasksMode: 'wait',
     includeInHash: null,

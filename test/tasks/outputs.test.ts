@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { OutputIntermediateValue } from '../../src/compiler/ast.js';
 import { extractOutputs, OutputError } from '../../src/tasks/http-request/outputs.js';
-import { at } from './builders.js';
+import { regex as compiled } from './builders.js';
 
 const json = (path: string, name = 'v', regex: string | null = null): OutputIntermediateValue => ({
   name,
   selector: { kind: 'jsonpath', path },
-  regex: regex === null ? null : `^(?:${regex})$`,
+  regex: regex === null ? null : compiled(regex),
 });
 const xml = (path: string, name = 'v', regex: string | null = null): OutputIntermediateValue => ({
   name,
   selector: { kind: 'xpath', path },
-  regex: regex === null ? null : `^(?:${regex})$`,
+  regex: regex === null ? null : compiled(regex),
 });
 
 const answer = (body: string, contentType?: string) => ({
@@ -63,9 +63,9 @@ describe('JSONPath outputs', () => {
     fails([json('$.id', 'v', '\\d+')], body, 'application/json', /"c-17" does not match/);
   });
 
-  it('checks the whole value even when the pattern is not anchored', () => {
-    const unanchored: OutputIntermediateValue = { ...json('$.id'), regex: '\\d+' };
-    fails([unanchored], body, 'application/json', 'does not match');
+  it('checks the whole value against every alternative', () => {
+    fails([json('$.id', 'v', 'c|c-1')], body, 'application/json', 'does not match the regular expression c|c-1');
+    expect(extractOutputs([json('$.id', 'v', 'x|c-17')], answer(body, 'application/json')).get('v')).toBe('c-17');
   });
 });
 

@@ -8,7 +8,6 @@ import type { Condition, Template, TemplatePart } from '../../src/template/types
 import { evaluateCondition } from '../../src/template/condition.js';
 import type { ExpansionScope } from '../../src/template/expand.js';
 
-const at = { file: 'endpoints.xml', line: 1, column: 1 };
 const SYSTEM = { 'request-id': 'r', endpoint: 'e', environment: 'live', 'client-ip': '', 'user-agent': '', 'base-url': '' } as const;
 
 /** A template that is just the parameter `name` (so the tested value comes from the scope, as in a request). */
@@ -16,7 +15,18 @@ const p = (name: string): Template => ({ source: `\${${name}}`, escaping: 'none'
 
 function holds(operator: 'equals' | 'notequals' | 'gt' | 'ge' | 'lt' | 'le', left: string, right: string, separator = '||'): boolean {
   const c: Condition = { kind: 'compare', operator, left: p('l'), right: p('r'), text: '' };
-  return evaluateCondition(c, { parameters: new Map([['l', left], ['r', right]]), system: SYSTEM, env: {} } as ExpansionScope, separator);
+  return evaluateCondition(
+    c,
+    {
+      parameters: new Map([
+        ['l', left],
+        ['r', right],
+      ]),
+      system: SYSTEM,
+      env: {},
+    } as ExpansionScope,
+    separator,
+  );
 }
 function predicate(operator: 'isempty' | 'hasmultiple', left: string, expected = true, separator = '||'): boolean {
   const c: Condition = { kind: 'predicate', operator, left: p('l'), expected, text: '' };

@@ -2,7 +2,7 @@
 // waits for and why, and, for a simulated request, exactly what would be sent.
 import type { ChalkInstance } from 'chalk';
 import type { TextLine } from '../../tasks/kind.js';
-import type { EndpointPlan, Plan, ResponsePlan, TaskPlan } from './model.js';
+import type { BoundParameter, EndpointPlan, Plan, ResponsePlan, TaskPlan } from './model.js';
 import { reason } from './labels.js';
 import { protectionSummary } from './protections.js';
 import { SIMULATED_REQUEST } from './simulate.js';
@@ -12,9 +12,15 @@ export function formatPlanText(plan: Plan, c: ChalkInstance): string {
   const out: string[] = [];
   if (plan.simulation !== null) {
     const given = plan.simulation.parameters.map(([name, values]) => values.map((v) => `${name}=${printable(v)}`).join(', ')).join(', ');
-    out.push(c.bold('Simulated request: ') + (given === '' ? '(no parameters)' : given));
+    const { body, headers } = plan.simulation;
+    const delivery = body !== undefined || headers !== undefined;
+    out.push(c.bold('Simulated request: ') + (given !== '' ? given : delivery ? '(no --param)' : '(no parameters)'));
+    if (body !== undefined) out.push(`  body ${body.file}: ${body.size} bytes, ${body.contentType}`);
+    for (const [name, value] of headers ?? []) out.push(`  header ${name}: ${printable(value)}`);
     out.push(
-      c.dim(`  environment ${plan.simulation.environment}, request-id ${SIMULATED_REQUEST.requestId}, client-ip ${SIMULATED_REQUEST.clientIp}, base-url ${SIMULATED_REQUEST.baseUrl}; nothing is sent`),
+      c.dim(
+        `  environment ${plan.simulation.environment}, request-id ${SIMULATED_REQUEST.requestId}, client-ip ${SIMULATED_REQUEST.clientIp}, base-url ${SIMULATED_REQUEST.baseUrl}; nothing is sent`,
+      ),
     );
     out.push('');
   }
@@ -31,11 +37,17 @@ function endpointText(endpoint: EndpointPlan, simulated: boolean, c: ChalkInstan
   if (endpoint.protections !== null) {
     out.push(`  protects  ${protectionSummary(endpoint.protections)}`);
     for (const check of endpoint.protections.checks ?? []) {
-      const mark = check.outcome === 'passes' ? c.green(`[${check.outcome}]`) : check.outcome === 'not-checked' ? c.yellow(`[${check.outcome}]`) : c.red(`[${check.outcome}]`);
+      const mark =
+        check.outcome === 'passes'
+          ? c.green(`[${check.outcome}]`)
+          : check.outcome === 'not-checked'
+            ? c.yellow(`[${check.outcome}]`)
+            : c.red(`[${check.outcome}]`);
       out.push(`    ${mark} ${check.check}: ${check.detail}`);
     }
   }
 
+  if (endpoint.boundParameters !== null) out.push(...boundText(endpoint.boundParameters, c));
   if (endpoint.failure !== null) {
     const where = endpoint.failure.endpoint === endpoint.name ? '' : ` in forwarded endpoint ${endpoint.failure.endpoint}`;
     out.push(`  ${c.red.bold('request fails')}${where}: ${endpoint.failure.detail}`);
@@ -72,6 +84,15 @@ function endpointText(endpoint: EndpointPlan, simulated: boolean, c: ChalkInstan
   }
   for (const note of endpoint.notes) out.push(`  ${c.yellow('note')}: ${note}`);
   return out;
+}
+
+/** With --body or --header: each parameter's value and where it came from. */
+function boundText(bound: readonly BoundParameter[], c: ChalkInstance): string[] {
+  if (bound.length === 0) return [`  bound     ${c.dim('no parameters')}`];
+  return bound.map((p, i) => {
+    const from = p.isDefault ? 'default' : p.source.kind === 'jsonpath' ? p.source.path : p.source.kind === 'header' ? `header ${p.source.header}` : 'by name';
+    return `  ${i === 0 ? 'bound' : '     '}     ${p.name} = ${printable(p.value)}  ${c.dim(`(${from})`)}`;
+  });
 }
 
 function status(response: ResponsePlan, c: ChalkInstance): string {
@@ -134,4 +155,3 @@ function indent(text: string, by: number): string[] {
   const pad = ' '.repeat(by);
   return text.split(/\r?\n/).map((line) => (line === '' ? '' : pad + line));
 }
-

@@ -16,6 +16,26 @@ export interface SimulationInfo {
   /** As given with --param, in order of first appearance. */
   readonly parameters: readonly (readonly [string, readonly string[]])[];
   readonly environment: Environment;
+  /** --body: the file, its size and content type; absent without one. */
+  readonly body?: SimulatedBody;
+  /** --header, as given; absent without any. */
+  readonly headers?: readonly (readonly [string, string])[];
+}
+
+export interface SimulatedBody {
+  readonly file: string;
+  readonly size: number;
+  readonly contentType: string;
+}
+
+/** A declared parameter's value for the simulated request, and where it came from. */
+export interface BoundParameter {
+  readonly name: string;
+  /** As bound (several values joined with the separator); masked for a secret. */
+  readonly value: string;
+  readonly source: { readonly kind: 'name' } | { readonly kind: 'header'; readonly header: string } | { readonly kind: 'jsonpath'; readonly path: string };
+  /** The request sent no value: this is the default-value. */
+  readonly isDefault: boolean;
 }
 
 export interface ResponsePlan {
@@ -57,6 +77,8 @@ export interface EndpointPlan {
   readonly tasks: readonly TaskPlan[];
   readonly stages: readonly (readonly string[])[];
   readonly edges: readonly TaskEdge[];
+  /** With --body or --header: the endpoint's parameters as bound, when the request gets that far; else null. */
+  readonly boundParameters: readonly BoundParameter[] | null;
   /** Simulated parameters the endpoint does not declare, with a close declared name. */
   readonly ignoredParameters: readonly { readonly name: string; readonly suggestion: string | null }[];
   /** Things that could not be checked or shown without I/O or the environment. */

@@ -5,14 +5,24 @@
 import type { Application, Endpoint, ErrorAction, SuccessAction, SuccessResponse, Task } from '../../compiler/ast.js';
 import { closest } from '../../compiler/suggest.js';
 import { prepareBeforeSideEffects } from '../../runtime/preparation.js';
-import { actionStatus, decideRequest, decideResponse, type ActionFailure, type Decision, type DecisionInput, type Proceed, type ResponseDecision } from '../../runtime/decision.js';
+import {
+  actionStatus,
+  decideRequest,
+  decideResponse,
+  type ActionFailure,
+  type Decision,
+  type DecisionInput,
+  type Proceed,
+  type ResponseDecision,
+} from '../../runtime/decision.js';
 import { ignoredParameters, parseEnvironment, type RawParameters, type RequestFacts } from '../../runtime/parameters.js';
 import { describeError } from '../../errors.js';
+import { NO_SOURCES, sourcedValues, type RequestSources } from '../../runtime/sources.js';
 import type { TaskKinds } from '../../tasks/registry.js';
 import { evaluateCondition } from '../../template/condition.js';
 import { expandTemplate, MissingValueError, type ExpansionScope, type PlaceholderPart } from '../../template/expand.js';
 import type { Condition, Template } from '../../template/types.js';
-import type { EndpointPlan, Plan, PrimaryFailure, ResponsePlan, TaskPlan } from './model.js';
+import type { BoundParameter, EndpointPlan, Plan, PrimaryFailure, ResponsePlan, SimulatedBody, SimulationInfo, TaskPlan } from './model.js';
 import { describeProtections, simulateProtections } from './protections.js';
 
 /** The request a simulation pretends to receive: fixed so plans are reproducible. */
@@ -28,8 +38,17 @@ export const SECRET_MASK = '***';
 export interface PlanOptions {
   /** Endpoints to plan, in the order to print them. */
   readonly endpoints: readonly Endpoint[];
-  /** The --param values; null: no simulated request. */
+  /** The --param values, and those of a --body by name; null: no simulated request. */
   readonly parameters: RawParameters | null;
+  /** --header and a JSON --body, for parameters declared with a source; absent: none. */
+  readonly sources?: RequestSources;
+  /** --body and --header as given, shown with the simulation; absent: neither was given. */
+  readonly delivery?: {
+    readonly body: SimulatedBody | null;
+    readonly headers: readonly (readonly [string, string])[];
+    /** The --param values alone, shown and checked for names the endpoint ignores; a body's members are not. */
+    readonly given: RawParameters;
+  };
   /** What ${env:NAME} reads when a condition or a check needs the real value (never printed). */
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The kinds the application was compiled with. */
@@ -45,11 +64,19 @@ export function buildPlan(application: Application, options: PlanOptions): Plan 
       raw === null
         ? null
         : {
-            parameters: [...raw.entries()].map(([name, values]) => [name, name === 'hash' ? values.map(() => SECRET_MASK) : values] as [string, string[]]),
+            parameters: [...(options.delivery?.given ?? raw).entries()].map(
+              ([name, values]) => [name, name === 'hash' ? values.map(() => SECRET_MASK) : values] as [string, string[]],
+            ),
             environment: parsed?.ok === true ? parsed.environment : 'live',
+            // Only with --body or --header: plans of other requests keep exactly their shape.
+            ...(options.delivery === undefined ? {} : deliveryInfo(options.delivery)),
           },
     endpoints: options.endpoints.map((endpoint) => new EndpointPlanner(application, endpoint, options).plan()),
   };
+}
+
+function deliveryInfo(delivery: NonNullable<PlanOptions['delivery']>): Pick<SimulationInfo, 'body' | 'headers'> {
+  return { ...(delivery.body === null ? {} : { body: delivery.body }), ...(delivery.headers.length === 0 ? {} : { headers: delivery.headers }) };
 }
 
 const NOT_RUN = 'the primary action fails, so no task runs';
@@ -68,7 +95,15 @@ class EndpointPlanner {
     this.input =
       options.parameters === null
         ? null
-        : { application, endpoint, raw: options.parameters, info: SIMULATED_REQUEST, env: options.env, secretKeys: null };
+        : {
+            application,
+            endpoint,
+            raw: options.parameters,
+            sources: options.sources ?? NO_SOURCES,
+            info: SIMULATED_REQUEST,
+            env: options.env,
+            secretKeys: null,
+          };
   }
 
   plan(): EndpointPlan {
@@ -93,16 +128,29 @@ class EndpointPlanner {
         failure: null,
         tasks: endpoint.tasks.map((t) => this.task(t, null, null)),
         ignoredParameters: [],
+        boundParameters: null,
       };
     }
     // The honeypot and CAPTCHA fields are read without being declared: not ignored.
     const guardFields = [endpoint.protections?.honeypot, endpoint.protections?.captcha?.parameter];
-    const ignored = ignoredParameters(endpoint, this.input.raw).filter((name) => !guardFields.includes(name)).map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
+    const ignored = ignoredParameters(endpoint, this.options.delivery?.given ?? this.input.raw)
+      .filter((name) => !guardFields.includes(name))
+      .map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
+    // A --param named like a parameter with another source reaches it no more than a query
+    // parameter would reach it in serve: said, so the plan is not read as using it.
+    for (const name of (this.options.delivery?.given ?? this.input.raw).keys()) {
+      const source = endpoint.parametersByName.get(name)?.source;
+      if (source === undefined || source.kind === 'name') continue;
+      const from = source.kind === 'header' ? `the header ${source.header} (give --header)` : `the JSON body with ${source.path} (give --body)`;
+      this.notes.push(`--param ${name} is not used: "${name}" is read from ${from}`);
+    }
     const decision = decideRequest(this.input);
     // The checks serve makes before preparation (runtime/pipeline.ts, guarded): a filled
     // honeypot answers as the success without tasks, a missing CAPTCHA token is a 403.
     const checks =
-      endpoint.protections === null ? null : simulateProtections(endpoint.protections, this.input.raw, decision.kind === 'proceed' ? decision.scope.parameters : null, SIMULATED_REQUEST.clientIp);
+      endpoint.protections === null
+        ? null
+        : simulateProtections(endpoint.protections, this.input.raw, decision.kind === 'proceed' ? decision.scope.parameters : null, SIMULATED_REQUEST.clientIp);
     const caught = checks?.some((c) => c.outcome === 'caught') === true;
     const captchaRefused = checks?.some((c) => c.check === 'captcha' && c.outcome === 'refused') === true;
     // The same check serve makes before its first side effect: a value no task can use fails
@@ -127,7 +175,34 @@ class EndpointPlanner {
       failure: outcome.failure,
       tasks: endpoint.tasks.map((t) => (runs && decision.kind === 'proceed' ? this.task(t, decision, null) : this.task(t, null, notRun))),
       ignoredParameters: ignored,
+      boundParameters: this.options.delivery !== undefined && decision.kind === 'proceed' ? this.bound(decision) : null,
     };
+  }
+
+  /**
+   * The endpoint's parameters as the decision bound them, each with its source. Values a task
+   * treats as secrets (an Authorization header it sends) print as the task's request does: ***.
+   */
+  private bound(decision: Proceed): BoundParameter[] {
+    const { endpoint } = this;
+    const input = this.input!;
+    const secret = new Set(endpoint.tasks.flatMap((task) => this.options.kinds.of(task).secretParameters?.(task) ?? []));
+    return endpoint.parameters.map((declaration) => {
+      const source = declaration.source;
+      const sent = source.kind === 'name' ? input.raw.get(declaration.name) : sourcedValues(declaration, input.sources);
+      const value = decision.scope.parameters.get(declaration.name) ?? '';
+      return {
+        name: declaration.name,
+        value: secret.has(declaration.name) || declaration.name === 'hash' ? SECRET_MASK : value,
+        source:
+          source.kind === 'jsonpath'
+            ? { kind: 'jsonpath', path: source.path }
+            : source.kind === 'header'
+              ? { kind: 'header', header: source.header }
+              : { kind: 'name' },
+        isDefault: sent === undefined || !Array.isArray(sent) || sent.length === 0,
+      };
+    });
   }
 
   /** What the request gets, as serve decides it: the chosen response, or the failure and its <error> answer. */
@@ -138,7 +213,13 @@ class EndpointPlanner {
       case 'undecided': {
         // serve would fail the same way; say so rather than guess.
         const fallback = listResponses(this.application, decision.endpoint).find((r) => r.condition === null)!;
-        return { response: fallback, chosen: false, note: `the response cannot be chosen before the tasks run: ${decision.reason}`, failure: null, deferred: false };
+        return {
+          response: fallback,
+          chosen: false,
+          note: `the response cannot be chosen before the tasks run: ${decision.reason}`,
+          failure: null,
+          deferred: false,
+        };
       }
       case 'proceed': {
         const { success } = decision;
@@ -166,10 +247,24 @@ class EndpointPlanner {
       }
       case 'undecidable':
         if (success.action.kind === 'forward') {
-          return { response: own, chosen: true, note: `the forwarded parameters are only known when the request runs (${response.reason})`, failure: null, deferred };
+          return {
+            response: own,
+            chosen: true,
+            note: `the forwarded parameters are only known when the request runs (${response.reason})`,
+            failure: null,
+            deferred,
+          };
         }
-        this.notes.push(`${endpoint.name}: "${response.template.source}" cannot be checked without ${deferred ? 'the task results' : 'its value'} (${response.reason})`);
-        return { response: describeSuccess(this.application, endpoint, success, shownTarget(success.action, this.shown(decision.scope))), chosen: true, note: null, failure: null, deferred };
+        this.notes.push(
+          `${endpoint.name}: "${response.template.source}" cannot be checked without ${deferred ? 'the task results' : 'its value'} (${response.reason})`,
+        );
+        return {
+          response: describeSuccess(this.application, endpoint, success, shownTarget(success.action, this.shown(decision.scope))),
+          chosen: true,
+          note: null,
+          failure: null,
+          deferred,
+        };
       case 'forward': {
         const inner = this.outcome(response.target);
         // The target refused the request (its parameters): its <error> answers, as in serve.
@@ -185,7 +280,13 @@ class EndpointPlanner {
       case 'respond':
       case 'static':
       case 'url':
-        return { response: describeSuccess(this.application, endpoint, success, shownTarget(success.action, this.shown(decision.scope))), chosen: true, note: null, failure: null, deferred };
+        return {
+          response: describeSuccess(this.application, endpoint, success, shownTarget(success.action, this.shown(decision.scope))),
+          chosen: true,
+          note: null,
+          failure: null,
+          deferred,
+        };
     }
   }
 
@@ -323,7 +424,10 @@ function summarize(action: SuccessAction | ErrorAction): string {
     case 'url':
       return `body of GET ${action.url.source}` + download(action.downloadFilename);
     case 'forward':
-      return `forward to endpoint ${action.endpoint}` + (action.inputParameters === null ? '' : ` with ${action.inputParameters.map((p) => `${p.name}=${p.value.source}`).join(', ')}`);
+      return (
+        `forward to endpoint ${action.endpoint}` +
+        (action.inputParameters === null ? '' : ` with ${action.inputParameters.map((p) => `${p.name}=${p.value.source}`).join(', ')}`)
+      );
     case 'body':
       return `body (${action.contentType})`;
   }
@@ -344,7 +448,9 @@ function shownTarget(action: SuccessAction, shown: ExpansionScope): string | nul
     case 'redirect':
       return expandTemplate(action.url, shown);
     case 'url':
-      return `GET ${expandTemplate(action.url, shown)}` + (action.downloadFilename === null ? '' : `, download as ${expandTemplate(action.downloadFilename, shown)}`);
+      return (
+        `GET ${expandTemplate(action.url, shown)}` + (action.downloadFilename === null ? '' : `, download as ${expandTemplate(action.downloadFilename, shown)}`)
+      );
     case 'static':
       return action.downloadFilename === null ? null : `download as ${expandTemplate(action.downloadFilename, shown)}`;
     case 'body':

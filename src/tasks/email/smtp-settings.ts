@@ -44,6 +44,19 @@ function connection(host: string, port: number | null, tlsAsked: boolean, auth: 
   };
 }
 
+/**
+ * Why a URL of another scheme is refused. `host:port` parses as a URL whose scheme is the host
+ * (`localhost:2525` is scheme "localhost"): say what to put before it. The text is echoed only
+ * when it is such a bare host and port, since a URL may hold a password.
+ */
+function schemeProblem(text: string, url: URL): string {
+  const trimmed = text.trim();
+  if (/^[A-Za-z0-9.-]+:\d+$/.test(trimmed))
+    return `the SMTP URL needs smtp:// or smtps:// before the host: write smtp://${trimmed} (or smtps://${trimmed} for TLS from the first byte)`;
+  if (!trimmed.includes('//')) return 'the SMTP URL needs smtp:// or smtps:// before the host, as in smtp://[user:password@]host[:port]';
+  return `the SMTP URL must start with smtp:// or smtps://, not ${url.protocol}//`;
+}
+
 export function resolveSmtpConnection(
   settings: EmailSettings | null,
   smtpUrl: string | undefined,
@@ -76,9 +89,7 @@ function fromUrl(smtpUrl: string): SmtpResolution {
   } catch {
     return { ok: false, error: 'the SMTP URL is not a valid URL (expected smtp://[user:password@]host[:port] or smtps://…)' };
   }
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
-    return { ok: false, error: `the SMTP URL must start with smtp:// or smtps://, not ${url.protocol}//` };
-  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') return { ok: false, error: schemeProblem(smtpUrl, url) };
   // nodemailer would quietly connect to localhost instead.
   if (url.hostname === '') return { ok: false, error: 'the SMTP URL names no host (expected smtp://[user:password@]host[:port] or smtps://…)' };
   // nodemailer reads options from a query string (ignoreTLS=true, requireTLS=false, tls.…),

@@ -29,19 +29,14 @@ export interface AnswerForOutputs {
 
 type Format = 'json' | 'xml';
 
-export function extractOutputs(
-  outputs: readonly OutputIntermediateValue[],
-  answer: AnswerForOutputs,
-): Map<string, string> {
+export function extractOutputs(outputs: readonly OutputIntermediateValue[], answer: AnswerForOutputs): Map<string, string> {
   const values = new Map<string, string>();
   if (outputs.length === 0) return values;
   const body = new ParsedBody(answer);
   for (const output of outputs) {
     const raw = output.selector.kind === 'jsonpath' ? selectJson(output, body.json()) : selectXml(output, body.xml());
-    if (output.regex !== null && !wholeMatch(regexFor(output), raw)) {
-      throw new OutputError(
-        `output "${output.name}": the value ${quote(raw)} does not match the regular expression ${output.regex}`,
-      );
+    if (output.regex !== null && !output.regex.matchesWhole(raw)) {
+      throw new OutputError(`output "${output.name}": the value ${quote(raw)} does not match the regular expression ${output.regex.source}`);
     }
     values.set(output.name, raw);
   }
@@ -106,9 +101,7 @@ function selectJson(output: OutputIntermediateValue, json: unknown): string {
   if (typeof one === 'string') return one;
   if (typeof one === 'number' && Number.isFinite(one)) return String(one);
   if (typeof one === 'boolean') return String(one);
-  throw new OutputError(
-    `output "${output.name}": JSONPath ${path} selected ${describeJson(one)}, not a string, number or boolean`,
-  );
+  throw new OutputError(`output "${output.name}": JSONPath ${path} selected ${describeJson(one)}, not a string, number or boolean`);
 }
 
 // Node type numbers from the DOM standard; the lib has no DOM types.
@@ -174,23 +167,6 @@ function single<T>(output: OutputIntermediateValue, what: string, matches: reado
     throw new OutputError(`output "${output.name}": ${what} matched ${matches.length} values, expected exactly one`);
   }
   return matches[0]!;
-}
-
-const regexCache = new WeakMap<OutputIntermediateValue, RegExp>();
-function regexFor(output: OutputIntermediateValue): RegExp {
-  let re = regexCache.get(output);
-  if (!re) {
-    re = new RegExp(output.regex!);
-    regexCache.set(output, re);
-  }
-  return re;
-}
-
-// Checked on the match itself so that a pattern which is not anchored still has to cover the
-// whole value, as the contract says.
-function wholeMatch(re: RegExp, value: string): boolean {
-  const m = re.exec(value);
-  return m !== null && m.index === 0 && m[0].length === value.length;
 }
 
 function describeJson(value: unknown): string {

@@ -1,0 +1,82 @@
+// dry-run --body, --content-type and --header: a webhook delivery from a file, read with the
+// readers serve uses (runtime/json-body.ts, the form parser, the same 415), so header- and
+// JSONPath-bound parameters get exactly the values serve would give them (docs/dry-run.md,
+// "Simulating a webhook").
+
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { InvalidArgumentError } from 'commander';
+import { readJsonBody } from '../runtime/json-body.js';
+import { NO_SOURCES, type JsonBody, type RequestSources } from '../runtime/sources.js';
+import { parseUrlEncoded } from '../runtime/urlencoded.js';
+import { mediaTypeOf, unsupportedMediaType } from '../server/body-intake.js';
+import type { SimulatedBody } from './plan/model.js';
+
+/** RFC 9110 field-name, as the compiler checks a parameter's `header`. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+const TYPES_BY_EXTENSION: Readonly<Record<string, string>> = { '.json': 'application/json', '.xml': 'application/xml' };
+
+/** One `--header "Name: value"`, parsed where commander reads it, so a bad one is a usage error. */
+export function collectHeader(text: string, previous: [string, string][] | undefined): [string, string][] {
+  const colon = text.indexOf(':');
+  const name = colon < 0 ? '' : text.slice(0, colon).trim();
+  if (!HEADER_NAME.test(name)) throw new InvalidArgumentError(`expected "Name: value" with a header name such as X-GitHub-Event, got "${text}"`);
+  // As node:http hands a value over: without the blanks around it.
+  return [...(previous ?? []), [name, text.slice(colon + 1).trim()]];
+}
+
+export type SimulatedRequest =
+  | {
+      readonly kind: 'request';
+      readonly sources: RequestSources;
+      readonly body: SimulatedBody | null;
+      readonly headers: readonly (readonly [string, string])[];
+    }
+  /** Not simulated: the options cannot be used (exit 2). */
+  | { readonly kind: 'usage'; readonly message: string }
+  /** serve would refuse the body before any endpoint decides (exit 1). */
+  | { readonly kind: 'refused'; readonly status: number; readonly detail: string };
+
+export interface RequestOptions {
+  readonly body: string | undefined;
+  readonly contentType: string | undefined;
+  readonly header: readonly [string, string][] | undefined;
+}
+
+/** Reads --body and --header; the body's parameters by name go into `raw`, after the --param values. */
+export function simulatedRequest(options: RequestOptions, raw: Map<string, string[]>): SimulatedRequest {
+  const headerList = options.header ?? [];
+  const headers: Record<string, string[]> = {};
+  for (const [name, value] of headerList) (headers[name.toLowerCase()] ??= []).push(value);
+  if (options.body === undefined) {
+    if (options.contentType !== undefined) return { kind: 'usage', message: '--content-type describes the --body file: give --body too' };
+    return { kind: 'request', sources: headerList.length === 0 ? NO_SOURCES : { headers, json: null }, body: null, headers: headerList };
+  }
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(options.body);
+  } catch (error) {
+    return { kind: 'usage', message: `cannot read the --body file ${options.body}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+  }
+  const contentType = options.contentType ?? headers['content-type']?.[0] ?? TYPES_BY_EXTENSION[extname(options.body).toLowerCase()];
+  if (contentType === undefined) return { kind: 'usage', message: `give --content-type for ${options.body}: its type is known only for .json and .xml files` };
+  headers['content-type'] = [contentType];
+  const mediaType = mediaTypeOf(contentType);
+  const body: SimulatedBody = { file: options.body, size: bytes.length, contentType };
+  let json: JsonBody | null = null;
+  if (mediaType === 'application/json') {
+    const read = readJsonBody(bytes, raw);
+    if (!read.ok) return { kind: 'refused', status: 400, detail: read.detail };
+    json = read.json;
+  } else if (mediaType === 'application/x-www-form-urlencoded') {
+    const problem = parseUrlEncoded(bytes.toString('utf8'), raw, 'form body');
+    if (problem !== null) return { kind: 'refused', status: 400, detail: problem };
+  } else if (mediaType === 'multipart/form-data') {
+    return { kind: 'usage', message: 'dry-run does not read a multipart body: give its fields with --param' };
+  } else {
+    const refusal = unsupportedMediaType(mediaType);
+    return { kind: 'refused', status: refusal.status, detail: refusal.detail };
+  }
+  return { kind: 'request', sources: { headers, json }, body, headers: headerList };
+}
