@@ -4,6 +4,7 @@
 
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { JobsAdmin, JobStateName, JobSummary } from '../queue/admin.js';
+import type { MailRecord } from '../queue/job.js';
 import type { RevealedParameters } from '../queue/reveal.js';
 import type { QueueKey } from '../queue/seal.js';
 import type { ExitCode, Returning } from './action.js';
@@ -104,6 +105,9 @@ async function withAdmin(
   }
 }
 
+/** A mail marker's state as `jobs show` prints it; null: on a delivery-unknown line of its own. */
+const MAIL_SHOWN: Readonly<Record<MailRecord['state'], string | null>> = { sent: 'sent', 'not-sent': 'not sent', sending: null, unknown: null };
+
 function line(job: JobSummary): string {
   const failed =
     job.failedTask !== null ? `  task "${job.failedTask}" failed${job.code !== null ? ` (${job.code})` : ''}` : job.error !== null ? `  ${job.error}` : '';
@@ -163,6 +167,13 @@ async function show(admin: JobsAdmin, id: string, flags: JobsFlags, keys: readon
       process.stdout.write(
         `  task ${task}: ${record.outcome}${record.code !== undefined ? ` (${record.code})` : ''}${text !== undefined ? `: ${JSON.stringify(text)}` : ''}\n`,
       );
+    }
+    // The mail markers: what became of each message (the Message-ID finds it in the mail server's log).
+    for (const [task, messages] of Object.entries(d.mail)) {
+      for (const [index, record] of Object.entries(messages)) {
+        const shown = MAIL_SHOWN[record.state];
+        if (shown !== null) process.stdout.write(`  mail ${task}, message ${Number(index) + 1}: ${shown}, Message-ID ${record.messageId}\n`);
+      }
     }
     for (const u of d.deliveryUnknown) process.stdout.write(`  delivery-unknown: task ${u.task}, message ${u.message}, Message-ID ${u.messageId}\n`);
     if (d.config !== null && d.config !== undefined) process.stdout.write(`  configuration changed since enqueue (${d.config.mismatch})\n`);

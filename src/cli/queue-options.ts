@@ -82,7 +82,7 @@ export function addRunOptions(command: Command): Command {
     .addOption(
       new Option(
         '--queue-lock-duration <duration>',
-        'how long a job stays locked by a worker that stopped renewing it (a crash): then another worker resumes it',
+        'how long a job stays locked by a worker that stopped renewing it (a crash); stalled jobs are looked for as often, so another worker resumes it within about twice this',
       )
         .argParser(duration)
         .default(duration(DEFAULT_LOCK_DURATION), DEFAULT_LOCK_DURATION),

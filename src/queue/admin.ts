@@ -42,7 +42,7 @@ export interface TaskShown {
 export interface JobDetail extends JobSummary {
   readonly tasks: Record<string, TaskShown>;
   readonly mail: RunProgress['mail'];
-  /** Messages a crash left being sent and that were not sent again. */
+  /** Messages a crash left being sent and that were not sent again (not-sent ones are certain, and not among them). */
   readonly deliveryUnknown: readonly { readonly task: string; readonly message: number; readonly messageId: string }[];
   readonly config: RunProgress['config'] | null;
   readonly log: readonly string[];
@@ -138,7 +138,10 @@ export class JobsAdmin {
   private async summary(job: Job, state: string): Promise<JobSummary> {
     const data = job.data as QueuedRun;
     const progress = readProgress(job.progress);
-    const failed = Object.entries(progress.tasks).find(([, r]) => r.outcome === 'failed');
+    // A completed job carries no error: an earlier attempt's failure is history (the job's log),
+    // and a record written by a version that left the last outcome unwritten may still say failed.
+    const completed = state === 'completed';
+    const failed = completed ? undefined : Object.entries(progress.tasks).find(([, r]) => r.outcome === 'failed');
     return {
       jobId: job.id!,
       requestId: data.requestId,
@@ -150,7 +153,11 @@ export class JobsAdmin {
       failedTask: failed?.[0] ?? null,
       code: failed?.[1].code ?? null,
       // The failed reason of a task failure was the task's text before it was sealed: said anew.
-      error: failed !== undefined ? `task "${failed[0]}" failed${failed[1].code !== undefined ? ` (${failed[1].code})` : ''}` : job.failedReason || null,
+      error: completed
+        ? null
+        : failed !== undefined
+          ? `task "${failed[0]}" failed${failed[1].code !== undefined ? ` (${failed[1].code})` : ''}`
+          : job.failedReason || null,
       fingerprint: data.fingerprint,
     };
   }

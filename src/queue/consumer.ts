@@ -80,6 +80,8 @@ export const STALLED_TOO_OFTEN = /stalled more than allowable limit/;
 
 export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
+  /** The checkpoints of the jobs running here, by job id: told when BullMQ renews their locks. */
+  private readonly checkpoints = new Map<string, Checkpoint>();
   private worker!: Worker;
   private health: { readonly up: boolean; stop(): void } | null = null;
   private sweeper!: RetentionSweeper;
@@ -115,6 +117,10 @@ export class QueueConsumer {
     });
     consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer, () => store.forgetFates());
     consumer.sweeper.start();
+    consumer.worker.on('locksRenewed', ({ jobIds }: { jobIds: string[] }) => {
+      const now = Date.now();
+      for (const id of jobIds) consumer.checkpoints.get(id)?.lockRenewed(now);
+    });
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => {
       // BullMQ itself fails a job that stalled too often; the processor reports every other failure.
@@ -122,6 +128,11 @@ export class QueueConsumer {
         const data = job.data as QueuedRun;
         const fields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id ?? '', attempt: job.attemptsMade };
         observer.log('error', 'job failed for good: it stalled too often (its worker keeps dying)', { ...fields, reason: error.message });
+        void job
+          .log(
+            `${new Date().toISOString()} attempt ${fields.attempt}: failed for good: it stalled ${job.stalledCounter} times, more than the ${MAX_STALLED_COUNT} allowed (its worker keeps dying)`,
+          )
+          .catch(() => 0);
         observer.finished(fields, 'failed');
       }
     });
@@ -247,12 +258,25 @@ export class QueueConsumer {
       parameters = bound.parameters;
     }
 
+    // A worker that stopped without handing the job back (a kill, a crash, a store it lost) left
+    // no line: say so here, once per stall, where `jobs show` reads the history.
+    const stalls = job.stalledCounter - (progress.stalls ?? 0);
+    if (stalls > 0) {
+      progress.stalls = job.stalledCounter;
+      // Written now (a stall is rare): a run cut off again before its first checkpoint must not count this one twice.
+      await job.updateProgress(progress).catch(() => {});
+      await history(
+        `interrupted: its worker stopped without handing the job back (killed, crashed or cut off from the store)${stalls > 1 ? `, ${stalls} times` : ''}; resumed by another worker once its lock expired`,
+      );
+    }
+
     const finished = new Set(Object.entries(progress.tasks).flatMap(([id, r]) => (FINISHED_OUTCOMES.has(r.outcome) ? [id] : [])));
     const firstStart = job.attemptsMade === 0 && Object.keys(progress.tasks).length === 0;
     this.observer.started(fields, firstStart ? Math.max(0, Date.now() - data.enqueuedAt) / 1000 : null);
     this.observer.log('info', job.stalledCounter > 0 ? 'job resumed after a stall' : 'job started', { ...fields, finishedTasks: finished.size });
 
     const checkpoint = new Checkpoint(job, token, progress, intermediate, this.settings, this.observer, fields);
+    this.checkpoints.set(jobId, checkpoint);
     const scope: ExpansionScope = { parameters, system: sealed.system, env: loaded.env };
     const run = loaded.taskEngine().start({
       endpoint,
@@ -277,11 +301,21 @@ export class QueueConsumer {
       result = await run.result;
       if (!result.ok && active.interrupted) await Promise.race([run.settled, new Promise((resolve) => setTimeout(resolve, HAND_BACK_GRACE_MS))]);
       else await run.settled;
-      await (result.ok ? checkpoint.completed() : checkpoint.flush());
+      // The last task's outcome too: `jobs show` reads every task's from here.
+      await checkpoint.flush();
     } finally {
       this.active.delete(active);
+      this.checkpoints.delete(jobId);
     }
 
+    if (checkpoint.lost) {
+      // Another worker runs the job now (this one was held up past its lock): the record and the
+      // outcome are that worker's; a DelayedError leaves the job where it is.
+      await history('stopped: another worker had taken the job over (this worker was held up past its lock); nothing more was sent or recorded here');
+      this.observer.log('warn', 'job taken over by another worker: this one stops and records nothing more', { ...fields });
+      endRun('interrupted');
+      throw new bullmq.DelayedError();
+    }
     if (result.ok) {
       checkpoint.close();
       this.observer.log('info', 'job completed', { ...fields });
@@ -332,6 +366,10 @@ export function backoffDelay(attemptsMade: number, error: Error | undefined, bac
 class Checkpoint {
   private chain: Promise<boolean> = Promise.resolve(true);
   private closed = false;
+  /** The fence found the job's lock held by another worker: this one sends and records nothing more. */
+  lost = false;
+  /** When this worker's lock on the job was last known to be renewed (BullMQ renews it every half lock duration). */
+  private renewedAt: number;
 
   constructor(
     private readonly job: Job<QueuedRun>,
@@ -341,7 +379,32 @@ class Checkpoint {
     private readonly settings: QueueSettings,
     private readonly observer: QueueObserver,
     private readonly fields: JobFields,
-  ) {}
+  ) {
+    this.renewedAt = job.processedOn ?? Date.now();
+  }
+
+  lockRenewed(at: number): void {
+    this.renewedAt = at;
+  }
+
+  /**
+   * True while this worker holds the job. Asked of the store only when the last renewal is older
+   * than BullMQ's renewal rhythm allows (the process was held up: a paused event loop, a stopped
+   * process): then the lock may have passed to another worker, whose record this one must not
+   * write over. A lock found lost closes the checkpoint for good.
+   */
+  private async holdsLock(force: boolean): Promise<boolean> {
+    if (this.lost) return false;
+    if (!force && Date.now() - this.renewedAt < (this.settings.lockDurationMs * 3) / 4) return true;
+    const extended = this.token === undefined ? 0 : await this.job.extendLock(this.token, this.settings.lockDurationMs).catch(() => 0);
+    if (extended === 1) {
+      this.renewedAt = Date.now();
+      return true;
+    }
+    this.lost = true;
+    this.close();
+    return false;
+  }
 
   recorded(report: TaskReport): void {
     const { task, outcome, attempts, error, reason } = report;
@@ -361,8 +424,8 @@ class Checkpoint {
   }
 
   /**
-   * A task outcome is written a tick later: when it was the run's last task, the run completes
-   * first and the job's completion makes the checkpoint moot (one store round trip fewer per job).
+   * A task outcome is written a tick later, so outcomes reported together (a stage's tasks, a
+   * failure and the tasks it leaves not started) make one write.
    */
   private writeSoon(): void {
     if (this.pending !== null) return;
@@ -380,7 +443,8 @@ class Checkpoint {
     return {
       before: async (step, messageId) => {
         const mail = records();
-        const previous = mail[step];
+        // A message an earlier run certainly did not send is as good as new.
+        const previous = mail[step]?.state === 'not-sent' ? undefined : mail[step];
         if (previous?.state === 'sent') return 'done';
         if (previous !== undefined && this.settings.emailRedelivery === 'at-most-once') {
           if (previous.state === 'sending') {
@@ -401,7 +465,7 @@ class Checkpoint {
           return 'unknown';
         }
         // The fence: a worker whose lock has passed to another must not send.
-        if (this.token === undefined || (await this.job.extendLock(this.token, this.settings.lockDurationMs).catch(() => 0)) !== 1) return 'lost';
+        if (!(await this.holdsLock(true))) return 'lost';
         mail[step] = { state: 'sending', messageId, at: Date.now() };
         if (!(await this.write()))
           throw new TaskError('the sending marker could not be written to the queue; not sent', { code: 'connection', transient: true });
@@ -412,6 +476,11 @@ class Checkpoint {
         mail[step] = { ...mail[step]!, state: 'sent', at: Date.now() };
         await this.write();
       },
+      notDone: async (step) => {
+        const mail = records();
+        mail[step] = { ...mail[step]!, state: 'not-sent', at: Date.now() };
+        await this.write();
+      },
     };
   }
 
@@ -420,15 +489,6 @@ class Checkpoint {
       clearImmediate(this.pending);
       this.pending = null;
       void this.write();
-    }
-    return this.chain;
-  }
-
-  /** The run completed: the job's completion is its record, so a checkpoint not yet written is not needed. */
-  completed(): Promise<boolean> {
-    if (this.pending !== null) {
-      clearImmediate(this.pending);
-      this.pending = null;
     }
     return this.chain;
   }
@@ -445,14 +505,16 @@ class Checkpoint {
       this.pending = null;
     }
     const snapshot = structuredClone(this.progress);
-    this.chain = this.chain.then(() =>
-      this.job.updateProgress(snapshot).then(
-        () => true,
-        (error: unknown) => {
-          this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
-          return false;
-        },
-      ),
+    this.chain = this.chain.then(async () =>
+      !(await this.holdsLock(false))
+        ? false
+        : this.job.updateProgress(snapshot).then(
+            () => true,
+            (error: unknown) => {
+              this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
+              return false;
+            },
+          ),
     );
     return this.chain;
   }

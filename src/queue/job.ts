@@ -54,6 +54,8 @@ export interface RunProgress {
   sealedIntermediate?: string;
   /** Set when the run went on under a configuration other than the one it was enqueued under. */
   config?: { readonly fingerprint: string; readonly mismatch: 'current' | 'strict' };
+  /** The stalls (a worker gone without handing the job back) already written to the job's history. */
+  stalls?: number;
 }
 
 export interface TaskRecord {
@@ -72,8 +74,12 @@ export interface TaskRecord {
 }
 
 export interface MailRecord {
-  /** sending: the SMTP transaction began; sent: the server accepted it; unknown: a crash left it sending and it was not resent. */
-  readonly state: 'sending' | 'sent' | 'unknown';
+  /**
+   * sending: the SMTP transaction began; sent: the server accepted it; not-sent: the server
+   * refused it or could not be reached, so it certainly was not sent (a later run sends it);
+   * unknown: a crash left it sending and it was not resent.
+   */
+  readonly state: 'sending' | 'sent' | 'not-sent' | 'unknown';
   readonly messageId: string;
   readonly at: number;
 }
@@ -146,6 +152,7 @@ export function readProgress(progress: unknown): RunProgress {
       mail: Object.fromEntries(Object.entries(p.mail).map(([k, v]) => [k, { ...v }])),
       ...(p.sealedIntermediate !== undefined ? { sealedIntermediate: p.sealedIntermediate } : {}),
       ...(p.config !== undefined ? { config: p.config } : {}),
+      ...(p.stalls !== undefined ? { stalls: p.stalls } : {}),
     };
   }
   return { tasks: {}, mail: {} };

@@ -18,6 +18,11 @@ export interface ParameterError {
   readonly detail: string;
 }
 
+/** The detail of a required parameter that was not sent (or sent blank); the HTML error page asks a visitor to fill it in. */
+export function missingParameterDetail(name: string): string {
+  return `missing required parameter "${name}"`;
+}
+
 export type BindResult =
   | {
       readonly ok: true;
@@ -53,7 +58,7 @@ export function bindParameters(endpoint: Endpoint, raw: RawParameters, sources: 
     } else if (!required) {
       parameters.set(declaration.name, declaration.defaultValue!);
     } else {
-      (errors ??= []).push({ parameter: declaration.name, detail: `missing required parameter "${declaration.name}"` });
+      (errors ??= []).push({ parameter: declaration.name, detail: missingParameterDetail(declaration.name) });
     }
   }
   if (errors !== null) return { ok: false, detail: summarize(errors), errors };

@@ -22,6 +22,7 @@ import { ServiceGuards } from './guards.js';
 import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import { manageLifecycle, retire } from './lifecycle.js';
 import type { ControlMessage, WorkerMessage } from './cluster-messages.js';
+import { logPageDetailsTo } from './write-response.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
@@ -45,6 +46,15 @@ export interface ServingOptions {
 
 export function serve(options: ServingOptions): void {
   const { settings, logger } = options;
+  // An error page tells a visitor what to do; what it leaves out is logged, by request id.
+  logPageDetailsTo(({ requestId, status, detail, errors }) =>
+    logger.log(status >= 500 ? 'error' : 'info', 'error page', {
+      requestId,
+      status,
+      detail,
+      ...(errors !== undefined ? { errors: errors.map((e) => e.detail) } : {}),
+    }),
+  );
   const metrics = new ServiceMetrics();
   const guards = new ServiceGuards({ store: settings.rateLimitStore, prefix: settings.rateLimitPrefix }, logger, metrics);
   const observer: RuntimeObserver = {

@@ -6,18 +6,37 @@ import { STATUS_CODES, type ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import type { RuntimeResponse } from '../runtime/response.js';
 import type { ParameterError } from '../runtime/parameters.js';
-import { ERROR_PAGE_HEADERS, errorPage, prefersHtml } from './error-page.js';
+import { ERROR_PAGE_HEADERS, errorPage, prefersHtml, sameOriginReferer } from './error-page.js';
+
+/** What a page leaves out for its visitor (the detail, each parameter's): for the operator's log. */
+export interface PageDetail {
+  readonly requestId: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly errors?: readonly ParameterError[];
+}
+
+let pageDetailSink: ((detail: PageDetail) => void) | null = null;
+
+/** Where the detail a page leaves out goes: the process's log (serving.ts), once per process. */
+export function logPageDetailsTo(sink: (detail: PageDetail) => void): void {
+  pageDetailSink = sink;
+}
 
 export function problemBody(status: number, detail: string, requestId: string, errors?: readonly ParameterError[]): string {
   const body = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, requestId };
   return JSON.stringify(errors === undefined ? body : { ...body, errors });
 }
 
-/** problem+json, or for a browser's navigation the same as a page (server/error-page.ts). */
+/**
+ * problem+json, or for a browser's navigation a page for the visitor (server/error-page.ts),
+ * whose developer detail goes to the log instead.
+ */
 export function writeProblem(response: ServerResponse, status: number, detail: string, requestId: string, errors?: readonly ParameterError[]): void {
   if (prefersHtml(response.req)) {
+    pageDetailSink?.({ requestId, status, detail, ...(errors !== undefined ? { errors } : {}) });
     for (const [name, value] of Object.entries(ERROR_PAGE_HEADERS)) response.setHeader(name, value);
-    writeBody(response, status, 'text/html; charset=utf-8', errorPage(status, detail, requestId, errors));
+    writeBody(response, status, 'text/html; charset=utf-8', errorPage(status, requestId, errors, sameOriginReferer(response.req)));
     return;
   }
   writeBody(response, status, 'application/problem+json', problemBody(status, detail, requestId, errors));

@@ -63,6 +63,8 @@ export interface EffectLedger {
    */
   before(step: number, id: string): Promise<'go' | 'done' | 'unknown' | 'lost'>;
   after(step: number): Promise<void>;
+  /** The step began and certainly did not happen (the peer refused it): a later attempt may do it, and nobody need wonder whether it did. */
+  notDone(step: number): Promise<void>;
 }
 
 export interface ExecuteResult {

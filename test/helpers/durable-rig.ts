@@ -18,15 +18,15 @@ export class DurableRig {
     readonly name: string,
   ) {}
 
-  /** `routes` sets up the HTTP peer before serve starts. */
-  async start(routes: (peer: HttpPeer) => void, smtpOptions: SmtpPeerOptions = {}): Promise<void> {
+  /** `routes` sets up the HTTP peer before serve starts; `serveArgs` are added to serve's. */
+  async start(routes: (peer: HttpPeer) => void, smtpOptions: SmtpPeerOptions = {}, serveArgs: readonly string[] = []): Promise<void> {
     this.peer = await HttpPeer.start();
     routes(this.peer);
     this.smtp = await SmtpPeer.start(smtpOptions);
     this.store = inspect(this.backend, this.name);
     this.serve = await startServe(
       queueFixture('durable'),
-      ['--queue', this.backend.url, '--queue-name', this.name, '--no-queue-consume', '--smtp-url', this.smtp.url],
+      ['--queue', this.backend.url, '--queue-name', this.name, '--no-queue-consume', '--smtp-url', this.smtp.url, ...serveArgs],
       {
         PEER: this.peer.origin,
         ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,

@@ -38,6 +38,10 @@ export class SmtpPeer {
   dataArrived = 0;
   /** AUTH commands that reached onAuth (offerAuthWithoutTls): a password that crossed the wire. */
   authAttempts = 0;
+  /** Recipients answered with 550 at RCPT TO, lower-cased: refuseRecipients, changeable while the peer runs (a mailbox fixed). */
+  readonly refused = new Set<string>();
+  /** How many more RCPT TO get a temporary 451: deferFirstRecipients, changeable while the peer runs. */
+  deferRecipients = 0;
   private readonly waiters: { count: number; resolve: () => void; data?: boolean }[] = [];
 
   private constructor(
@@ -47,8 +51,6 @@ export class SmtpPeer {
 
   static async start(options: SmtpPeerOptions = {}): Promise<SmtpPeer> {
     let peer!: SmtpPeer;
-    const refuse = new Set((options.refuseRecipients ?? []).map((a) => a.toLowerCase()));
-    let toDefer = options.deferFirstRecipients ?? 0;
     const config: SMTPServerOptions = {
       secure: false,
       authOptional: true,
@@ -65,10 +67,10 @@ export class SmtpPeer {
       logger: false,
       onRcptTo(address, _session, callback) {
         peer.recipientsTried.push(address.address);
-        if (toDefer > 0) {
-          toDefer--;
+        if (peer.deferRecipients > 0) {
+          peer.deferRecipients--;
           callback(Object.assign(new Error('Greylisted, try again later'), { responseCode: 451 }));
-        } else if (refuse.has(address.address.toLowerCase())) {
+        } else if (peer.refused.has(address.address.toLowerCase())) {
           callback(Object.assign(new Error('Recipient address rejected: no such user'), { responseCode: 550 }));
         } else callback();
       },
@@ -101,6 +103,8 @@ export class SmtpPeer {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     const address = (server as unknown as { server: { address(): AddressInfo } }).server.address();
     peer = new SmtpPeer(server, address.port);
+    for (const a of options.refuseRecipients ?? []) peer.refused.add(a.toLowerCase());
+    peer.deferRecipients = options.deferFirstRecipients ?? 0;
     return peer;
   }
 

@@ -11,6 +11,7 @@ import {
   QUEUE_KEY,
   queueBackends,
   queueFixture,
+  runCli,
   runsOn,
   startWorker,
   stopSpawnedRedis,
@@ -82,6 +83,16 @@ describe.each(backends)('a worker killed mid-task on %s', (backend) => {
     // One mail.
     expect(rig.smtp.messages.length).toBe(1);
     expect(new Set(rig.smtp.messages.map((m) => m.parsed.messageId)).size).toBe(1);
+
+    // The interruption is in the job's history, once, and every task's outcome in its record.
+    const shown = await runCli(['jobs', 'show', requestId, '--queue', backend.url, '--queue-name', name]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.match(/interrupted: its worker stopped/g)).toHaveLength(1);
+    expect(shown.stdout).toMatch(
+      /log: \S+ attempt 1: interrupted: its worker stopped without handing the job back \(killed, crashed or cut off from the store\); resumed by another worker once its lock expired\n/,
+    );
+    expect(shown.stdout).toContain('  task second: succeeded\n');
+    expect(shown.stdout).toContain('  task notify: succeeded\n');
   });
 });
 
@@ -141,5 +152,72 @@ describe.each(backends)('a job that kills every worker that runs it on %s', (bac
     // Said in the log, as every other failure for good is.
     const line = await living.waitForLog((l) => l.level === 'error' && l.jobId === job!.id);
     expect(line.msg).toBe('job failed for good: it stalled too often (its worker keeps dying)');
+    // And in the job's history: the interruptions it survived, then why it failed.
+    const history = await eventually(async () => {
+      const { logs } = await store.queue.getJobLogs(job!.id!);
+      return logs.some((l) => l.includes('failed for good')) ? logs : undefined;
+    }, 'the failure in the job history');
+    // Each resumption says so once; none counts an earlier stall again.
+    const interruptions = history.filter((l) => l.includes('interrupted: its worker stopped'));
+    expect(interruptions.length).toBeGreaterThanOrEqual(1);
+    for (const l of interruptions) expect(l).not.toMatch(/times;/);
+    expect(history.at(-1)).toMatch(/failed for good: it stalled 3 times, more than the 2 allowed \(its worker keeps dying\)$/);
+  });
+});
+
+describe.each(backends)('a worker held up past its lock while another takes the job over on %s', (backend) => {
+  if (!runsOn(backend)) return;
+  const rig = new DurableRig(backend, uniqueQueueName('takeover'));
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const worker = () => rig.worker(['--queue-lock-duration', '1s']);
+
+  beforeAll(() =>
+    rig.start((peer) => {
+      peer.route('/first', { status: 201, json: { id: 'C-9' } });
+      // The first worker's call is held until the test lets it go; the second worker's is answered.
+      peer.route('/slow', { status: 200, hold: () => held }, { status: 200, body: 'ok' });
+    }),
+  );
+  afterAll(async () => {
+    release();
+    await rig.close();
+  });
+
+  it('writes nothing over the record of the worker that took the job over, and sends nothing', async () => {
+    const response = await fetch(`${rig.serve.url}/chain`, { method: 'POST', body: new URLSearchParams({ email: 't@example.test' }) });
+    const requestId = response.headers.get('x-request-id')!;
+    const [job] = await rig.store.queue.getJobs(['waiting']);
+    const jobId = job!.id!;
+
+    const first = worker();
+    await rig.peer.waitForRequests(1, '/slow');
+    // Held up (as by a long pause of its event loop): its lock expires and another worker takes the job.
+    first.child.kill('SIGSTOP');
+    const second = worker();
+    await eventually(
+      async () => ((await rig.store.queue.getJobState(jobId)) === 'completed' ? true : undefined),
+      'the job to complete on the second worker',
+      40_000,
+    );
+    expect(rig.smtp.messages.length).toBe(1);
+    first.child.kill('SIGCONT');
+    release();
+    // The first worker's call ends; its checkpoint and its mail find the job gone to another worker.
+    await first.waitForLog(
+      (l) =>
+        l.jobId === jobId &&
+        ['job taken over by another worker: this one stops and records nothing more', 'job retry scheduled', 'job failed for good'].includes(String(l.msg)),
+    );
+    expect(rig.smtp.messages.length).toBe(1);
+
+    const shown = await runCli(['jobs', 'show', requestId, '--queue', backend.url, '--queue-name', rig.name]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^[0-9a-f-]+ {2}chain {2}completed /);
+    expect(shown.stdout).toContain('  task second: succeeded\n');
+    expect(shown.stdout).toContain('  task notify: succeeded\n');
+    expect(shown.stdout).toMatch(/ {2}mail notify, message 1: sent, Message-ID <[^>]+>\n/);
+    expect(shown.stdout).toContain('stopped: another worker had taken the job over');
+    await second.stop();
   });
 });

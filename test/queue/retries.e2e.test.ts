@@ -69,6 +69,20 @@ describe.each(backends)('retries across attempts and the failed set on %s', (bac
         .filter((l) => l.msg === 'job retry scheduled' && l.requestId === requestId)
         .map((l) => l.attempt),
     ).toEqual([1, 2, 3]);
+
+    // Completed on its fourth attempt: no error on the job; the failed attempts are its history.
+    const json = await jobs('show', requestId, '--format', 'json');
+    const [shown] = (
+      JSON.parse(json.stdout) as {
+        jobs: { state: string; error: string | null; failedTask: string | null; code: string | null; tasks: Record<string, { outcome: string }> }[];
+      }
+    ).jobs;
+    expect(shown).toMatchObject({ state: 'completed', error: null, failedTask: null, code: null });
+    expect(shown!.tasks.call!.outcome).toBe('succeeded');
+    const text = (await jobs('show', requestId)).stdout;
+    expect(text.split('\n')[0]).toMatch(new RegExp(`^${requestId}  flaky  completed  attempts 4  enqueued \\S+$`));
+    expect(text).toContain('  task call: succeeded\n');
+    expect(text).toContain('attempt 3: retry scheduled: task "call" failed (http-status)');
   });
 
   it('puts a 400 straight into the failed set, listed by jobs list', async () => {

@@ -468,7 +468,9 @@ describe('--cors https://app.example', () => {
     expectSecurityHeaders(response.headers);
     const page = await response.text();
     expect(page).not.toContain('<script>');
-    expect(page).toContain('Origin https://evil.example/&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp; is not allowed.');
+    // The visitor is told what to do; the origin, a detail for the operator, is not echoed at all.
+    expect(page).not.toContain('evil.example');
+    expect(page).toContain('Your message could not be accepted from here.');
     await expectNothingSentSince(before, cors);
   });
 });
@@ -601,7 +603,7 @@ describe('HTML error pages', () => {
     ['message', 'Hi'],
   ];
 
-  it('a missing parameter with a browser Accept: an HTML page, status 400, the detail and the request id, the security headers', async () => {
+  it('a missing parameter with a browser Accept: an HTML page, status 400, what to fill in, the request id, the security headers; the detail in the log', async () => {
     const before = mark();
     const response = await post(service, 'contact', missingName, { accept: BROWSER_ACCEPT });
     expect(response.status).toBe(400);
@@ -611,10 +613,73 @@ describe('HTML error pages', () => {
     expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
     const page = await response.text();
     expect(page).toMatch(/^<!doctype html>/);
-    expect(page).toContain('<title>400 Bad Request</title>');
-    expect(page).toContain('<p>Missing required parameter &quot;name&quot;.</p>');
-    expect(page).toContain(`Request id: ${requestId}`);
+    expect(page).toContain('<title>Please check the form</title>');
+    expect(page).toContain('<li>Please fill in “name”.</li>');
+    expect(page).not.toContain('parameter');
+    expect(page).toContain(requestId);
+    // The developer's wording is in the log, under the request id.
+    expect(await service.waitForLog((l) => l.msg === 'error page' && l.requestId === requestId)).toMatchObject({
+      status: 400,
+      detail: 'missing required parameter "name"',
+    });
     await expectNothingSentSince(before);
+  });
+
+  it('a failed task, with a browser Accept: the page asks to try later and names no task; the log does', async () => {
+    const before = peer.requestsTo('/crm/contacts').length;
+    peer.route('/crm/contacts', { status: 400, body: 'refused' });
+    try {
+      const response = await post(service, 'contact', VALID, { accept: BROWSER_ACCEPT });
+      expect(response.status).toBe(502);
+      expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      const requestId = response.headers.get('x-request-id')!;
+      const page = await response.text();
+      expect(page).toContain('We could not process your message. Please try again later.');
+      expect(page).not.toContain('create-contact');
+      expect(page).not.toMatch(/task/i);
+      expect(page).toContain(requestId);
+      expect(await service.waitForLog((l) => l.msg === 'error page' && l.requestId === requestId)).toMatchObject({
+        status: 502,
+        detail: expect.stringContaining('create-contact') as unknown,
+      });
+      // API clients keep the problem+json they were promised.
+      const api = await post(service, 'contact', VALID, { accept: 'application/json' });
+      expect(api.status).toBe(502);
+      expect(((await api.json()) as Problem).detail).toContain('create-contact');
+    } finally {
+      peer.route('/crm/contacts', { status: 201, json: { id: 'C-1' } });
+    }
+    expect(peer.requestsTo('/crm/contacts').length).toBe(before + 2);
+  });
+
+  it('a body over --max-body-size, with a browser Accept: the page says it is too large, without byte counts', async () => {
+    const response = await fetch(`${service.url}/contact`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: BROWSER_ACCEPT },
+      body: `message=${'x'.repeat(11 * 1024 * 1024)}`,
+    });
+    expect(response.status).toBe(413);
+    const requestId = response.headers.get('x-request-id')!;
+    const page = await response.text();
+    expect(page).toContain('What you sent is too large');
+    expect(page).toContain('Please go back and send smaller files or a shorter message.');
+    expect(page).not.toMatch(/10485760|bytes|MiB/);
+    expect(page).toContain(requestId);
+  });
+
+  it('offers a link back to the form when the Referer is a page of this site, and only then', async () => {
+    const form = `${service.url}/form.html?x=1&y=2`;
+    const same = await (await post(service, 'contact', missingName, { accept: BROWSER_ACCEPT, referer: form })).text();
+    expect(same).toContain(`<a href="${form.replace(/&/g, '&amp;')}">Back to the form</a>`);
+    // A Referer is the client's text: in the link, it is a parsed URL, escaped.
+    const marked = await (await post(service, 'contact', missingName, { accept: BROWSER_ACCEPT, referer: `${service.url}/f"><script>x</script>` })).text();
+    expect(marked).not.toContain('<script>');
+    expect(marked).toContain('<a href="');
+    for (const referer of ['https://elsewhere.example/form.html', 'javascript:alert(1)', 'not a url']) {
+      const page = await (await post(service, 'contact', missingName, { accept: BROWSER_ACCEPT, referer })).text();
+      expect(page).not.toContain('<a ');
+      expect(page).toContain('Use your browser’s Back button to return to the form');
+    }
   });
 
   it('several failing parameters: the page lists each, without their values', async () => {
@@ -623,10 +688,7 @@ describe('HTML error pages', () => {
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const page = await response.text();
-    expect(page).toContain('3 parameters are missing or not valid: &quot;name&quot;, &quot;email&quot;, &quot;message&quot;.');
-    expect(page).toContain(
-      '<ul><li>missing required parameter &quot;name&quot;</li><li>parameter &quot;email&quot; is not one email address</li><li>parameter &quot;message&quot; is longer than 20 characters</li></ul>',
-    );
+    expect(page).toContain('<ul><li>Please fill in “name”.</li><li>Please check “email”.</li><li>Please check “message”.</li></ul>');
     expect(page).not.toContain(BAD_EMAIL);
     expect(page).not.toContain(LONG_MESSAGE);
     await expectNothingSentSince(before);
@@ -646,7 +708,7 @@ describe('HTML error pages', () => {
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const page = await response.text();
-    expect(page).toContain('Parameter &quot;reply&quot; is not one email address.');
+    expect(page).toContain('<li>Please check “reply”.</li>');
     expect(page).not.toContain('nobody-here');
     await expectNothingSentSince(before);
   });
@@ -684,7 +746,7 @@ describe('HTML error pages', () => {
     expect(await ok.text()).toBe('fine');
   });
 
-  it('a path with markup in a 404 detail is escaped in the page (and given as is in problem+json)', async () => {
+  it('a path with markup in a 404 detail is given as is in problem+json, and left out of the page', async () => {
     const path = `/<script>alert("x")</script>&'`;
     const json = await rawGet(service.url, path, { accept: '*/*' });
     expect(json.status).toBe(404);
@@ -695,10 +757,10 @@ describe('HTML error pages', () => {
     expect(page.status).toBe(404);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
     expectSecurityHeaders(page.headers);
-    expect(page.body).toContain('<title>404 Not Found</title>');
-    expect(page.body).toContain('<p>There is no endpoint at /&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;.</p>');
+    expect(page.body).toContain('<title>Page not found</title>');
     expect(page.body).not.toContain('<script>');
-    expect(page.body).toContain(`Request id: ${String(page.headers['x-request-id'])}`);
+    expect(page.body).not.toContain('alert');
+    expect(page.body).toContain(String(page.headers['x-request-id']));
   });
 
   it("the service's own 405 is a page too, with its Allow header", async () => {
@@ -707,6 +769,6 @@ describe('HTML error pages', () => {
     expect(response.headers.get('allow')).toBe('GET, POST');
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expectSecurityHeaders(response.headers);
-    expect(await response.text()).toContain('<title>405 Method Not Allowed</title>');
+    expect(await response.text()).toContain('<title>This page cannot be used this way</title>');
   });
 });

@@ -143,6 +143,53 @@ describe('EmailDelivery', () => {
     }
   });
 
+  it('tells a durable run which messages certainly were not sent: refused or unreachable, not timed out', async () => {
+    // The run's own record of each message, as the queue keeps it (src/queue/consumer.ts).
+    const ledger = () => {
+      const marks: string[] = [];
+      return {
+        marks,
+        effects: {
+          before: async (step: number) => (marks.push(`sending ${step}`), 'go' as const),
+          after: async (step: number) => void marks.push(`sent ${step}`),
+          notDone: async (step: number) => void marks.push(`not sent ${step}`),
+        },
+      };
+    };
+    const refused = ledger();
+    const deliveryRefused = new EmailDelivery({ settings: null, smtpUrl: refusing.url, env: {} });
+    await deliveryError(deliveryRefused.deliver([message({ to: 'nobody@example.com' })], { ...always, effects: refused.effects }));
+    await deliveryRefused.close();
+    expect(refused.marks).toEqual(['sending 0', 'not sent 0']);
+
+    const unreachable = ledger();
+    const deliveryDown = new EmailDelivery({ settings: null, smtpUrl: `smtp://127.0.0.1:${await closedPort()}`, env: {} });
+    await deliveryError(deliveryDown.deliver([message()], { ...always, effects: unreachable.effects }));
+    await deliveryDown.close();
+    expect(unreachable.marks).toEqual(['sending 0', 'not sent 0']);
+
+    // A server that takes the connection and never answers: whether it took the message is unknown.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const timedOut = ledger();
+    const deliverySilent = new EmailDelivery({ settings: null, smtpUrl: `smtp://127.0.0.1:${(silent.address() as AddressInfo).port}`, env: {} });
+    try {
+      await deliveryError(deliverySilent.deliver([message()], { ...always, timeoutMs: 300, effects: timedOut.effects }));
+      expect(timedOut.marks).toEqual(['sending 0']);
+    } finally {
+      await deliverySilent.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+
+    const delivered = ledger();
+    const deliveryOk = new EmailDelivery({ settings: null, smtpUrl: peer.url, env: {} });
+    await deliveryOk.deliver([message()], { ...always, effects: delivered.effects });
+    await deliveryOk.close();
+    expect(delivered.marks).toEqual(['sending 0', 'sent 0']);
+  });
+
   it('stops before the next message when told the request failed', async () => {
     const delivery = new EmailDelivery({ settings: null, smtpUrl: peer.url, env: {} });
     const before = peer.messages.length;

@@ -76,7 +76,16 @@ export class EmailDelivery {
         if (gate === 'done' || gate === 'unknown') continue;
         if (gate === 'lost') throw new TaskError(`${label}: not sent: another worker has taken this run over`, { code: 'shutting-down', transient: true });
       }
-      const attempts = await this.deliverOne(message, label, options);
+      const uncertain = { value: false };
+      let attempts: number;
+      try {
+        attempts = await this.deliverOne(message, label, options, uncertain);
+      } catch (error) {
+        // A refusal is an answer: the server did not take the message. Only a timeout or a
+        // connection lost during an attempt leaves open whether it did.
+        if (!uncertain.value) await options.effects?.notDone(i);
+        throw error;
+      }
       await options.effects?.after(i);
       maxAttempts = Math.max(maxAttempts, attempts);
     }
@@ -94,7 +103,8 @@ export class EmailDelivery {
     );
   }
 
-  private async deliverOne(message: PreparedEmail, label: string, options: DeliverOptions): Promise<number> {
+  /** `uncertain.value` is set when an attempt failed in a way that may have delivered the message. */
+  private async deliverOne(message: PreparedEmail, label: string, options: DeliverOptions, uncertain: { value: boolean }): Promise<number> {
     let mail: Mail.Options;
     try {
       mail = toMailOptions(message);
@@ -107,6 +117,7 @@ export class EmailDelivery {
         try {
           await withTimeout(transport.sendMail(mail), options.timeoutMs);
         } catch (error) {
+          if (!certainlyNotSent(error)) uncertain.value = true;
           throw smtpFailure(error, options.timeoutMs, this.description, label);
         }
       },
@@ -213,6 +224,18 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   // The losing sendMail may still settle later; its rejection must not go unhandled.
   promise.catch(() => {});
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * True when the failed send certainly did not deliver the message: the server answered with a
+ * reply code (a 4xx or 5xx refusal; it has not taken the message), or no connection was made.
+ * A timeout or a connection lost on the way may have come after the server took it.
+ */
+function certainlyNotSent(error: unknown): boolean {
+  const e = error as { message?: string; code?: string; responseCode?: number };
+  if (typeof e.responseCode === 'number') return true;
+  if (e.code === 'ECONNREFUSED' || e.code === 'EDNS') return true;
+  return /\bconnect ECONNREFUSED\b/.test(e.message ?? '');
 }
 
 /** A failed send as a TaskError: a timeout, a connection that failed or broke, or the server's refusal. */
