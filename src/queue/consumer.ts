@@ -25,8 +25,7 @@ import { NO_TRACING, type Span, type Tracing } from '../tracing.js';
 import type { EffectLedger } from '../tasks/kind.js';
 import type { ExpansionScope } from '../template/expand.js';
 import { endpointFingerprint, hasPositionalTaskIds } from './fingerprint.js';
-import { RequestUploads } from '../upload.js';
-import { FINISHED_OUTCOMES, readProgress, sealIntermediate, sealTaskError, unsealIntermediate, unsealRun, uploadsFromJob, type QueuedRun, type RunProgress, type SealedRun } from './job.js';
+import { FINISHED_OUTCOMES, readProgress, sealIntermediate, sealTaskError, unsealIntermediate, unsealRun, requestUploadsFromJob, type QueuedRun, type RunProgress, type SealedRun } from './job.js';
 import { endJobSpan, startJobSpan } from './job-trace.js';
 import type { JobFields, QueueObserver, RunOutcome } from './observer.js';
 import { MAX_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
@@ -227,7 +226,7 @@ export class QueueConsumer {
       endpoint,
       scope,
       // The job's own copy, in memory: nothing to remove when the run is over.
-      uploads: new RequestUploads(uploadsFromJob(sealed.uploads), () => {}),
+      uploads: requestUploadsFromJob(sealed),
       requestId: data.requestId,
       // The job's span when tracing is on (NO_SPAN otherwise): the tasks' spans go under it.
       span,

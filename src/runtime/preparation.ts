@@ -18,7 +18,7 @@ import { evaluateCondition } from '../template/condition.js';
 import { MissingValueError, usesIntermediate } from '../template/expand.js';
 import type { Condition } from '../template/types.js';
 import { unsafeValueFailure, type ActionFailure, type Decision, type Proceed } from './decision.js';
-import type { Upload } from '../upload.js';
+import type { RawBody, Upload } from '../upload.js';
 
 /** Prepared values by endpoint (a forward chain has several) and task id. */
 export type PreparedTasks = ReadonlyMap<Endpoint, ReadonlyMap<string, unknown>>;
@@ -29,6 +29,8 @@ export interface PreparationInput {
   readonly kinds: TaskKinds;
   readonly application: Application;
   readonly uploads: readonly Upload[];
+  /** The request body as received, when its endpoint keeps it. */
+  readonly body: RawBody | null;
   readonly idempotencyKeys: boolean;
 }
 
@@ -40,7 +42,7 @@ export function prepareBeforeSideEffects(input: PreparationInput, decision: Proc
   for (let step: Decision | null = decision; step !== null && step.kind === 'proceed'; step = step.response?.kind === 'forward' ? step.response.target : null) {
     const { endpoint, scope } = step;
     if (step.tasks.length === 0) continue;
-    const request: TaskRequest = { separator: endpoint.separator, uploads: input.uploads, application: input.application, idempotencyKeys: input.idempotencyKeys };
+    const request: TaskRequest = { separator: endpoint.separator, uploads: input.uploads, body: input.body, application: input.application, idempotencyKeys: input.idempotencyKeys };
     const values = new Map<string, unknown>();
     for (const task of step.tasks) {
       if (task.inputs.length > 0 || !runsFor(task.condition, step)) continue;

@@ -112,7 +112,7 @@ describe('prepareHttpRequest: bodies', () => {
   it('expands a JSON body JSON-escaped with a default content type', () => {
     const task = httpTask({ method: 'POST', body: { kind: 'json', template: tpl('{"name":"${name}"}', 'json') } });
     const prepared = prepareHttpRequest(task, scope({ name: 'Ann "the" \\ \n' }));
-    expect(JSON.parse(prepared.body!)).toEqual({ name: 'Ann "the" \\ \n' });
+    expect(JSON.parse(prepared.body as string)).toEqual({ name: 'Ann "the" \\ \n' });
     expect(prepared.headers['content-type']).toBe('application/json');
   });
 
@@ -139,7 +139,7 @@ describe('prepareHttpRequest: bodies', () => {
     });
     const prepared = prepareHttpRequest(task, scope({ email: 'a+b@x.example&admin=1' }));
     expect(prepared.body).toBe('e+mail=a%2Bb%40x.example%26admin%3D1&plan=gold');
-    expect(Object.fromEntries(new URLSearchParams(prepared.body!))).toEqual({ 'e mail': 'a+b@x.example&admin=1', plan: 'gold' });
+    expect(Object.fromEntries(new URLSearchParams(prepared.body as string))).toEqual({ 'e mail': 'a+b@x.example&admin=1', plan: 'gold' });
     expect(prepared.headers['content-type']).toBe('application/x-www-form-urlencoded');
   });
 
