@@ -17,7 +17,12 @@ import type { UploadSpool } from './spool.js';
 /** A raw body up to this size stays in memory; a larger one goes to a temporary file (as uploads do). */
 export const MEMORY_RAW_BYTES = 64 * 1024;
 
-export const RAW_STORAGE_FAILED: Refusal = { ok: false, status: 503, detail: 'the request body could not be stored; try again later', retryAfterSeconds: BODY_RETRY_AFTER_S };
+export const RAW_STORAGE_FAILED: Refusal = {
+  ok: false,
+  status: 503,
+  detail: 'the request body could not be stored; try again later',
+  retryAfterSeconds: BODY_RETRY_AFTER_S,
+};
 
 /**
  * The bytes of one body as they arrive, in order. `charge`: the body's charge when the bytes

@@ -30,9 +30,14 @@ describe('a forwarded body in the plan', () => {
   });
 
   it('json: the request body member says it is forwarded, with its size and type', async () => {
-    const run = await dryRun([RAW, '--endpoint', 'relay', '--body', 'delivery.json', '--content-type', 'application/json; charset=utf-8', '--format', 'json'], ENV, dir);
+    const run = await dryRun(
+      [RAW, '--endpoint', 'relay', '--body', 'delivery.json', '--content-type', 'application/json; charset=utf-8', '--format', 'json'],
+      ENV,
+      dir,
+    );
     expect(run.exitCode).toBe(0);
-    const request = (JSON.parse(run.stdout) as { endpoints: { tasks: { request: { headers: Record<string, string>; body: unknown } }[] }[] }).endpoints[0]!.tasks[0]!.request;
+    const request = (JSON.parse(run.stdout) as { endpoints: { tasks: { request: { headers: Record<string, string>; body: unknown } }[] }[] }).endpoints[0]!
+      .tasks[0]!.request;
     expect(request.body).toEqual({ forwarded: 'request-body', size: Buffer.byteLength(BODY), contentType: 'application/json; charset=utf-8' });
     expect(request.headers['content-type']).toBe('application/json; charset=utf-8');
   });
@@ -41,7 +46,9 @@ describe('a forwarded body in the plan', () => {
     const text = await dryRun([RAW, '--endpoint', 'relay', '--param', 'x=1'], ENV, dir);
     expect(text.stdout).toContain('      the request body, forwarded as received: its bytes and Content-Type\n');
     const json = await dryRun([RAW, '--endpoint', 'relay', '--param', 'x=1', '--format', 'json'], ENV, dir);
-    expect((JSON.parse(json.stdout) as { endpoints: { tasks: { request: { body: unknown } }[] }[] }).endpoints[0]!.tasks[0]!.request.body).toEqual({ forwarded: 'request-body' });
+    expect((JSON.parse(json.stdout) as { endpoints: { tasks: { request: { body: unknown } }[] }[] }).endpoints[0]!.tasks[0]!.request.body).toEqual({
+      forwarded: 'request-body',
+    });
   });
 
   it('takes a --body of a type no parameter is read from, as serve does for such an endpoint', async () => {

@@ -12,7 +12,12 @@ const name = uniqueQueueName('forward-body');
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
 /** Pretty-printed, non-ASCII, a trailing newline, and beyond 64 KiB so serve spooled it to a file before it was queued. */
-const BODY = JSON.stringify({ action: 'opened', marker: 'raw-body-marker-7f3a', text: 'Grüße 日本 🎉', pad: Array.from({ length: 4000 }, (_, i) => `line ${i}`) }, null, 2) + '\n';
+const BODY =
+  JSON.stringify(
+    { action: 'opened', marker: 'raw-body-marker-7f3a', text: 'Grüße 日本 🎉', pad: Array.from({ length: 4000 }, (_, i) => `line ${i}`) },
+    null,
+    2,
+  ) + '\n';
 const TYPE = 'application/json; charset=utf-8';
 
 describe.each(backends)('a forwarded body through a worker crash on %s', (backend) => {
@@ -51,7 +56,11 @@ describe.each(backends)('a forwarded body through a worker crash on %s', (backen
     expect((await first.exited).signal).toBe('SIGKILL');
 
     rig.worker(['--queue-lock-duration', '1s']);
-    await eventually(async () => ((await rig.store.queue.getJobState(jobId)) === 'completed' ? true : undefined), 'the job to complete on the second worker', 40_000);
+    await eventually(
+      async () => ((await rig.store.queue.getJobState(jobId)) === 'completed' ? true : undefined),
+      'the job to complete on the second worker',
+      40_000,
+    );
     const relayed = rig.peer.requestsTo('/relay');
     expect(relayed).toHaveLength(2);
     expect(sha256(relayed[1]!.bytes)).toBe(sha256(BODY));

@@ -27,10 +27,18 @@ afterAll(async () => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
-async function relay(endpoint: string, body: Buffer | string, contentType: string | null): Promise<{ status: number; received: { bytes: Buffer; contentType: string | undefined; length: string | undefined } }> {
+async function relay(
+  endpoint: string,
+  body: Buffer | string,
+  contentType: string | null,
+): Promise<{ status: number; received: { bytes: Buffer; contentType: string | undefined; length: string | undefined } }> {
   const route = `/${endpoint === 'front' ? 'relay' : endpoint}`;
   const before = peer.requestsTo(route).length;
-  const response = await fetch(`${service.url}/${endpoint}`, { method: 'POST', headers: contentType === null ? {} : { 'content-type': contentType }, body });
+  const response = await fetch(`${service.url}/${endpoint}`, {
+    method: 'POST',
+    headers: contentType === null ? {} : { 'content-type': contentType },
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
   await response.arrayBuffer();
   await peer.waitForRequests(before + 1, route);
   const sent = peer.requestsTo(route)[before]!;
@@ -83,11 +91,11 @@ describe('<forward-request-body/> sends the body byte for byte, with its Content
   it('binds a multipart field and relays the multipart body, boundaries and all', async () => {
     const form = new FormData();
     form.set('name', 'Ada');
-    form.set('file', new Blob([randomBytes(100_000)]), 'data.bin');
+    form.set('file', new Blob([new Uint8Array(randomBytes(100_000))]), 'data.bin');
     const request = new Request(`${service.url}/multipart`, { method: 'POST', body: form });
     const type = request.headers.get('content-type')!;
     const bytes = Buffer.from(await request.arrayBuffer());
-    const response = await fetch(`${service.url}/multipart`, { method: 'POST', headers: { 'content-type': type }, body: bytes });
+    const response = await fetch(`${service.url}/multipart`, { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(bytes) });
     expect(await response.text()).toBe('hello Ada');
     const sent = peer.requestsTo('/multipart').at(-1)!;
     expect(sha256(sent.bytes)).toBe(sha256(bytes));
@@ -112,7 +120,8 @@ describe('<forward-request-body/> sends the body byte for byte, with its Content
   it('leaves no temporary file behind once the tasks are done', async () => {
     await relay('relay', randomBytes(1024 * 1024), 'application/octet-stream');
     await new Promise((resolve) => setTimeout(resolve, 100));
-    for (let i = 0; i < 100 && readdirSync(dir).flatMap((f) => readdirSync(path.join(dir, f))).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 100 && readdirSync(dir).flatMap((f) => readdirSync(path.join(dir, f))).length > 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(readdirSync(dir).flatMap((f) => readdirSync(path.join(dir, f)))).toEqual([]);
   });
 });

@@ -30,11 +30,16 @@ afterAll(async () => {
   await relay?.close();
 });
 
-const deliver = (body: Buffer, headers: Record<string, string>) => fetch(`${service.url}/github`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+const deliver = (body: Buffer, headers: Record<string, string>) =>
+  fetch(`${service.url}/github`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: new Uint8Array(body) });
 
 describe('fixtures/webhooks', () => {
   it('validates without errors', async () => {
-    const run = await execa('node', [path.join(ROOT, 'bin/endpoint-service.js'), 'validate', APP], { reject: false, env: { PATH: process.env.PATH ?? '' }, extendEnv: false });
+    const run = await execa('node', [path.join(ROOT, 'bin/endpoint-service.js'), 'validate', APP], {
+      reject: false,
+      env: { PATH: process.env.PATH ?? '' },
+      extendEnv: false,
+    });
     expect(run.exitCode).toBe(0);
     expect(run.stderr + run.stdout).toContain('0 errors');
   });

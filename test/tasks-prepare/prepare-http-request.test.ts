@@ -17,7 +17,7 @@ describe('prepareHttpRequest: URL and query', () => {
       getParameters: [named('q', '${q}', 'form'), named('sort by', 'name asc', 'form')],
     });
     const prepared = prepareHttpRequest(task, scope({ q: "a&b=c d!'" }));
-    expect(prepared.url).toBe("https://api.example/search?q=a%26b%3Dc+d%21%27&sort+by=name+asc");
+    expect(prepared.url).toBe('https://api.example/search?q=a%26b%3Dc+d%21%27&sort+by=name+asc');
   });
 
   it('joins an existing query with & and keeps the fragment last', () => {
@@ -153,7 +153,11 @@ describe('prepareHttpRequest: bodies', () => {
 describe('secretParameters: what jobs show --reveal masks', () => {
   it('names the parameters written into a secret header or basic authentication, once each', () => {
     const task = httpTask({
-      headers: [named('Authorization', 'Bearer ${token}', 'header'), named('X-Api-Key', '${env:KEY}-${tenant}', 'header'), named('X-Customer', '${customer}', 'header')],
+      headers: [
+        named('Authorization', 'Bearer ${token}', 'header'),
+        named('X-Api-Key', '${env:KEY}-${tenant}', 'header'),
+        named('X-Customer', '${customer}', 'header'),
+      ],
       basicAuth: { username: tpl('${user}', 'header'), password: tpl('${token}', 'header') },
     });
     expect(secretParameters(task)).toEqual(['token', 'tenant', 'user']);
@@ -191,5 +195,28 @@ describe('prepareHttpRequest: header values node:http would refuse', () => {
   it('sends TAB and Latin-1 as node:http does', () => {
     const task = httpTask({ headers: [named('X-Name', '${name}', 'header')] });
     expect(prepareHttpRequest(task, scope({ name: 'a\tb é' })).headers['x-name']).toBe('a\tb é');
+  });
+});
+
+describe('prepareHttpRequest: <forward-request-body/>', () => {
+  const forward = () => httpTask({ method: 'POST', body: { kind: 'forward' } });
+
+  it('sends the request body as received, with its Content-Type (charset included)', () => {
+    const received = { contentType: 'application/json; charset=utf-8', size: 9, source: { kind: 'buffer', content: Buffer.from('{"a": 1}\n') } } as const;
+    const prepared = prepareHttpRequest(forward(), scope(), { idempotencyKeys: true, body: received });
+    expect(prepared.body).toBe(received);
+    expect(prepared.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+
+  it('lets a Content-Type the task writes win', () => {
+    const task = httpTask({ method: 'POST', body: { kind: 'forward' }, headers: [named('Content-Type', 'text/plain', 'header')] });
+    const received = { contentType: 'application/json', size: 2, source: { kind: 'buffer', content: Buffer.from('{}') } } as const;
+    expect(prepareHttpRequest(task, scope(), { idempotencyKeys: true, body: received }).headers['content-type']).toBe('text/plain');
+  });
+
+  it('forwards an empty body without a type when the request had none', () => {
+    const prepared = prepareHttpRequest(forward(), scope(), { idempotencyKeys: true, body: null });
+    expect(prepared.body).toBe('');
+    expect(prepared.headers['content-type']).toBeUndefined();
   });
 });

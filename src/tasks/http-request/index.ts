@@ -79,7 +79,12 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
       for (const line of body.split(/\r?\n/)) text.push({ indent: 6, text: line });
     } else if (body !== null) {
       text.push({ indent: 0, text: '' });
-      text.push({ indent: 6, headStyle: 'dim', head: 'the request body, forwarded as received:', text: body.size === undefined ? 'its bytes and Content-Type' : `${body.size} bytes, ${body.contentType || 'no Content-Type'}` });
+      text.push({
+        indent: 6,
+        headStyle: 'dim',
+        head: 'the request body, forwarded as received:',
+        text: body.size === undefined ? 'its bytes and Content-Type' : `${body.size} bytes, ${body.contentType || 'no Content-Type'}`,
+      });
     }
     return { member: 'request', json: request, text };
   },
