@@ -57,7 +57,8 @@ export class QueueProducer {
         system: run.scope.system,
         secret: secretParameterNames(endpoint, this.kinds),
         ...(run.uploads.length > 0 && endpoint.tasks.some((t) => this.kinds.of(t).readsUploads(t)) ? { uploads: await uploadsToJob(run.uploads) } : {}),
-        ...(run.body !== null && endpoint.keepsRequestBody ? { body: await bodyToJob(run.body) } : {}),
+        // Only for the endpoint whose own task sends it: a forward's source keeps it for its target.
+        ...(run.body !== null && endpoint.tasks.some((t) => this.kinds.of(t).readsRequestBody?.(t) === true) ? { body: await bodyToJob(run.body) } : {}),
       };
       const trace = traceOf(run.span);
       const data: QueuedRun = {

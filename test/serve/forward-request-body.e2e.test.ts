@@ -141,6 +141,16 @@ describe('content types', () => {
     expect(received.contentType).toBeUndefined();
   });
 
+  it('a request without a body forwards an empty one, without a type', async () => {
+    const before = peer.requestsTo('/relay').length;
+    const response = await fetch(`${service.url}/relay`, { method: 'POST' });
+    expect(response.status).toBe(200);
+    await peer.waitForRequests(before + 1, '/relay');
+    const sent = peer.requestsTo('/relay')[before]!;
+    expect(sent.bytes.length).toBe(0);
+    expect(sent.headers['content-type']).toBeUndefined();
+  });
+
   it('malformed JSON is still a 400 and nothing is relayed', async () => {
     const before = peer.requestsTo('/relay').length;
     const response = await fetch(`${service.url}/relay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a": ' });
