@@ -52,6 +52,12 @@ describe.each(backends)('a forwarded body through a worker crash on %s', (backen
     const first = rig.worker(['--queue-lock-duration', '1s']);
     await rig.peer.waitForRequests(1, '/relay');
     expect(sha256(rig.peer.requestsTo('/relay')[0]!.bytes)).toBe(sha256(BODY));
+    // The outcome of "note" is in the checkpoint before the worker dies.
+    await eventually(
+      async () =>
+        ((await rig.store.queue.getJob(jobId))?.progress as { tasks?: Record<string, { outcome: string }> })?.tasks?.note?.outcome === 'succeeded' || undefined,
+      'the checkpoint of "note"',
+    );
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
 
