@@ -14,23 +14,7 @@
 //
 //   node bench/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--driver autocannon|wrk] [--otel] [--before DIR]
 import path from 'node:path';
-import {
-  benchDir,
-  check,
-  checkDriver,
-  emitResult,
-  latencyRatio,
-  measureServer,
-  median,
-  options,
-  requireBuild,
-  spread,
-  startProcess,
-  startScript,
-  startService,
-  warmup,
-  LOAD_CPU,
-} from './lib/common.mjs';
+import { benchDir, check, checkDriver, emitResult, latencyRatio, measureServer, median, options, requireBuild, spread, startProcess, startScript, startService, warmup, LOAD_CPU } from './lib/common.mjs';
 
 const USAGE = `Usage: node bench/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C]
                               [--driver autocannon|wrk] [--otel] [--before DIR]
@@ -104,25 +88,12 @@ try {
   await Promise.all([...variants.map((v) => v.server.stop()), ...helpers.map((h) => h.stop())]);
 }
 
-console.log(
-  `P1 GET ${PATH}: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; server on core 0, ${o.driver} on core 1`,
-);
+console.log(`P1 GET ${PATH}: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; server on core 0, ${o.driver} on core 1`);
 for (const v of variants) {
   const s = v.samples;
   console.log(
-    `  ${v.name.padEnd(20)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(
-      s.map((x) => x.p50),
-      1,
-      ' ms',
-    )}   p99 ${spread(
-      s.map((x) => x.p99),
-      1,
-      ' ms',
-    )}   ` +
-      `server CPU ${spread(s.map((x) => x.cpuPct))} %, ${spread(
-        s.map((x) => x.cpuUsPerReq),
-        1,
-      )} µs/req`,
+    `  ${v.name.padEnd(20)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(s.map((x) => x.p50), 1, ' ms')}   p99 ${spread(s.map((x) => x.p99), 1, ' ms')}   ` +
+      `server CPU ${spread(s.map((x) => x.cpuPct))} %, ${spread(s.map((x) => x.cpuUsPerReq), 1)} µs/req`,
   );
 }
 const [base, svc, lim] = variants.map((v) => v.samples);
@@ -142,12 +113,7 @@ for (const v of variants.slice(3)) {
 }
 // The Fastify figures are information: the targets stay those against bare node:http.
 const info = (name, a, b) =>
-  check(
-    `P1 (info) ${name}`,
-    `${(m(a, 'rps') / m(b, 'rps')).toFixed(2)}x (CPU/req ${(m(a, 'cpuUsPerReq') / m(b, 'cpuUsPerReq')).toFixed(2)}x)`,
-    'information',
-    null,
-  );
+  check(`P1 (info) ${name}`, `${(m(a, 'rps') / m(b, 'rps')).toFixed(2)}x (CPU/req ${(m(a, 'cpuUsPerReq') / m(b, 'cpuUsPerReq')).toFixed(2)}x)`, 'information', null);
 emitResult('p1', [
   check('P1 req/s vs bare node:http', `${rpsRatio.toFixed(3)}x`, '>= 0.90x', rpsRatio >= 0.9),
   check('P1 p99 vs bare node:http', p99.text, '<= 1.2x', p99.value <= 1.2),

@@ -95,7 +95,7 @@ try {
 }
 
 const mb = (bytes) => (bytes / 1e6).toFixed(1);
-const perEndpoint = (bytes) => (bytes / o.endpoints / 1024).toFixed(2) + ' KiB';
+const perEndpoint = (bytes) => ((bytes / o.endpoints / 1024).toFixed(2) + ' KiB');
 console.log(`P10 heap in use by the compiled application, ${o.endpoints} generated endpoints (3 tasks each), after a full GC`);
 console.log(`  after compile                      ${mb(now.compiled)} MB (${perEndpoint(now.compiled)} per endpoint)`);
 console.log(`  after one request to each endpoint ${mb(now.served)} MB`);

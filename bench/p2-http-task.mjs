@@ -6,20 +6,7 @@
 //
 //   node bench/p2-http-task.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import path from 'node:path';
-import {
-  benchDir,
-  check,
-  emitResult,
-  LOAD_CPU,
-  measureServer,
-  median,
-  options,
-  requireBuild,
-  spread,
-  startScript,
-  startService,
-  warmup,
-} from './lib/common.mjs';
+import { benchDir, check, emitResult, LOAD_CPU, measureServer, median, options, requireBuild, spread, startScript, startService, warmup } from './lib/common.mjs';
 
 const USAGE = `Usage: node bench/p2-http-task.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
@@ -55,25 +42,12 @@ try {
   await Promise.all([service.stop(), viaGot.stop(), viaFetch.stop(), upstream.stop()]);
 }
 
-console.log(
-  `P2 GET ${PATH} with one HttpRequest task: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; server on core 0, autocannon and upstream on core 1`,
-);
+console.log(`P2 GET ${PATH} with one HttpRequest task: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; server on core 0, autocannon and upstream on core 1`);
 for (const v of variants) {
   const s = v.samples;
   console.log(
-    `  ${v.name.padEnd(18)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(
-      s.map((x) => x.p50),
-      1,
-      ' ms',
-    )}   p99 ${spread(
-      s.map((x) => x.p99),
-      1,
-      ' ms',
-    )}   ` +
-      `server CPU ${spread(s.map((x) => x.cpuPct))} %, ${spread(
-        s.map((x) => x.cpuUsPerReq),
-        1,
-      )} µs/req`,
+    `  ${v.name.padEnd(18)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(s.map((x) => x.p50), 1, ' ms')}   p99 ${spread(s.map((x) => x.p99), 1, ' ms')}   ` +
+      `server CPU ${spread(s.map((x) => x.cpuPct))} %, ${spread(s.map((x) => x.cpuUsPerReq), 1)} µs/req`,
   );
 }
 const med = (v, k) => median(v.samples.map((x) => x[k]));

@@ -17,11 +17,7 @@ transport for a 1 s warm-up and then S seconds, and prints {"from","to","sent"} 
   --duration S     measured seconds (default 5)
   -h, --help       this text
 `;
-const { values } = commandLine(
-  USAGE,
-  { 'smtp-url': { type: 'string' }, concurrency: { type: 'string' }, duration: { type: 'string' } },
-  { required: ['smtp-url'] },
-);
+const { values } = commandLine(USAGE, { 'smtp-url': { type: 'string' }, concurrency: { type: 'string' }, duration: { type: 'string' } }, { required: ['smtp-url'] });
 const concurrency = numberOption(USAGE, values, 'concurrency', 10);
 const duration = numberOption(USAGE, values, 'duration', 5);
 const transport = nodemailer.createTransport(

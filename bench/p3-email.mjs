@@ -9,21 +9,7 @@
 //   node bench/p3-email.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import {
-  benchDir,
-  check,
-  emitResult,
-  LOAD_CPU,
-  loadTest,
-  median,
-  options,
-  pinned,
-  requireBuild,
-  SERVER_CPU,
-  spread,
-  startScript,
-  startService,
-} from './lib/common.mjs';
+import { benchDir, check, emitResult, LOAD_CPU, loadTest, median, options, pinned, requireBuild, SERVER_CPU, spread, startScript, startService } from './lib/common.mjs';
 
 const USAGE = `Usage: node bench/p3-email.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
@@ -59,16 +45,7 @@ function arrivals(from, to) {
 const rateOf = (a) => (a.count > 1 ? ((a.count - 1) * 1000) / (a.last - a.first) : NaN);
 
 function runBaseline(duration) {
-  const argv = pinned(SERVER_CPU, [
-    process.execPath,
-    path.join(benchDir, 'p3-baseline.mjs'),
-    '--smtp-url',
-    smtpUrl,
-    '--concurrency',
-    String(o.connections),
-    '--duration',
-    String(duration),
-  ]);
+  const argv = pinned(SERVER_CPU, [process.execPath, path.join(benchDir, 'p3-baseline.mjs'), '--smtp-url', smtpUrl, '--concurrency', String(o.connections), '--duration', String(duration)]);
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -95,19 +72,11 @@ try {
   await Promise.all([service.stop(), sink.stop()]);
 }
 
-console.log(
-  `P3 one Email task per request: ${o.connections} connections / sends in flight, ${o.rounds} rounds x ${o.duration} s per variant, alternating; service or loop on core 0, SMTP server and autocannon on core 1`,
-);
-console.log(
-  `  nodemailer pool loop  messages/s ${spread(samples.loop.map((x) => x.rate))}   received per round ${spread(samples.loop.map((x) => x.received))}`,
-);
+console.log(`P3 one Email task per request: ${o.connections} connections / sends in flight, ${o.rounds} rounds x ${o.duration} s per variant, alternating; service or loop on core 0, SMTP server and autocannon on core 1`);
+console.log(`  nodemailer pool loop  messages/s ${spread(samples.loop.map((x) => x.rate))}   received per round ${spread(samples.loop.map((x) => x.received))}`);
 console.log(
   `  endpoint-service      messages/s ${spread(samples.service.map((x) => x.rate))}   received per round ${spread(samples.service.map((x) => x.received))}, ` +
-    `2xx answers ${spread(samples.service.map((x) => x.answered))}, request p99 ${spread(
-      samples.service.map((x) => x.p99),
-      1,
-      ' ms',
-    )}`,
+    `2xx answers ${spread(samples.service.map((x) => x.answered))}, request p99 ${spread(samples.service.map((x) => x.p99), 1, ' ms')}`,
 );
 const r = median(samples.service.map((x) => x.rate)) / median(samples.loop.map((x) => x.rate));
 console.log(`  ratio service/loop (of medians): ${r.toFixed(2)}x messages/s`);

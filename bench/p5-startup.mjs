@@ -88,9 +88,7 @@ const s = (xs) => spread(xs, 0, ' ms');
 console.log(`P5 start-up, spawn to ready line, ${o.runs} runs each, alternating, on core 0`);
 console.log(`  node -e ""                       ${s(samples.node)}${cpu.node.length ? `   CPU used ${s(cpu.node)}` : ''}`);
 console.log(`  contact-form example             ${s(samples.example)}   CPU used until ready ${s(cpu.example)}`);
-console.log(
-  `  generated ${o.endpoints} endpoints      ${s(samples.large)}   CPU used until ready ${s(cpu.large)}   (${sizes.large} MiB, 3 tasks each, bench/lib/generate-app.mjs)`,
-);
+console.log(`  generated ${o.endpoints} endpoints      ${s(samples.large)}   CPU used until ready ${s(cpu.large)}   (${sizes.large} MiB, 3 tasks each, bench/lib/generate-app.mjs)`);
 console.log(`  generated, cores 0-1, --workers 1 ${s(samples.large1)}`);
 console.log(`  generated, cores 0-1, --workers 2 ${s(samples.large2)}`);
 console.log(`  (info) ${o.endpoints} light endpoints ${s(samples.light)}   CPU used until ready ${s(cpu.light)}   (${sizes.light} MiB, P1-like, no task)`);
@@ -100,9 +98,7 @@ const overLarge = (median(samples.large) - base) / 1000;
 console.log(`  over baseline (medians): example +${overExample.toFixed(2)} s, ${o.endpoints} endpoints +${overLarge.toFixed(2)} s`);
 if (cpu.node.length) {
   const c = median(cpu.node);
-  console.log(
-    `  CPU over node -e "" (medians): example +${((median(cpu.example) - c) / 1000).toFixed(2)} s, ${o.endpoints} endpoints +${((median(cpu.large) - c) / 1000).toFixed(2)} s, ${o.endpoints} light endpoints +${((median(cpu.light) - c) / 1000).toFixed(2)} s`,
-  );
+  console.log(`  CPU over node -e "" (medians): example +${((median(cpu.example) - c) / 1000).toFixed(2)} s, ${o.endpoints} endpoints +${((median(cpu.large) - c) / 1000).toFixed(2)} s, ${o.endpoints} light endpoints +${((median(cpu.light) - c) / 1000).toFixed(2)} s`);
 }
 const workersRatio = median(samples.large2) / median(samples.large1);
 console.log(`  --workers 2 / --workers 1 (medians): ${workersRatio.toFixed(2)}x`);

@@ -39,27 +39,11 @@ try {
   const late = samples.at(-1);
   const peak = Math.max(...samples.map((x) => x.rss));
   const growth = late.rss / early.rss - 1;
-  console.log(
-    `P6 RSS under P1 load for ${o.duration} s${o.quick ? ' (--quick: shortened from 60 s)' : ''}: ${o.connections} connections, ${load.rps.toFixed(0)} req/s average, ${load.total} requests`,
-  );
-  console.log(
-    `  RSS before load ${atStart.toFixed(1)} MiB; at ${early.t.toFixed(0)} s ${early.rss.toFixed(1)} MiB; at ${late.t.toFixed(0)} s ${late.rss.toFixed(1)} MiB; peak ${peak.toFixed(1)} MiB; after load ${after.toFixed(1)} MiB`,
-  );
-  console.log(
-    `  every 5 s: ${samples
-      .filter((x, i) => i % 5 === 4)
-      .map((x) => `${x.t.toFixed(0)}s ${x.rss.toFixed(1)}`)
-      .join(', ')} (MiB)`,
-  );
+  console.log(`P6 RSS under P1 load for ${o.duration} s${o.quick ? ' (--quick: shortened from 60 s)' : ''}: ${o.connections} connections, ${load.rps.toFixed(0)} req/s average, ${load.total} requests`);
+  console.log(`  RSS before load ${atStart.toFixed(1)} MiB; at ${early.t.toFixed(0)} s ${early.rss.toFixed(1)} MiB; at ${late.t.toFixed(0)} s ${late.rss.toFixed(1)} MiB; peak ${peak.toFixed(1)} MiB; after load ${after.toFixed(1)} MiB`);
+  console.log(`  every 5 s: ${samples.filter((x, i) => i % 5 === 4).map((x) => `${x.t.toFixed(0)}s ${x.rss.toFixed(1)}`).join(', ')} (MiB)`);
   console.log(`  growth from ${early.t.toFixed(0)} s to ${late.t.toFixed(0)} s: ${(growth * 100).toFixed(1)}%`);
-  emitResult('p6', [
-    check(
-      `P6 RSS growth ${early.t.toFixed(0)} s -> ${late.t.toFixed(0)} s`,
-      `${early.rss.toFixed(1)} -> ${late.rss.toFixed(1)} MiB (${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)}%)`,
-      'within 10%',
-      Math.abs(growth) <= 0.1,
-    ),
-  ]);
+  emitResult('p6', [check(`P6 RSS growth ${early.t.toFixed(0)} s -> ${late.t.toFixed(0)} s`, `${early.rss.toFixed(1)} -> ${late.rss.toFixed(1)} MiB (${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)}%)`, 'within 10%', Math.abs(growth) <= 0.1)]);
 } finally {
   await service.stop();
 }

@@ -37,22 +37,10 @@ try {
 } finally {
   await Promise.all([one.stop(), two.stop()]);
 }
-console.log(
-  `P7 P1 endpoint, --workers 2 vs --workers 1: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating, nothing pinned (2 cores shared by the server processes and autocannon)`,
-);
+console.log(`P7 P1 endpoint, --workers 2 vs --workers 1: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating, nothing pinned (2 cores shared by the server processes and autocannon)`);
 for (const v of variants) {
   const s = v.samples;
-  console.log(
-    `  ${v.name.padEnd(12)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(
-      s.map((x) => x.p50),
-      1,
-      ' ms',
-    )}   p99 ${spread(
-      s.map((x) => x.p99),
-      1,
-      ' ms',
-    )}`,
-  );
+  console.log(`  ${v.name.padEnd(12)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(s.map((x) => x.p50), 1, ' ms')}   p99 ${spread(s.map((x) => x.p99), 1, ' ms')}`);
 }
 const r = median(variants[1].samples.map((x) => x.rps)) / median(variants[0].samples.map((x) => x.rps));
 const p99 = latencyRatio(median(variants[1].samples.map((x) => x.p99)), median(variants[0].samples.map((x) => x.p99)));

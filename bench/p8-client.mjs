@@ -22,11 +22,7 @@ const values = (() => {
   }
   let parsed;
   try {
-    parsed = parseArgs({
-      args,
-      strict: true,
-      options: { url: { type: 'string' }, clients: { type: 'string', default: '200' }, size: { type: 'string', default: '9000000' } },
-    }).values;
+    parsed = parseArgs({ args, strict: true, options: { url: { type: 'string' }, clients: { type: 'string', default: '200' }, size: { type: 'string', default: '9000000' } } }).values;
   } catch (error) {
     process.stderr.write(`p8-client.mjs: ${String(error.message).split('. ')[0]}\n\n${USAGE}`);
     process.exit(2);
@@ -80,14 +76,7 @@ function client(n) {
               detail = text.slice(0, 200);
             }
           }
-          resolve({
-            client: name,
-            sha256,
-            status: response.statusCode,
-            ms: performance.now() - started,
-            retryAfter: response.headers['retry-after'] ?? null,
-            detail,
-          });
+          resolve({ client: name, sha256, status: response.statusCode, ms: performance.now() - started, retryAfter: response.headers['retry-after'] ?? null, detail });
         });
       },
     );

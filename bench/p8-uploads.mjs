@@ -120,22 +120,7 @@ const summaries = [];
 try {
   for (const c of CASES) {
     const uploadDir = mkdtempSync(path.join(os.tmpdir(), 'p8-uploads-'));
-    const argv = [
-      process.execPath,
-      bin,
-      'serve',
-      app,
-      '--port',
-      '0',
-      '--workers',
-      '1',
-      '--log-format',
-      'json',
-      '--request-timeout',
-      '10m',
-      '--smtp-url',
-      `smtp://127.0.0.1:${sink.url}`,
-    ];
+    const argv = [process.execPath, bin, 'serve', app, '--port', '0', '--workers', '1', '--log-format', 'json', '--request-timeout', '10m', '--smtp-url', `smtp://127.0.0.1:${sink.url}`];
     // Older builds know neither option: --bin measures them as they are.
     if (bin === ownBin) argv.push('--upload-dir', uploadDir);
     if (cli['max-inflight-body-size'] !== undefined) argv.push('--max-inflight-body-size', cli['max-inflight-body-size']);
@@ -184,28 +169,15 @@ try {
       }
       const peakAt = samples.reduce((best, s) => (s.rss > best.rss ? s : best), { t: 0, rss: 0 });
       const statuses = [...byStatus].map(([s, n]) => `${s}: ${n}`).join(', ');
-      console.log(
-        `P8 ${c.name}: ${c.clients} clients x ${mb(size)} MB to /${c.endpoint}, --workers 1 on core 0, clients on core 1${bin === ownBin ? '' : ` (build ${bin})`}`,
-      );
-      console.log(
-        `  RSS before ${mb(before)} MB, peak ${mb(peak)} MB (VmHWM; sampled peak ${mb(peakAt.rss)} MB at ${(peakAt.t / 1000).toFixed(1)} s), after ${mb(after)} MB`,
-      );
-      console.log(
-        `  answers ${statuses}; all answered after ${(load.wallMs / 1000).toFixed(1)} s; slowest 200 ${(Math.max(0, ...accepted.map((r) => r.ms)) / 1000).toFixed(1)} s`,
-      );
+      console.log(`P8 ${c.name}: ${c.clients} clients x ${mb(size)} MB to /${c.endpoint}, --workers 1 on core 0, clients on core 1${bin === ownBin ? '' : ` (build ${bin})`}`);
+      console.log(`  RSS before ${mb(before)} MB, peak ${mb(peak)} MB (VmHWM; sampled peak ${mb(peakAt.rss)} MB at ${(peakAt.t / 1000).toFixed(1)} s), after ${mb(after)} MB`);
+      console.log(`  answers ${statuses}; all answered after ${(load.wallMs / 1000).toFixed(1)} s; slowest 200 ${(Math.max(0, ...accepted.map((r) => r.ms)) / 1000).toFixed(1)} s`);
       const details = new Map();
-      for (const r of load.results)
-        if (r.status !== 200) details.set(`${r.status ?? r.error}: ${r.detail ?? ''}`, (details.get(`${r.status ?? r.error}: ${r.detail ?? ''}`) ?? 0) + 1);
+      for (const r of load.results) if (r.status !== 200) details.set(`${r.status ?? r.error}: ${r.detail ?? ''}`, (details.get(`${r.status ?? r.error}: ${r.detail ?? ''}`) ?? 0) + 1);
       for (const [what, n] of details) console.log(`    ${n} x ${what}`);
-      if (c.endpoint === 'mail')
-        console.log(`  mails: ${delivered} of ${accepted.length} accepted delivered, ${exact} byte-exact; ${mailsReceived} received in all`);
+      if (c.endpoint === 'mail') console.log(`  mails: ${delivered} of ${accepted.length} accepted delivered, ${exact} byte-exact; ${mailsReceived} received in all`);
       if (bin === ownBin) console.log(`  temporary files left once every request was answered: ${leftFiles}`);
-      console.log(
-        `  load average ${os
-          .loadavg()
-          .map((l) => l.toFixed(2))
-          .join(' ')}`,
-      );
+      console.log(`  load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
       summaries.push({ case: c.name, clients: c.clients, before, peak, after, statuses, wallMs: load.wallMs, delivered, exact, mailsReceived, leftFiles });
 
       checks.push(check(`P8 ${c.name} peak RSS (${c.clients} x ${mb(size)} MB)`, `${mb(peak)} MB`, '< 200 MB', peak < TARGET_BYTES));

@@ -7,22 +7,7 @@
 //   node bench/p9-queue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import {
-  benchDir,
-  bin,
-  check,
-  emitResult,
-  LOAD_CPU,
-  measureServer,
-  median,
-  options,
-  requireBuild,
-  spread,
-  startProcess,
-  startScript,
-  startService,
-  warmup,
-} from './lib/common.mjs';
+import { benchDir, bin, check, emitResult, LOAD_CPU, measureServer, median, options, requireBuild, spread, startProcess, startScript, startService, warmup } from './lib/common.mjs';
 
 const USAGE = `Usage: node bench/p9-queue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
@@ -62,14 +47,11 @@ const upstream = await startScript('p9-upstream.mjs', [], { cpu: LOAD_CPU });
 const env = { ...process.env, UPSTREAM: upstream.url, ENDPOINT_SERVICE_QUEUE_KEY: key };
 const inProcess = await startService(app, { env });
 const queued = await startService(app, { env, extra: ['--queue', redisUrl, '--queue-name', queueName, '--no-queue-consume'] });
-const worker = await startProcess(
-  [process.execPath, bin, 'worker', app, '--queue', redisUrl, '--queue-name', queueName, '--port', '0', '--concurrency', '64', '--log-format', 'json'],
-  {
-    cpu: LOAD_CPU,
-    env,
-    ready: /^endpoint-service worker listening on (\S+)$/m,
-  },
-);
+const worker = await startProcess([process.execPath, bin, 'worker', app, '--queue', redisUrl, '--queue-name', queueName, '--port', '0', '--concurrency', '64', '--log-format', 'json'], {
+  cpu: LOAD_CPU,
+  env,
+  ready: /^endpoint-service worker listening on (\S+)$/m,
+});
 const variants = [
   { name: 'in-process', server: inProcess, samples: [], delays: [] },
   { name: '--queue + worker', server: queued, samples: [], delays: [] },
@@ -93,10 +75,7 @@ async function delaysOf(answered) {
   // The task may still be on its way: wait for the upstream to have seen every probe (bounded).
   for (let i = 0; i < 100; i++) {
     const { probes } = await (await fetch(`${upstream.url}/_probes`)).json();
-    if (Object.keys(answered).every((id) => id in probes) || i === 99)
-      return Object.entries(answered)
-        .filter(([id]) => id in probes)
-        .map(([id, at]) => probes[id] - at);
+    if (Object.keys(answered).every((id) => id in probes) || i === 99) return Object.entries(answered).filter(([id]) => id in probes).map(([id, at]) => probes[id] - at);
     await new Promise((r) => setTimeout(r, 100));
   }
   return [];
@@ -128,25 +107,12 @@ try {
   connection.disconnect();
 }
 
-console.log(
-  `P9 GET /p8 (tasks="background", one HttpRequest task): ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; serve on core 0; autocannon, upstream and the worker on core 1`,
-);
+console.log(`P9 GET /p8 (tasks="background", one HttpRequest task): ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; serve on core 0; autocannon, upstream and the worker on core 1`);
 for (const v of variants) {
   const s = v.samples;
   console.log(
-    `  ${v.name.padEnd(17)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(
-      s.map((x) => x.p50),
-      1,
-      ' ms',
-    )}   p99 ${spread(
-      s.map((x) => x.p99),
-      1,
-      ' ms',
-    )}   ` +
-      `serve CPU ${spread(
-        s.map((x) => x.cpuUsPerReq),
-        1,
-      )} µs/req   answer→upstream p50 ${percentile(v.delays, 50)} ms p99 ${percentile(v.delays, 99)} ms (${v.delays.length} probes)`,
+    `  ${v.name.padEnd(17)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(s.map((x) => x.p50), 1, ' ms')}   p99 ${spread(s.map((x) => x.p99), 1, ' ms')}   ` +
+      `serve CPU ${spread(s.map((x) => x.cpuUsPerReq), 1)} µs/req   answer→upstream p50 ${percentile(v.delays, 50)} ms p99 ${percentile(v.delays, 99)} ms (${v.delays.length} probes)`,
   );
 }
 const [local, durable] = variants;

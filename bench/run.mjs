@@ -48,12 +48,7 @@ requireBuild();
 
 const sh = (cmd, argv) => spawnSync(cmd, argv, { encoding: 'utf8' }).stdout?.trim() ?? '';
 console.log(`endpoint-service bench${quick ? ' (--quick)' : ''}: ${selected.map(([n]) => n).join(', ')}`);
-console.log(
-  `node ${process.version}, ${os.cpus().length} CPUs (nproc ${sh('nproc', [])}), ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-);
+console.log(`node ${process.version}, ${os.cpus().length} CPUs (nproc ${sh('nproc', [])}), ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 console.log(`started ${new Date().toISOString()}\n`);
 
 function runScenario(script) {
@@ -85,9 +80,7 @@ for (const [name, script] of selected) {
   for (const r of results) summary.push(...r.checks);
 }
 
-console.log(
-  `summary (${((performance.now() - t0) / 1000).toFixed(0)} s${quick ? ', --quick' : ''}; ratios are of medians against a baseline measured in the same run):`,
-);
+console.log(`summary (${((performance.now() - t0) / 1000).toFixed(0)} s${quick ? ', --quick' : ''}; ratios are of medians against a baseline measured in the same run):`);
 const width = Math.max(...summary.map((c) => c.name.length));
 for (const c of summary) {
   const verdict = c.met === null ? 'info' : c.met ? 'met' : 'MISSED';

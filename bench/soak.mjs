@@ -57,13 +57,10 @@ async function startHttpPeer(random) {
       }
       received.set(item, (received.get(item) ?? 0) + 1);
       // A little latency, so requests overlap as they do against a real upstream.
-      setTimeout(
-        () => {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end('{"ok":true}');
-        },
-        Math.floor(random() * 5),
-      );
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":true}');
+      }, Math.floor(random() * 5));
     });
   });
   server.keepAliveTimeout = 30_000;
@@ -177,16 +174,8 @@ const BAD_KINDS = [
   { kind: 'bad-percent-encoding', expect: 400, send: (base) => fetch(`${base}/order?item=%zz`) },
   { kind: 'unknown-endpoint', expect: 404, send: (base) => fetch(`${base}/no-such-endpoint`) },
   { kind: 'wrong-method', expect: 405, send: (base) => fetch(`${base}/order?item=x`, { method: 'PUT' }) },
-  {
-    kind: 'malformed-json',
-    expect: 400,
-    send: (base) => fetch(`${base}/order`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"item":' }),
-  },
-  {
-    kind: 'unsupported-type',
-    expect: 415,
-    send: (base) => fetch(`${base}/order`, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'item,x' }),
-  },
+  { kind: 'malformed-json', expect: 400, send: (base) => fetch(`${base}/order`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"item":' }) },
+  { kind: 'unsupported-type', expect: 415, send: (base) => fetch(`${base}/order`, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'item,x' }) },
   { kind: 'garbage-http', expect: 400, raw: true, send: (base) => garbage(base) },
   {
     kind: 'failing-task',
@@ -350,16 +339,7 @@ function account(goodOk, badTaskItems, httpReceived, smtpReceived) {
     // A request refused before its first side effect must have had neither its call nor its mail.
     const strays = [...received.keys()].filter((i) => !goodOk.has(i) && !badTaskItems.has(i));
     const forFailedTasks = [...badTaskItems].filter((i) => received.has(i)).length;
-    result[name] = {
-      receivedForGood,
-      missing: missingCount,
-      missingExamples: missing,
-      doubled: doubledCount,
-      doubledExamples: doubled,
-      strays: strays.slice(0, 5),
-      strayCount: strays.length,
-      forFailingTaskRequests: forFailedTasks,
-    };
+    result[name] = { receivedForGood, missing: missingCount, missingExamples: missing, doubled: doubledCount, doubledExamples: doubled, strays: strays.slice(0, 5), strayCount: strays.length, forFailingTaskRequests: forFailedTasks };
   }
   return result;
 }
@@ -377,10 +357,8 @@ function violations(f) {
     if (t.doubled > 0) v.push(`${name}: ${t.doubled} good requests were received more than once (${t.doubledExamples.join(', ')})`);
     if (t.strayCount > 0) v.push(`${name}: ${t.strayCount} deliveries for requests that did not succeed (${t.strays.join(', ')})`);
   }
-  if (f.tasks.smtp && f.tasks.smtp.forFailingTaskRequests > 0)
-    v.push(`smtp: ${f.tasks.smtp.forFailingTaskRequests} mails were sent for requests whose Email task failed`);
-  if (f.tasks.http && f.tasks.http.forFailingTaskRequests > 0)
-    v.push(`http: ${f.tasks.http.forFailingTaskRequests} calls went out for requests refused before their first side effect`);
+  if (f.tasks.smtp && f.tasks.smtp.forFailingTaskRequests > 0) v.push(`smtp: ${f.tasks.smtp.forFailingTaskRequests} mails were sent for requests whose Email task failed`);
+  if (f.tasks.http && f.tasks.http.forFailingTaskRequests > 0) v.push(`http: ${f.tasks.http.forFailingTaskRequests} calls went out for requests refused before their first side effect`);
   if (f.unexpectedStderr?.length > 0) v.push(`non-JSON lines on stderr: ${f.unexpectedStderr.join(' | ')}`);
   if (f.exit && f.exit.code !== 0) v.push(`serve exited with ${f.exit.code ?? f.exit.signal} on SIGTERM`);
   return v;
@@ -389,22 +367,10 @@ function violations(f) {
 function printSummary({ figures: f, violations: v }) {
   const t = f.tasks;
   console.log(`soak: ${f.durationS} s, ${f.concurrency} concurrent clients, seed ${f.seed}`);
-  console.log(
-    `  requests      ${f.requests} (${Math.round(f.requests / f.durationS)}/s): good ${f.good.sent} (ok ${f.good.ok}, 5xx ${f.good.serverErrors}, other failures ${f.good.otherFailures}), bad ${f.bad.sent} (as expected ${f.bad.asExpected}, unexpected ${f.bad.unexpected})`,
-  );
-  console.log(
-    `  bad by kind   ${Object.entries(f.bad.byKind)
-      .map(([k, c]) => `${k} ${c.asExpected}/${c.sent}`)
-      .join(', ')}`,
-  );
-  console.log(
-    `  tasks         successful good requests (warm-up included) ${t.goodSucceeded}: HTTP received ${t.http.receivedForGood} (missing ${t.http.missing}, doubled ${t.http.doubled}), SMTP received ${t.smtp.receivedForGood} (missing ${t.smtp.missing}, doubled ${t.smtp.doubled}); mails for failing-task requests ${t.smtp.forFailingTaskRequests}`,
-  );
-  console.log(
-    `  task log      ${Object.entries(t.logOutcomes)
-      .map(([k, n]) => `${k} ${n}`)
-      .join(', ')}`,
-  );
+  console.log(`  requests      ${f.requests} (${Math.round(f.requests / f.durationS)}/s): good ${f.good.sent} (ok ${f.good.ok}, 5xx ${f.good.serverErrors}, other failures ${f.good.otherFailures}), bad ${f.bad.sent} (as expected ${f.bad.asExpected}, unexpected ${f.bad.unexpected})`);
+  console.log(`  bad by kind   ${Object.entries(f.bad.byKind).map(([k, c]) => `${k} ${c.asExpected}/${c.sent}`).join(', ')}`);
+  console.log(`  tasks         successful good requests (warm-up included) ${t.goodSucceeded}: HTTP received ${t.http.receivedForGood} (missing ${t.http.missing}, doubled ${t.http.doubled}), SMTP received ${t.smtp.receivedForGood} (missing ${t.smtp.missing}, doubled ${t.smtp.doubled}); mails for failing-task requests ${t.smtp.forFailingTaskRequests}`);
+  console.log(`  task log      ${Object.entries(t.logOutcomes).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   console.log(`  RSS           start ${f.rssMiB.start} MiB, end ${f.rssMiB.end} MiB, max ${f.rssMiB.max} MiB`);
   console.log(`  exit          ${f.exit?.code ?? f.exit?.signal} after SIGTERM`);
   console.log(v.length === 0 ? 'soak: every invariant held' : `soak: ${v.length} invariant(s) violated:\n  - ${v.join('\n  - ')}`);
@@ -422,12 +388,7 @@ that good requests never get a 5xx and every task is accounted for. Exit 0 when 
   --json           print the figures as JSON instead of the summary
   -h, --help       this text
 `;
-  const { values } = commandLine(USAGE, {
-    duration: { type: 'string' },
-    concurrency: { type: 'string' },
-    seed: { type: 'string' },
-    json: { type: 'boolean', default: false },
-  });
+  const { values } = commandLine(USAGE, { duration: { type: 'string' }, concurrency: { type: 'string' }, seed: { type: 'string' }, json: { type: 'boolean', default: false } });
   const result = await runSoak({
     durationMs: numberOption(USAGE, values, 'duration', 60) * 1000,
     concurrency: numberOption(USAGE, values, 'concurrency', 12),

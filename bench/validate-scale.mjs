@@ -40,16 +40,10 @@ in a temp dir and times the CLI, the compiler in-process and node -e "" as a bas
   --compare DIR    also time the built checkout in DIR, run by run beside this one
   -h, --help       this text
 `;
-const { values } = commandLine(USAGE, {
-  runs: { type: 'string' },
-  sizes: { type: 'string' },
-  keep: { type: 'boolean', default: false },
-  compare: { type: 'string' },
-});
+const { values } = commandLine(USAGE, { runs: { type: 'string' }, sizes: { type: 'string' }, keep: { type: 'boolean', default: false }, compare: { type: 'string' } });
 const RUNS = numberOption(USAGE, values, 'runs', 5);
 const SIZES = (values.sizes ?? '1000,10000').split(',').map(Number);
-if (SIZES.some((n) => !Number.isInteger(n) || n < 1))
-  usageError(USAGE, `--sizes must be whole numbers of endpoints separated by commas (got "${values.sizes}")`);
+if (SIZES.some((n) => !Number.isInteger(n) || n < 1)) usageError(USAGE, `--sizes must be whole numbers of endpoints separated by commas (got "${values.sizes}")`);
 const KEEP = values.keep;
 const COMPARE = values.compare ?? null;
 
@@ -57,18 +51,12 @@ const COMPARE = values.compare ?? null;
 async function checkout(root, label) {
   const entry = path.join(root, 'dist/compiler/index.js');
   if (!existsSync(entry)) {
-    console.error(
-      `${path.relative(process.cwd(), entry) || entry} is missing: build first with \`npx tsc -p tsconfig.json\`${root === repoRoot ? '' : ' in that checkout'}.`,
-    );
+    console.error(`${path.relative(process.cwd(), entry) || entry} is missing: build first with \`npx tsc -p tsconfig.json\`${root === repoRoot ? '' : ' in that checkout'}.`);
     process.exit(2);
   }
   const { compileApplication } = await import(entry);
   const { TASK_KINDS } = await import(path.join(root, 'dist/tasks/registry.js'));
-  return {
-    label,
-    bin: path.join(root, 'bin/endpoint-service.js'),
-    compile: (file, options) => compileApplication(file, { ...options, kinds: TASK_KINDS.list }),
-  };
+  return { label, bin: path.join(root, 'bin/endpoint-service.js'), compile: (file, options) => compileApplication(file, { ...options, kinds: TASK_KINDS.list }) };
 }
 
 // ${env:CRM_TOKEN} is set for every run, so validate has nothing to warn about and prints one line.
@@ -112,10 +100,7 @@ if (COMPARE !== null) builds.push(await checkout(path.resolve(COMPARE), `other (
 const root = mkdtempSync(path.join(tmpdir(), 'es-bench-validate-'));
 const results = {};
 try {
-  const load = () =>
-    loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ');
+  const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
   console.log(`node ${process.version}, ${cpus().length} CPUs, load average ${load()}, ${RUNS} runs each, apps in ${root}`);
   const baseline = [];
   const baselineCpu = [];
@@ -165,9 +150,7 @@ try {
       });
     }
     results[count] = each[0];
-    console.log(
-      `${String(count).padStart(6)} endpoints (${(size / 1024 / 1024).toFixed(1)} MB, ${count * 3} tasks, ${diagnostics} diagnostics), load average ${load()}:`,
-    );
+    console.log(`${String(count).padStart(6)} endpoints (${(size / 1024 / 1024).toFixed(1)} MB, ${count * 3} tasks, ${diagnostics} diagnostics), load average ${load()}:`);
     builds.forEach((build, b) => {
       const { cli, cliCpu, compile, compileCpu, keep, keepCpu } = each[b];
       console.log(
@@ -180,18 +163,14 @@ try {
     if (builds.length > 1 && !failed) {
       const r = (k) => (median(each[0][k]) / median(each[1][k])).toFixed(3);
       const cpu = CLOCK_TICKS === null ? '' : `, CPU ${r('cliCpu')}`;
-      console.log(
-        `  ratio this/other of medians: CLI wall ${r('cli')}${cpu}; in-process diagnostics only: wall ${r('compile')}, CPU ${r('compileCpu')}; AST kept: wall ${r('keep')}, CPU ${r('keepCpu')}`,
-      );
+      console.log(`  ratio this/other of medians: CLI wall ${r('cli')}${cpu}; in-process diagnostics only: wall ${r('compile')}, CPU ${r('compileCpu')}; AST kept: wall ${r('keep')}, CPU ${r('keepCpu')}`);
     }
   }
   const [small, large] = SIZES;
   if (results[small]?.cli.length && results[large]?.cli.length) {
     const ratio = (k) => (median(results[large][k]) / median(results[small][k])).toFixed(1);
     const cpuRatios = CLOCK_TICKS === null ? '' : `; CPU: CLI ${ratio('cliCpu')}x, in-process ${ratio('compileCpu')}x`;
-    console.log(
-      `ratio ${large}/${small} of medians (endpoints ${(large / small).toFixed(0)}x): wall: CLI ${ratio('cli')}x, in-process ${ratio('compile')}x${cpuRatios}`,
-    );
+    console.log(`ratio ${large}/${small} of medians (endpoints ${(large / small).toFixed(0)}x): wall: CLI ${ratio('cli')}x, in-process ${ratio('compile')}x${cpuRatios}`);
   }
 } finally {
   if (KEEP) console.log(`kept ${root}`);

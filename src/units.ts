@@ -31,12 +31,10 @@ export function durationExpectation(text: string): string {
   const trimmed = text.trim();
   if (/^\d+(?:\.\d+)?$/.test(trimmed)) return `a duration with a unit, such as 500ms, 10s or 2m (a bare number has none: write ${trimmed}ms or ${trimmed}s)`;
   const match = DURATION.exec(trimmed);
-  if (match !== null && Number(match[1]) * DURATION_UNIT_MS[match[2]!]! > MAX_TIMER_MS)
-    return `a duration of at most ${Math.floor(MAX_TIMER_MS / 3_600_000)}h (${MAX_TIMER_MS}ms, the longest timer Node.js can set)`;
+  if (match !== null && Number(match[1]) * DURATION_UNIT_MS[match[2]!]! > MAX_TIMER_MS) return `a duration of at most ${Math.floor(MAX_TIMER_MS / 3_600_000)}h (${MAX_TIMER_MS}ms, the longest timer Node.js can set)`;
   // Days are an age's unit (parseAge), not a wait's: say how to write one in hours.
   const days = /^(\d+(?:\.\d+)?)d$/.exec(trimmed);
-  if (days !== null)
-    return `a positive duration in ms, s, m or h, such as 500ms, 10s or 2m (days are not taken here: write ${trimmed} as ${Number(days[1]) * 24}h)`;
+  if (days !== null) return `a positive duration in ms, s, m or h, such as 500ms, 10s or 2m (days are not taken here: write ${trimmed} as ${Number(days[1]) * 24}h)`;
   return 'a positive duration in ms, s, m or h, such as 500ms, 10s or 2m';
 }
 

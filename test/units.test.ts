@@ -1,19 +1,7 @@
 // src/units.ts: the one reader of durations and sizes, for endpoints.xml and the command line.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_TASK_TIMEOUT_MS,
-  MAX_AGE_MS,
-  MAX_TIMER_MS,
-  ageExpectation,
-  durationExpectation,
-  formatAge,
-  formatDuration,
-  formatSize,
-  parseAge,
-  parseDuration,
-  parseSize,
-} from '../src/units.js';
+import { DEFAULT_TASK_TIMEOUT_MS, MAX_AGE_MS, MAX_TIMER_MS, ageExpectation, durationExpectation, formatAge, formatDuration, formatSize, parseAge, parseDuration, parseSize } from '../src/units.js';
 
 describe('parseDuration', () => {
   it('reads a number with a unit', () => {

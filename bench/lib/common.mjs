@@ -72,9 +72,7 @@ export function startProcess(argv, { cpu = SERVER_CPU, env = process.env, ready 
     }, timeoutMs);
     const onExit = (code, signal) => {
       clearTimeout(timer);
-      reject(
-        new Error(`${argv.join(' ')} exited (${code ?? signal}) before it was ready; stdout: ${out.slice(0, 2000)}${errTail ? `\nstderr: ${errTail}` : ''}`),
-      );
+      reject(new Error(`${argv.join(' ')} exited (${code ?? signal}) before it was ready; stdout: ${out.slice(0, 2000)}${errTail ? `\nstderr: ${errTail}` : ''}`));
     };
     child.once('exit', onExit);
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
@@ -139,9 +137,7 @@ export const DRIVERS = ['autocannon', 'wrk'];
 export function checkDriver(usage, driver) {
   if (!DRIVERS.includes(driver)) usageError(usage, `--driver must be one of ${DRIVERS.join(', ')} (got "${driver}")`);
   if (driver === 'wrk' && spawnSync('wrk', ['-v']).error?.code === 'ENOENT') {
-    process.stderr.write(
-      `${path.basename(process.argv[1] ?? 'bench')}: --driver wrk: wrk is not on PATH; install it (e.g. apt-get install wrk) or use --driver autocannon\n`,
-    );
+    process.stderr.write(`${path.basename(process.argv[1] ?? 'bench')}: --driver wrk: wrk is not on PATH; install it (e.g. apt-get install wrk) or use --driver autocannon\n`);
     process.exit(2);
   }
 }

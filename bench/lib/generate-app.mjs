@@ -68,6 +68,7 @@ export function generate(dir, count) {
   return file;
 }
 
+
 /**
  * A light application of COUNT endpoints like P1's (two parameters, an empty success, no
  * task), in folders of 50: what start-up costs per endpoint when endpoints are small.

@@ -41,16 +41,10 @@ export function registerJobs(program: Command, returning: Returning): void {
     )
     .action(returning(async (flags: JobsFlags, command: Command) => withAdmin(flags, command, (admin) => list(admin, flags))));
 
-  sub(
-    'show',
-    'one request’s jobs: each task’s outcome and error code, mail markers, delivery-unknown messages, attempts; with --reveal, its parameters and error texts',
-  )
+  sub('show', 'one request’s jobs: each task’s outcome and error code, mail markers, delivery-unknown messages, attempts; with --reveal, its parameters and error texts')
     .argument('<request-id>', 'the request id (x-request-id) or a job id')
     .addOption(new Option('--format <format>', 'text or json').argParser(format).default('text'))
-    .option(
-      '--reveal',
-      'also print the bound parameters and the error texts; needs ENDPOINT_SERVICE_QUEUE_KEY (the key serve and worker run with) to open them; secrets print as ***',
-    )
+    .option('--reveal', 'also print the bound parameters and the error texts; needs ENDPOINT_SERVICE_QUEUE_KEY (the key serve and worker run with) to open them; secrets print as ***')
     .action(
       returning(async (id: string, flags: JobsFlags, command: Command) =>
         withAdmin(flags, command, (admin, keys) => show(admin, id, flags, keys), flags.reveal === true ? 'jobs show --reveal' : null),
@@ -62,8 +56,7 @@ export function registerJobs(program: Command, returning: Returning): void {
     .option('--all-failed', 'every failed job')
     .action(
       returning(async (id: string | undefined, flags: JobsFlags, command: Command) => {
-        if ((id === undefined) === (flags.allFailed !== true))
-          command.error('error: give a request id or --all-failed', { exitCode: 2, code: 'endpoint-service.usage' });
+        if ((id === undefined) === (flags.allFailed !== true)) command.error('error: give a request id or --all-failed', { exitCode: 2, code: 'endpoint-service.usage' });
         return withAdmin(flags, command, (admin) => retry(admin, id, flags));
       }),
     );
@@ -75,20 +68,12 @@ export function registerJobs(program: Command, returning: Returning): void {
 }
 
 /** `keyFor`: the command that needs ENDPOINT_SERVICE_QUEUE_KEY (a usage error without it), or null. */
-async function withAdmin(
-  flags: JobsFlags,
-  command: Command,
-  run: (admin: JobsAdmin, keys: readonly QueueKey[]) => Promise<ExitCode>,
-  keyFor: string | null = null,
-): Promise<ExitCode> {
+async function withAdmin(flags: JobsFlags, command: Command, run: (admin: JobsAdmin, keys: readonly QueueKey[]) => Promise<ExitCode>, keyFor: string | null = null): Promise<ExitCode> {
   const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
   const location = resolveQueueLocation(flags, usage, false);
   if (location === null) usage('jobs needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
   // A new key would open nothing: the one the jobs were sealed with is needed.
-  if (keyFor !== null && location!.keys.length === 0)
-    usage(
-      `${keyFor} needs ENDPOINT_SERVICE_QUEUE_KEY set to the key serve and worker run with (and ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS for jobs sealed before a key change)`,
-    );
+  if (keyFor !== null && location!.keys.length === 0) usage(`${keyFor} needs ENDPOINT_SERVICE_QUEUE_KEY set to the key serve and worker run with (and ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS for jobs sealed before a key change)`);
   const { JobsAdmin } = await import('../queue/admin.js');
   let admin: JobsAdmin;
   try {
@@ -105,8 +90,7 @@ async function withAdmin(
 }
 
 function line(job: JobSummary): string {
-  const failed =
-    job.failedTask !== null ? `  task "${job.failedTask}" failed${job.code !== null ? ` (${job.code})` : ''}` : job.error !== null ? `  ${job.error}` : '';
+  const failed = job.failedTask !== null ? `  task "${job.failedTask}" failed${job.code !== null ? ` (${job.code})` : ''}` : job.error !== null ? `  ${job.error}` : '';
   return `${job.requestId}  ${job.endpoint}  ${job.state}  attempts ${job.attempts}  enqueued ${job.enqueuedAt}${failed}\n`;
 }
 
@@ -154,15 +138,12 @@ async function show(admin: JobsAdmin, id: string, flags: JobsFlags, keys: readon
     if (shown !== undefined) {
       if (!shown.secretsKnown) process.stdout.write('  parameters all masked: the job was queued before endpoint-service recorded which of them are secret\n');
       // Quoted as JSON: a value may hold line breaks or terminal escapes.
-      for (const [name, value] of Object.entries(shown.parameters))
-        process.stdout.write(`  parameter ${name}: ${shown.masked.includes(name) ? value : JSON.stringify(value)}\n`);
+      for (const [name, value] of Object.entries(shown.parameters)) process.stdout.write(`  parameter ${name}: ${shown.masked.includes(name) ? value : JSON.stringify(value)}\n`);
     }
     for (const [task, record] of Object.entries(d.tasks)) {
       // The text may hold values of the request (a path, a recipient): only revealed, quoted as JSON.
       const text = shown?.errors[task];
-      process.stdout.write(
-        `  task ${task}: ${record.outcome}${record.code !== undefined ? ` (${record.code})` : ''}${text !== undefined ? `: ${JSON.stringify(text)}` : ''}\n`,
-      );
+      process.stdout.write(`  task ${task}: ${record.outcome}${record.code !== undefined ? ` (${record.code})` : ''}${text !== undefined ? `: ${JSON.stringify(text)}` : ''}\n`);
     }
     for (const u of d.deliveryUnknown) process.stdout.write(`  delivery-unknown: task ${u.task}, message ${u.message}, Message-ID ${u.messageId}\n`);
     if (d.config !== null && d.config !== undefined) process.stdout.write(`  configuration changed since enqueue (${d.config.mismatch})\n`);

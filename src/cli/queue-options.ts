@@ -28,7 +28,7 @@ const DEFAULT_CONCURRENCY = 16;
 const DEFAULT_BACKOFF = '30s';
 const DEFAULT_LOCK_DURATION = '30s';
 const DEFAULT_RETENTION = '14d';
-export const KEY_HOWTO = "make one with: node -e \"console.log(require('node:crypto').randomBytes(32).toString('base64'))\"";
+export const KEY_HOWTO = 'make one with: node -e "console.log(require(\'node:crypto\').randomBytes(32).toString(\'base64\'))"';
 
 function count(what: string, max: number) {
   return (text: string): number => {
@@ -69,42 +69,17 @@ function queueName(text: string): string {
  */
 export function addQueueLocation(command: Command, key: 'needed' | 'not-needed'): Command {
   return command
-    .option(
-      '--queue <url>',
-      `the durable queue: redis://… or rediss://…, or postgres://… (experimental) (default: $ENDPOINT_SERVICE_QUEUE_URL)${key === 'needed' ? '; needs ENDPOINT_SERVICE_QUEUE_KEY' : ''}`,
-    )
+    .option('--queue <url>', `the durable queue: redis://… or rediss://…, or postgres://… (experimental) (default: $ENDPOINT_SERVICE_QUEUE_URL)${key === 'needed' ? '; needs ENDPOINT_SERVICE_QUEUE_KEY' : ''}`)
     .addOption(new Option('--queue-name <name>', 'the queue, for several applications on one Redis').argParser(queueName).default(DEFAULT_QUEUE_NAME));
 }
 
 /** The options of processes that run jobs (serve and worker). */
 export function addRunOptions(command: Command): Command {
   return command
-    .addOption(
-      new Option(
-        '--queue-lock-duration <duration>',
-        'how long a job stays locked by a worker that stopped renewing it (a crash): then another worker resumes it',
-      )
-        .argParser(duration)
-        .default(duration(DEFAULT_LOCK_DURATION), DEFAULT_LOCK_DURATION),
-    )
-    .addOption(
-      new Option('--on-config-change <mode>', 'a queued run whose endpoint changed since: "current" runs it with the current configuration, "strict" fails it')
-        .argParser(oneOf('current', 'strict'))
-        .default('current'),
-    )
-    .addOption(
-      new Option(
-        '--email-redelivery <mode>',
-        'a mail message a crash left being sent: "at-most-once" leaves it (delivery-unknown), "at-least-once" resends it with the same Message-ID',
-      )
-        .argParser(oneOf('at-most-once', 'at-least-once'))
-        .default('at-most-once'),
-    )
-    .addOption(
-      new Option('--queue-retention <duration>', 'how long failed jobs are kept for `jobs` (completed ones: an hour); older ones are removed about hourly')
-        .argParser(age)
-        .default(age(DEFAULT_RETENTION), DEFAULT_RETENTION),
-    );
+    .addOption(new Option('--queue-lock-duration <duration>', "how long a job stays locked by a worker that stopped renewing it (a crash): then another worker resumes it").argParser(duration).default(duration(DEFAULT_LOCK_DURATION), DEFAULT_LOCK_DURATION))
+    .addOption(new Option('--on-config-change <mode>', 'a queued run whose endpoint changed since: "current" runs it with the current configuration, "strict" fails it').argParser(oneOf('current', 'strict')).default('current'))
+    .addOption(new Option('--email-redelivery <mode>', 'a mail message a crash left being sent: "at-most-once" leaves it (delivery-unknown), "at-least-once" resends it with the same Message-ID').argParser(oneOf('at-most-once', 'at-least-once')).default('at-most-once'))
+    .addOption(new Option('--queue-retention <duration>', 'how long failed jobs are kept for `jobs` (completed ones: an hour); older ones are removed about hourly').argParser(age).default(age(DEFAULT_RETENTION), DEFAULT_RETENTION));
 }
 
 /** serve's own queue options. */
@@ -112,27 +87,10 @@ export function addServeQueueOptions(command: Command): Command {
   addQueueLocation(command, 'needed');
   command
     .option('--no-queue-consume', 'with --queue: only enqueue; leave running the jobs to `endpoint-service worker` processes')
-    .option(
-      '--queue-concurrency <n>',
-      `with --queue: jobs run at once by each serving process (default: ${DEFAULT_CONCURRENCY})`,
-      count('a number of jobs', 1000),
-    )
-    .addOption(
-      new Option('--queue-attempts <n>', 'with --queue: attempts of a background run whose task fails transiently, first included')
-        .argParser(count('a number of attempts', 100))
-        .default(6),
-    )
-    .addOption(
-      new Option('--queue-backoff <duration>', 'with --queue: scale of the wait between attempts (full jitter, doubling, at most 30m)')
-        .argParser(duration)
-        .default(duration(DEFAULT_BACKOFF), DEFAULT_BACKOFF),
-    )
-    .addOption(
-      new Option(
-        '--queue-fallback <mode>',
-        'with --queue: when the queue cannot store a run, "in-process" runs its tasks here instead of answering 503',
-      ).argParser(oneOf('in-process')),
-    );
+    .option('--queue-concurrency <n>', `with --queue: jobs run at once by each serving process (default: ${DEFAULT_CONCURRENCY})`, count('a number of jobs', 1000))
+    .addOption(new Option('--queue-attempts <n>', 'with --queue: attempts of a background run whose task fails transiently, first included').argParser(count('a number of attempts', 100)).default(6))
+    .addOption(new Option('--queue-backoff <duration>', 'with --queue: scale of the wait between attempts (full jitter, doubling, at most 30m)').argParser(duration).default(duration(DEFAULT_BACKOFF), DEFAULT_BACKOFF))
+    .addOption(new Option('--queue-fallback <mode>', 'with --queue: when the queue cannot store a run, "in-process" runs its tasks here instead of answering 503').argParser(oneOf('in-process')));
   return addRunOptions(command);
 }
 
@@ -151,8 +109,7 @@ export function resolveQueueLocation(
   if (backend !== 'redis' && backend !== 'postgres') usage(`${source} ${backend}`);
   const keyText = env.ENDPOINT_SERVICE_QUEUE_KEY;
   if (!keyRequired && (keyText === undefined || keyText.trim() === '')) return { url, backend: backend as QueueSettings['backend'], keys: [] };
-  if (keyText === undefined || keyText.trim() === '')
-    usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);
+  if (keyText === undefined || keyText.trim() === '') usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);
   const key = parseQueueKey(keyText!);
   if (key === null) usage(`ENDPOINT_SERVICE_QUEUE_KEY must be 32 bytes written in base64 (44 characters) or hex (64 characters); ${KEY_HOWTO}`);
   const keys = [key!];

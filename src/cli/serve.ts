@@ -95,16 +95,9 @@ function trustProxy(text: string): TrustProxy {
   const value = text.trim();
   const trust: TrustProxy = /^\d+$/.test(value)
     ? { hops: Number(value) }
-    : {
-        addresses: value
-          .split(',')
-          .map((a) => a.trim())
-          .filter((a) => a !== ''),
-      };
+    : { addresses: value.split(',').map((a) => a.trim()).filter((a) => a !== '') };
   if ('hops' in trust ? trust.hops < 1 || trust.hops > 64 : trust.addresses.length === 0) {
-    throw new InvalidArgumentError(
-      'expected a number of proxy hops from 1 to 64, or addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1 (or loopback, linklocal, uniquelocal).',
-    );
+    throw new InvalidArgumentError('expected a number of proxy hops from 1 to 64, or addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1 (or loopback, linklocal, uniquelocal).');
   }
   try {
     compileTrust(trust);
@@ -156,10 +149,7 @@ export function registerServe(program: Command, returning: Returning): void {
         `most bytes of request bodies one process holds in memory at once; a body counts what has arrived, one client address at most a quarter of it (at least --max-body-size); a body that does not fit waits briefly, then gets a 503 with Retry-After; at least --max-body-size, which is taken when larger (default: ${DEFAULT_MAX_INFLIGHT_BODY_SIZE})`,
       ).argParser(size),
     )
-    .option(
-      '--upload-dir <folder>',
-      'an existing folder for temporary upload files; each process makes its own private folder in it (default: the system temporary folder)',
-    )
+    .option('--upload-dir <folder>', 'an existing folder for temporary upload files; each process makes its own private folder in it (default: the system temporary folder)')
     .addOption(
       new Option('--request-timeout <duration>', 'longest time to answer a request, with a unit such as 500ms, 10s or 2m')
         .argParser(duration)
@@ -297,8 +287,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
   if (port === undefined) {
     const fromEnv = process.env.PORT;
     if (fromEnv !== undefined && fromEnv !== '') {
-      if (!/^\d+$/.test(fromEnv) || Number(fromEnv) > 65535)
-        usage(`the environment variable PORT is "${fromEnv}", not a port number from 0 to 65535; fix it or pass --port`);
+      if (!/^\d+$/.test(fromEnv) || Number(fromEnv) > 65535) usage(`the environment variable PORT is "${fromEnv}", not a port number from 0 to 65535; fix it or pass --port`);
       port = Number(fromEnv);
     } else {
       port = 8080;
@@ -310,10 +299,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
 
   let cors: ServeSettings['cors'] = null;
   if (flags.cors !== undefined) {
-    const origins = flags.cors
-      .split(',')
-      .map((o) => o.trim())
-      .filter((o) => o !== '');
+    const origins = flags.cors.split(',').map((o) => o.trim()).filter((o) => o !== '');
     if (origins.length === 0) usage('--cors needs at least one origin (such as https://app.example) or *');
     if (origins.includes('*')) cors = '*';
     else {
@@ -340,9 +326,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
   // 502 on every request that sends mail. The value is not echoed: it may hold a password.
   const maxInflightBodyBytes = flags.maxInflightBodySize ?? Math.max(size(DEFAULT_MAX_INFLIGHT_BODY_SIZE), flags.maxBodySize);
   if (maxInflightBodyBytes < flags.maxBodySize) {
-    usage(
-      `--max-inflight-body-size (${formatSize(maxInflightBodyBytes)}) is smaller than --max-body-size (${formatSize(flags.maxBodySize)}): a body of the largest accepted size could never be read`,
-    );
+    usage(`--max-inflight-body-size (${formatSize(maxInflightBodyBytes)}) is smaller than --max-body-size (${formatSize(flags.maxBodySize)}): a body of the largest accepted size could never be read`);
   }
   if (flags.uploadDir !== undefined) checkUploadDir(flags.uploadDir, usage);
   const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;

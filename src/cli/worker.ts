@@ -62,11 +62,7 @@ export function registerWorker(program: Command, returning: Returning): void {
     )
     .option('--deny-private-addresses', 'tasks connect to no loopback, private, link-local or unspecified address (as serve --deny-private-addresses)')
     .option('--no-idempotency-key', 'do not send an Idempotency-Key header with POST and PATCH HttpRequest tasks')
-    .addOption(
-      new Option('--shutdown-timeout <duration>', 'on SIGTERM, how long running jobs may take before they are handed back')
-        .argParser(duration)
-        .default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT),
-    )
+    .addOption(new Option('--shutdown-timeout <duration>', 'on SIGTERM, how long running jobs may take before they are handed back').argParser(duration).default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT))
     .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
     .option('--watch', 'recompile when the application directory changes');
   addOtelOption(command);
@@ -93,13 +89,7 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
 
   const compile = (print: boolean): Application | null | 'unreadable' => {
     // A worker runs background endpoints' tasks only: mail elsewhere needs no SMTP settings here.
-    const result = compileApplication(file, {
-      mode: 'serve',
-      kinds: TASK_KINDS.list,
-      env: process.env,
-      smtpUrlGiven: smtpUrl !== undefined,
-      tasksRunHere: 'background-only',
-    });
+    const result = compileApplication(file, { mode: 'serve', kinds: TASK_KINDS.list, env: process.env, smtpUrlGiven: smtpUrl !== undefined, tasksRunHere: 'background-only' });
     if (result.unreadable !== null) {
       if (print) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
       return 'unreadable';
@@ -119,18 +109,7 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
   // Each job's run continues the trace of the request that queued it (src/queue/job-trace.ts).
   const tracing = await startTracingIfWanted(tracingWanted(flags.otel === true, process.env), logger);
   runWorker(
-    {
-      file,
-      port: flags.port,
-      host: flags.host,
-      smtpUrl,
-      allowedTaskHosts,
-      denyPrivateAddresses: flags.denyPrivateAddresses === true,
-      idempotencyKeys: flags.idempotencyKey,
-      shutdownTimeoutMs: flags.shutdownTimeout,
-      watch: flags.watch === true,
-      queue,
-    },
+    { file, port: flags.port, host: flags.host, smtpUrl, allowedTaskHosts, denyPrivateAddresses: flags.denyPrivateAddresses === true, idempotencyKeys: flags.idempotencyKey, shutdownTimeoutMs: flags.shutdownTimeout, watch: flags.watch === true, queue },
     logger,
     first,
     (print) => {

@@ -106,6 +106,7 @@ export interface ErrorResponse {
   readonly position: Position | null;
 }
 
+
 // ---------------------------------------------------------------------------------------
 // Tasks
 
@@ -135,7 +136,9 @@ export interface Task {
   readonly position: Position;
 }
 
-export type OutputSelector = { readonly kind: 'jsonpath'; readonly path: string } | { readonly kind: 'xpath'; readonly path: string };
+export type OutputSelector =
+  | { readonly kind: 'jsonpath'; readonly path: string }
+  | { readonly kind: 'xpath'; readonly path: string };
 
 export interface OutputIntermediateValue {
   readonly name: string;

@@ -134,9 +134,7 @@ export function readElement(ctx: CompileContext, element: XmlElement, shape: Ele
     if (a.name === 'xslt-file') {
       // On a body it was an XSLT making that body; elsewhere a transformation of a response.
       const body = element.name === 'json-body' || element.name === 'xml-body';
-      const instead = body
-        ? UNSUPPORTED_INSTEAD['xslt-file']!
-        : 'remove the attribute: an answer is passed on as it comes (to write a response of your own, use <response-body>)';
+      const instead = body ? UNSUPPORTED_INSTEAD['xslt-file']! : 'remove the attribute: an answer is passed on as it comes (to write a response of your own, use <response-body>)';
       ctx.diagnostics.report('unsupported-feature', a.position, `The attribute xslt-file on <${element.name}>`, instead);
     } else ctx.diagnostics.report('unknown-attribute', a.position, a.name, element.name, ctx.suggestions.closest(a.name, shape.attributes));
   }

@@ -83,8 +83,7 @@ export const DIAGNOSTICS = {
   },
   'duplicate-element': {
     severity: 'error',
-    message: (name: string, parent: string, firstLine: number) =>
-      `<${parent}> may have only one <${name}>; the first is on line ${firstLine}. Remove one of them.`,
+    message: (name: string, parent: string, firstLine: number) => `<${parent}> may have only one <${name}>; the first is on line ${firstLine}. Remove one of them.`,
   },
   'unexpected-text': {
     severity: 'error',
@@ -92,13 +91,11 @@ export const DIAGNOSTICS = {
   },
   'invalid-default-value': {
     severity: 'error',
-    message: (name: string, violation: string) =>
-      `The default-value of parameter "${name}" ${violation}, so the parameter's own rules would refuse it: change the default or the rule.`,
+    message: (name: string, violation: string) => `The default-value of parameter "${name}" ${violation}, so the parameter's own rules would refuse it: change the default or the rule.`,
   },
   'invalid-value': {
     severity: 'error',
-    message: (attributeOrElement: string, value: string, expected: string) =>
-      `"${value}" is not a valid value for ${attributeOrElement}: expected ${expected}.`,
+    message: (attributeOrElement: string, value: string, expected: string) => `"${value}" is not a valid value for ${attributeOrElement}: expected ${expected}.`,
   },
   'multiple-actions': {
     severity: 'error',
@@ -124,13 +121,11 @@ export const DIAGNOSTICS = {
   },
   'conflicting-parameter-source': {
     severity: 'error',
-    message: () =>
-      `A parameter has one source: give "jsonpath" (a value from the JSON body) or "header" (a request header), not both; declare two parameters to read both.`,
+    message: () => `A parameter has one source: give "jsonpath" (a value from the JSON body) or "header" (a request header), not both; declare two parameters to read both.`,
   },
   'invalid-header-name': {
     severity: 'error',
-    message: (name: string) =>
-      `"${name}" is not a header name: write it as it is sent, letters, digits and !#$%&'*+-.^_\`|~ without spaces or a colon, such as X-GitHub-Event.`,
+    message: (name: string) => `"${name}" is not a header name: write it as it is sent, letters, digits and !#$%&'*+-.^_\`|~ without spaces or a colon, such as X-GitHub-Event.`,
   },
   'parameter-shadows-system': {
     severity: 'warning',
@@ -146,8 +141,7 @@ export const DIAGNOSTICS = {
   },
   'secret-in-file': {
     severity: { validate: 'warning', serve: 'off', 'dry-run': 'off' },
-    message: (attribute: string) =>
-      `This ${attribute} is written into the file: anyone who reads the file can use it. Take it from the environment with \${env:NAME}.`,
+    message: (attribute: string) => `This ${attribute} is written into the file: anyone who reads the file can use it. Take it from the environment with \${env:NAME}.`,
   },
   'hash-without-security': {
     severity: 'error',
@@ -174,19 +168,14 @@ export const DIAGNOSTICS = {
     severity: { validate: 'warning', serve: 'error', 'dry-run': 'warning' },
     // A generated file may use one variable in every endpoint: one diagnostic per variable.
     oncePerFile: true,
-    message: {
-      validate: envNotSetHere,
-      serve: (name: string) => `Environment variable ${name} is not set: set it before starting the service.`,
-      'dry-run': envNotSetHere,
-    },
+    message: { validate: envNotSetHere, serve: (name: string) => `Environment variable ${name} is not set: set it before starting the service.`, 'dry-run': envNotSetHere },
   },
 
   // Conditions
   'invalid-condition': { severity: 'error', message: (m: string) => `Invalid condition: ${m}.` },
   'unreachable-success': {
     severity: 'error',
-    message: (line: number) =>
-      `This <success> comes after the unconditional <success> on line ${line} and can never be used: the unconditional one must come last.`,
+    message: (line: number) => `This <success> comes after the unconditional <success> on line ${line} and can never be used: the unconditional one must come last.`,
   },
 
   // Actions
@@ -213,8 +202,7 @@ export const DIAGNOSTICS = {
   },
   'success-waits-in-background': {
     severity: 'error',
-    message: () =>
-      `This <success> waits for tasks (<after>/<input-intermediate-value>), but the endpoint has tasks="background", which answers before tasks run: use tasks="wait" or remove the wait.`,
+    message: () => `This <success> waits for tasks (<after>/<input-intermediate-value>), but the endpoint has tasks="background", which answers before tasks run: use tasks="wait" or remove the wait.`,
   },
   'invalid-json': { severity: 'error', message: (m: string) => `Invalid JSON: ${m}.` },
   'invalid-xml-body': { severity: 'error', message: (m: string) => `Invalid XML body: ${m}.` },
@@ -264,8 +252,7 @@ export const DIAGNOSTICS = {
   // The code predates other kinds without outputs; it names any such kind in its message.
   'email-output': {
     severity: 'error',
-    message: (kind: string, withOutputs: readonly string[]) =>
-      `A task of class ${kind} cannot output intermediate values: only ${withOutputs.join(' and ')} tasks have an answer to read.`,
+    message: (kind: string, withOutputs: readonly string[]) => `A task of class ${kind} cannot output intermediate values: only ${withOutputs.join(' and ')} tasks have an answer to read.`,
   },
   'task-cycle': { severity: 'error', message: (cycle: string) => `Tasks depend on each other in a cycle: ${cycle}. Remove one of the dependencies.` },
   'invalid-output': { severity: 'error', message: (m: string) => `Invalid <output-intermediate-value>: ${m}.` },
@@ -304,8 +291,7 @@ export const DIAGNOSTICS = {
     severity: { validate: 'warning', serve: 'error', 'dry-run': 'off' },
     message: {
       validate: smtpMissingHere,
-      serve: () =>
-        `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / set ENDPOINT_SERVICE_SMTP_URL.`,
+      serve: () => `This application has Email tasks but no SMTP settings: add email-sending-configuration.xml, or pass --smtp-url / set ENDPOINT_SERVICE_SMTP_URL.`,
       'dry-run': smtpMissingHere,
     },
   },

@@ -19,10 +19,7 @@ export function parameterSource(ctx: CompileContext, read: ReadElement): Paramet
   if (jsonpath === undefined && header === undefined) return BY_NAME;
   if (jsonpath !== undefined && header !== undefined) {
     // At the one written second: the first is what the author meant first.
-    const second =
-      jsonpath.position.line > header.position.line || (jsonpath.position.line === header.position.line && jsonpath.position.column > header.position.column)
-        ? jsonpath
-        : header;
+    const second = jsonpath.position.line > header.position.line || (jsonpath.position.line === header.position.line && jsonpath.position.column > header.position.column) ? jsonpath : header;
     ctx.diagnostics.report('conflicting-parameter-source', second.position);
     return undefined;
   }

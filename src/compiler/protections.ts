@@ -33,12 +33,7 @@ export interface InheritedProtections {
 export const NO_PROTECTIONS: InheritedProtections = { honeypot: null, captcha: null, limits: [] };
 
 /** The protections in force at a folder or endpoint: its own elements over the inherited ones. */
-export function readProtections(
-  ctx: CompileContext,
-  read: ReadElement,
-  inherited: InheritedProtections,
-  parameters: ReadonlyMap<string, ParameterDeclaration>,
-): InheritedProtections {
+export function readProtections(ctx: CompileContext, read: ReadElement, inherited: InheritedProtections, parameters: ReadonlyMap<string, ParameterDeclaration>): InheritedProtections {
   let honeypot = inherited.honeypot;
   const trap = single(ctx, read, 'honeypot');
   if (trap) {
@@ -83,13 +78,7 @@ function readCaptcha(ctx: CompileContext, element: ReadElement['element']): Capt
   const provider = providerAttr.value as CaptchaProvider;
   if (!CAPTCHA_PROVIDERS.includes(provider)) {
     const suggestion = ctx.suggestions.closest(providerAttr.value, CAPTCHA_PROVIDERS);
-    ctx.diagnostics.report(
-      'invalid-value',
-      providerAttr.position,
-      'provider',
-      providerAttr.value,
-      `${CAPTCHA_PROVIDERS.map((p) => `"${p}"`).join(', ')}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`,
-    );
+    ctx.diagnostics.report('invalid-value', providerAttr.position, 'provider', providerAttr.value, `${CAPTCHA_PROVIDERS.map((p) => `"${p}"`).join(', ')}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`);
     return null;
   }
   let ok = true;

@@ -103,8 +103,7 @@ function compileAction(ctx: CompileContext, read: ReadElement, scope: NameScope,
         const wr = readElement(ctx, w, { attributes: [], children: [], text: true });
         const value = textOf(wr.element).trim();
         if (value.includes('${')) ctx.diagnostics.report('placeholder-not-allowed', w.position, '<redirect-prefix-whitelist-entry>');
-        else if (value === '')
-          ctx.diagnostics.report('invalid-value', w.position, '<redirect-prefix-whitelist-entry>', value, 'a URL prefix such as https://www.example.com/');
+        else if (value === '') ctx.diagnostics.report('invalid-value', w.position, '<redirect-prefix-whitelist-entry>', value, 'a URL prefix such as https://www.example.com/');
         else entries.push(value);
       }
       if (!url) return undefined;

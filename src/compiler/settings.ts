@@ -17,8 +17,7 @@ export function compileEmailSettings(ctx: CompileContext, root: XmlElement): Ema
     const r = readElement(ctx, el, { attributes: [], children: [], text: true });
     return compileTemplate(ctx, textOf(r.element).trim(), 'header', ENV_ONLY_SCOPE, el.position);
   };
-  for (const mx of read.children('mx-address'))
-    ctx.diagnostics.report('unsupported-feature', mx.position, '<mx-address> (delivery straight to MX hosts)', UNSUPPORTED_INSTEAD['mx-address']!);
+  for (const mx of read.children('mx-address')) ctx.diagnostics.report('unsupported-feature', mx.position, '<mx-address> (delivery straight to MX hosts)', UNSUPPORTED_INSTEAD['mx-address']!);
   let ok = true;
   const server = value('server');
   if (server === undefined) {

@@ -84,28 +84,12 @@ export function buildTaskGraph(tasks: readonly TaskNode[]): TaskGraph {
     }
   }
 
-  const cycles = findCycles(
-    tasks.map((t) => t.id),
-    dependsOn,
-  );
-  const stages =
-    cycles.length > 0
-      ? []
-      : computeStages(
-          tasks.map((t) => t.id),
-          dependsOn,
-        );
+  const cycles = findCycles(tasks.map((t) => t.id), dependsOn);
+  const stages = cycles.length > 0 ? [] : computeStages(tasks.map((t) => t.id), dependsOn);
   // Every endpoint keeps its graph while it is served: lists grown by push are copied to their
   // exact size (a grown list keeps room for 16), which matters with thousands of endpoints.
   const kept = (map: Map<string, string[]>) => new Map([...map].map(([id, list]) => [id, exact(list)] as const));
-  return {
-    order: tasks.map((t) => t.id),
-    dependsOn: kept(dependsOn),
-    dependents: kept(dependents),
-    edges: exact(edges),
-    stages: exact(stages.map((s) => exact(s))),
-    cycles: exact(cycles),
-  };
+  return { order: tasks.map((t) => t.id), dependsOn: kept(dependsOn), dependents: kept(dependents), edges: exact(edges), stages: exact(stages.map((s) => exact(s))), cycles: exact(cycles) };
 }
 
 function computeStages(order: readonly string[], dependsOn: ReadonlyMap<string, readonly string[]>): string[][] {

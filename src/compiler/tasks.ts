@@ -8,15 +8,7 @@ import type { Position } from '../position.js';
 import { DEFAULT_TASK_TIMEOUT_MS, durationExpectation, parseDuration } from '../units.js';
 import type { OutputIntermediateValue, Task } from './ast.js';
 import { CONDITION_ATTRIBUTES, compileCondition } from './conditions.js';
-import {
-  parseBooleanAttribute,
-  readElement,
-  requireAttribute,
-  UNSUPPORTED_INSTEAD,
-  type CompileContext,
-  type ElementShape,
-  type ReadElement,
-} from './context.js';
+import { parseBooleanAttribute, readElement, requireAttribute, UNSUPPORTED_INSTEAD, type CompileContext, type ElementShape, type ReadElement } from './context.js';
 import type { TaskKindSyntax } from './task-kind.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
@@ -104,16 +96,8 @@ export function readTaskHeader(ctx: CompileContext, kinds: TaskKindIndex, elemen
   const entry = kinds.get(classAttr.value);
   if (!entry) {
     const bare = classAttr.value.replace(/^endpoints\.task\./, '');
-    if (UNSUPPORTED_CLASSES.has(bare))
-      ctx.diagnostics.report('unsupported-feature', classAttr.position, `The task class ${classAttr.value}`, UNSUPPORTED_INSTEAD[bare] ?? null);
-    else
-      ctx.diagnostics.report(
-        'unknown-task-class',
-        classAttr.position,
-        classAttr.value,
-        kinds.names,
-        ctx.suggestions.closest(classAttr.value, kinds.classNames),
-      );
+    if (UNSUPPORTED_CLASSES.has(bare)) ctx.diagnostics.report('unsupported-feature', classAttr.position, `The task class ${classAttr.value}`, UNSUPPORTED_INSTEAD[bare] ?? null);
+    else ctx.diagnostics.report('unknown-task-class', classAttr.position, classAttr.value, kinds.names, ctx.suggestions.closest(classAttr.value, kinds.classNames));
     return null;
   }
   const read = readElement(ctx, element, entry.shape);
@@ -283,7 +267,7 @@ function jsonPathProblem(path: string): string | null {
     else if (c === '[' || c === '(') depth++;
     else if (c === ']' || c === ')') {
       if (--depth < 0) return `an unmatched "${c}"`;
-    } else if (depth === 0 && /\s/.test(c)) return "a space outside brackets (quote the name: $['a b'])";
+    } else if (depth === 0 && /\s/.test(c)) return 'a space outside brackets (quote the name: $[\'a b\'])';
   }
   if (quote) return 'a quote is not closed';
   if (depth !== 0) return 'a bracket is not closed';
@@ -308,3 +292,4 @@ function jsonPathProblem(path: string): string | null {
   }
   return null;
 }
+

@@ -94,16 +94,11 @@ export class JobsAdmin {
     const state = await job.getState();
     const progress = readProgress(job.progress);
     const deliveryUnknown = Object.entries(progress.mail).flatMap(([task, messages]) =>
-      Object.entries(messages).flatMap(([index, record]) =>
-        record.state === 'unknown' || record.state === 'sending' ? [{ task, message: Number(index) + 1, messageId: record.messageId }] : [],
-      ),
+      Object.entries(messages).flatMap(([index, record]) => (record.state === 'unknown' || record.state === 'sending' ? [{ task, message: Number(index) + 1, messageId: record.messageId }] : [])),
     );
     const { logs } = await this.queue.getJobLogs(job.id!);
     const tasks = Object.fromEntries(
-      Object.entries(progress.tasks).map(([id, r]) => [
-        id,
-        { outcome: r.outcome, attempts: r.attempts, ...(r.code !== undefined ? { code: r.code } : {}), at: r.at } satisfies TaskShown,
-      ]),
+      Object.entries(progress.tasks).map(([id, r]) => [id, { outcome: r.outcome, attempts: r.attempts, ...(r.code !== undefined ? { code: r.code } : {}), at: r.at } satisfies TaskShown]),
     );
     return { ...(await this.summary(job, state)), tasks, mail: progress.mail, deliveryUnknown, config: progress.config ?? null, log: logs };
   }

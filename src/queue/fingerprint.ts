@@ -14,19 +14,7 @@ const cache = new WeakMap<Endpoint, string>();
 export function endpointFingerprint(application: Application, endpoint: Endpoint): string {
   let fingerprint = cache.get(endpoint);
   if (fingerprint === undefined) {
-    fingerprint = createHash('sha256')
-      .update(
-        canonical({
-          name: endpoint.name,
-          parameters: endpoint.parameters.map(fingerprinted),
-          separator: endpoint.separator,
-          tasks: endpoint.tasks,
-          graph: endpoint.taskGraph,
-          email: application.email,
-        }),
-      )
-      .digest('hex')
-      .slice(0, 32);
+    fingerprint = createHash('sha256').update(canonical({ name: endpoint.name, parameters: endpoint.parameters.map(fingerprinted), separator: endpoint.separator, tasks: endpoint.tasks, graph: endpoint.taskGraph, email: application.email })).digest('hex').slice(0, 32);
     cache.set(endpoint, fingerprint);
   }
   return fingerprint;
@@ -54,16 +42,11 @@ function canonical(value: unknown, seen = new Set<unknown>()): string {
   seen.add(value);
   let text: string;
   if (value instanceof Map) {
-    const entries = [...value.entries()].map(
-      ([k, v]) => [typeof k === 'object' && k !== null && 'name' in k ? String((k as { name: unknown }).name) : String(k), canonical(v, seen)] as const,
-    );
+    const entries = [...value.entries()].map(([k, v]) => [typeof k === 'object' && k !== null && 'name' in k ? String((k as { name: unknown }).name) : String(k), canonical(v, seen)] as const);
     entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     text = `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`;
   } else if (value instanceof Set) {
-    text = `[${[...value]
-      .map((v) => canonical(v, seen))
-      .sort()
-      .join(',')}]`;
+    text = `[${[...value].map((v) => canonical(v, seen)).sort().join(',')}]`;
   } else if (Array.isArray(value) || ArrayBuffer.isView(value)) {
     text = `[${Array.from(value as ArrayLike<unknown>, (v) => canonical(v, seen)).join(',')}]`;
   } else {

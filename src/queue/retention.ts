@@ -34,8 +34,7 @@ export class RetentionSweeper {
   async sweep(): Promise<number> {
     const removed = await this.queue.clean(this.retentionMs, 0, 'failed');
     await this.forgetFates();
-    if (removed.length > 0)
-      this.observer.log('info', 'removed failed jobs older than --queue-retention', { count: removed.length, retention: formatAge(this.retentionMs) });
+    if (removed.length > 0) this.observer.log('info', 'removed failed jobs older than --queue-retention', { count: removed.length, retention: formatAge(this.retentionMs) });
     return removed.length;
   }
 
@@ -52,10 +51,7 @@ export class RetentionSweeper {
       this.timer = null;
       const again = () => this.schedule(SWEEP_INTERVAL_MS + Math.floor(Math.random() * SWEEP_JITTER_MS));
       this.sweep().then(again, (error: unknown) => {
-        if (!this.stopped)
-          this.observer.log('warn', 'the failed jobs older than --queue-retention could not be removed; trying again in about an hour', {
-            reason: describeError(error),
-          });
+        if (!this.stopped) this.observer.log('warn', 'the failed jobs older than --queue-retention could not be removed; trying again in about an hour', { reason: describeError(error) });
         again();
       });
     }, delayMs);

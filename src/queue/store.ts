@@ -4,16 +4,7 @@
 
 import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import {
-  FATE_RETENTION_MS,
-  fateKey,
-  parseFate,
-  POSTGRES_CREATE_FATE_TABLE,
-  POSTGRES_FORGET_FATES,
-  POSTGRES_SETTLE_FATE,
-  SETTLE_FATE_SCRIPT,
-  type JobFate,
-} from './fate.js';
+import { FATE_RETENTION_MS, fateKey, parseFate, POSTGRES_CREATE_FATE_TABLE, POSTGRES_FORGET_FATES, POSTGRES_SETTLE_FATE, SETTLE_FATE_SCRIPT, type JobFate } from './fate.js';
 import type { QueueObserver } from './observer.js';
 import { restartablePostgresBackend, type PostgresBackendFactory } from './postgres-backend.js';
 import type { QueueSettings } from './settings.js';
@@ -197,11 +188,7 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     watch: (observer) => watchPostgres(ping, observer),
     ping,
     // No connection events to go by: asked, which a refused connection answers at once.
-    answers: () =>
-      ping().then(
-        () => true,
-        () => false,
-      ),
+    answers: () => ping().then(() => true, () => false),
     ready: async () => true,
     sentNothing: (error) => typeof error === 'object' && error !== null && UNSENT_PG_CODES.has(String((error as { code?: unknown }).code)),
     settleFate: async (jobId, fate) => parseFate((await (await fatePool()).query(POSTGRES_SETTLE_FATE, [settings.name, jobId, fate])).rows[0]?.fate),
@@ -222,10 +209,7 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     },
     async close() {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled(closables.map((c) => c.close())),
-        new Promise((resolve) => (timer = setTimeout(resolve, connected ? 10_000 : 500))),
-      ]);
+      await Promise.race([Promise.allSettled(closables.map((c) => c.close())), new Promise((resolve) => (timer = setTimeout(resolve, connected ? 10_000 : 500)))]);
       clearTimeout(timer);
       await probe.end().catch(() => {});
       await fates?.end().catch(() => {});

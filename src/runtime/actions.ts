@@ -21,33 +21,20 @@ export interface ActionContext {
 }
 
 /** Opens a decided static response; the server adapter streams it from the handle. */
-export async function openStatic(decided: {
-  readonly action: StaticAction;
-  readonly status: number;
-  readonly downloadFilename: string | null;
-}): Promise<OpenedAction> {
+export async function openStatic(decided: { readonly action: StaticAction; readonly status: number; readonly downloadFilename: string | null }): Promise<OpenedAction> {
   const { action, status } = decided;
   let file;
   try {
     file = await open(action.absolutePath, 'r');
   } catch (error) {
-    return {
-      ok: false,
-      failure: { status: 500, detail: 'the response file could not be read', internal: `cannot open static/${action.filename}: ${describeError(error)}` },
-    };
+    return { ok: false, failure: { status: 500, detail: 'the response file could not be read', internal: `cannot open static/${action.filename}: ${describeError(error)}` } };
   }
   try {
     const stats = await file.stat();
-    return {
-      ok: true,
-      response: { kind: 'file', status, contentType: action.contentType, file, size: stats.size, downloadFilename: decided.downloadFilename },
-    };
+    return { ok: true, response: { kind: 'file', status, contentType: action.contentType, file, size: stats.size, downloadFilename: decided.downloadFilename } };
   } catch (error) {
     await file.close().catch(() => {});
-    return {
-      ok: false,
-      failure: { status: 500, detail: 'the response file could not be read', internal: `cannot read static/${action.filename}: ${describeError(error)}` },
-    };
+    return { ok: false, failure: { status: 500, detail: 'the response file could not be read', internal: `cannot read static/${action.filename}: ${describeError(error)}` } };
   }
 }
 

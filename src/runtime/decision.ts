@@ -133,10 +133,7 @@ function decideSuccessResponse(input: DecisionInput, action: SuccessAction, scop
   const target = input.application.endpointsByName.get(action.endpoint);
   if (target === undefined || depth >= MAX_FORWARDS) {
     // The compiler rejects unknown targets and cycles; reaching this is a bug, not the client's fault.
-    return {
-      kind: 'refused',
-      failure: { status: 500, detail: 'the request could not be completed', internal: `forward to "${action.endpoint}" cannot be followed` },
-    };
+    return { kind: 'refused', failure: { status: 500, detail: 'the request could not be completed', internal: `forward to "${action.endpoint}" cannot be followed` } };
   }
   const raw = new Map<string, string[]>();
   if (action.inputParameters === null) {

@@ -32,12 +32,7 @@ export interface CaptchaRequest {
 
 export interface Guards {
   /** Counts this request against each rule for its key; the first rule exceeded, or null (synchronously when counted in memory). */
-  limit(
-    endpoint: Endpoint,
-    rules: readonly RateLimitRule[],
-    key: (rule: RateLimitRule) => string,
-    requestId: string,
-  ): LimitExceeded | null | Promise<LimitExceeded | null>;
+  limit(endpoint: Endpoint, rules: readonly RateLimitRule[], key: (rule: RateLimitRule) => string, requestId: string): LimitExceeded | null | Promise<LimitExceeded | null>;
   /** Verifies `token` once (never cached) with the provider, or locally for altcha. */
   verifyCaptcha(rule: CaptchaRule, request: CaptchaRequest): Promise<CaptchaVerdict>;
   /** A new ALTCHA challenge, signed with `hmacKey`, as the widget asks for it (JSON). */

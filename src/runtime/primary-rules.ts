@@ -5,14 +5,7 @@ import type { Endpoint, SuccessResponse } from '../compiler/ast.js';
 import { evaluateCondition } from '../template/condition.js';
 import type { ExpansionScope } from '../template/expand.js';
 
-const EMPTY_SUCCESS: SuccessResponse = {
-  condition: null,
-  action: { kind: 'empty' },
-  after: [],
-  inputs: [],
-  deferred: false,
-  position: { file: '', line: 0, column: 0 },
-};
+const EMPTY_SUCCESS: SuccessResponse = { condition: null, action: { kind: 'empty' }, after: [], inputs: [], deferred: false, position: { file: '', line: 0, column: 0 } };
 
 /** The first <success> whose condition holds; an empty 200 when none does. */
 export function selectSuccess(endpoint: Endpoint, scope: ExpansionScope): SuccessResponse {

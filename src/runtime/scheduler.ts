@@ -60,7 +60,8 @@ export interface ScheduleInput {
 }
 
 export type TaskRunResult =
-  { readonly ok: true; readonly intermediate: ReadonlyMap<string, string> } | { readonly ok: false; readonly failedTask: string; readonly error: TaskError };
+  | { readonly ok: true; readonly intermediate: ReadonlyMap<string, string> }
+  | { readonly ok: false; readonly failedTask: string; readonly error: TaskError };
 
 export interface TaskRun {
   /** Settles as soon as the outcome is known: all tasks done and mail delivered, or the first counting failure. */

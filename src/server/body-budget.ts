@@ -164,7 +164,7 @@ export class BodyBudget {
 
   /** Grants the waiters of one queue in order; false when one is stopped by the budget itself. */
   private grant(queue: Waiter[]): boolean {
-    for (let i = 0; i < queue.length;) {
+    for (let i = 0; i < queue.length; ) {
       const waiter = queue[i]!;
       if (this.inflight + waiter.bytes > this.limit) return false;
       if (waiter.share.held + waiter.bytes > this.clientLimit) {

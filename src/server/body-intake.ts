@@ -27,12 +27,7 @@ export function tooLarge(max: number): Refusal {
 
 export function noRoom(budget: BodyBudget): Refusal {
   budget.countRefusal();
-  return {
-    ok: false,
-    status: 503,
-    detail: 'the service is receiving too many request bodies at the moment; try again shortly',
-    retryAfterSeconds: BODY_RETRY_AFTER_S,
-  };
+  return { ok: false, status: 503, detail: 'the service is receiving too many request bodies at the moment; try again shortly', retryAfterSeconds: BODY_RETRY_AFTER_S };
 }
 
 export const INCOMPLETE: Refusal = { ok: false, status: 400, detail: 'the request body was not received completely' };

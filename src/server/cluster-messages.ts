@@ -5,8 +5,7 @@
 export const REPORTER_ENV = 'ENDPOINT_SERVICE_REPORTING_WORKER';
 
 /** From the primary to a worker. `probe`: answer with `alive`, from the event loop. */
-export type ControlMessage =
-  { readonly type: 'endpoint-service:shutdown' } | { readonly type: 'endpoint-service:reload' } | { readonly type: 'endpoint-service:probe' };
+export type ControlMessage = { readonly type: 'endpoint-service:shutdown' } | { readonly type: 'endpoint-service:reload' } | { readonly type: 'endpoint-service:probe' };
 
 /** From a worker to the primary: its start-up compile failed (the reporter has printed why), or the answer to a probe. */
 export type WorkerMessage =

@@ -141,11 +141,7 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
       }
       // SIGKILL: a held loop runs no handler for a gentler signal. The exit starts its replacement.
       unanswered.delete(worker);
-      logger.log('warn', 'a worker process stopped answering; replacing it', {
-        pid: worker.process.pid,
-        unansweredProbes: missed,
-        probeIntervalMs: PROBE_INTERVAL_MS,
-      });
+      logger.log('warn', 'a worker process stopped answering; replacing it', { pid: worker.process.pid, unansweredProbes: missed, probeIntervalMs: PROBE_INTERVAL_MS });
       worker.process.kill('SIGKILL');
     }
   }, PROBE_INTERVAL_MS);

@@ -68,12 +68,7 @@ export class ServiceGuards implements Guards {
    * synchronously: a request under its limits stays on the synchronous path (docs/performance.md,
    * "Rate limits"). With workers or Redis the count is elsewhere and the answer a promise.
    */
-  limit(
-    endpoint: Endpoint,
-    rules: readonly RateLimitRule[],
-    key: (rule: RateLimitRule) => string,
-    requestId: string,
-  ): LimitExceeded | null | Promise<LimitExceeded | null> {
+  limit(endpoint: Endpoint, rules: readonly RateLimitRule[], key: (rule: RateLimitRule) => string, requestId: string): LimitExceeded | null | Promise<LimitExceeded | null> {
     const memory = this.memory;
     if (memory === null) return this.limitInStore(endpoint, rules, key, requestId);
     for (const rule of rules) {
@@ -93,12 +88,7 @@ export class ServiceGuards implements Guards {
     return null;
   }
 
-  private async limitInStore(
-    endpoint: Endpoint,
-    rules: readonly RateLimitRule[],
-    key: (rule: RateLimitRule) => string,
-    requestId: string,
-  ): Promise<LimitExceeded | null> {
+  private async limitInStore(endpoint: Endpoint, rules: readonly RateLimitRule[], key: (rule: RateLimitRule) => string, requestId: string): Promise<LimitExceeded | null> {
     for (const rule of rules) {
       const limiter = this.limiterFor(endpoint, rule);
       try {
@@ -131,10 +121,7 @@ export class ServiceGuards implements Guards {
     const seconds = rule.perMs / 1000;
     const main = this.make(name, rule.requests, seconds);
     // burst: that many more requests, from a reserve that refills over ten windows.
-    limiter =
-      rule.burst > 0
-        ? new this.library!.BurstyRateLimiter(main as RateLimiterAbstract, this.make(`${name}:burst`, rule.burst, seconds * 10) as RateLimiterAbstract)
-        : main;
+    limiter = rule.burst > 0 ? new this.library!.BurstyRateLimiter(main as RateLimiterAbstract, this.make(`${name}:burst`, rule.burst, seconds * 10) as RateLimiterAbstract) : main;
     this.limiters.set(name, limiter);
     return limiter;
   }
@@ -160,8 +147,7 @@ export class ServiceGuards implements Guards {
    */
   async open(application: Application): Promise<void> {
     const counts = (e: Application['endpoints'][number]) =>
-      e.protections !== null &&
-      (e.protections.limitsByClient.length > 0 || e.protections.limitsByParameter.length > 0 || e.protections.captcha?.provider === 'altcha');
+      e.protections !== null && (e.protections.limitsByClient.length > 0 || e.protections.limitsByParameter.length > 0 || e.protections.captcha?.provider === 'altcha');
     if (this.library !== null || !application.endpoints.some(counts)) return;
     this.library = await import('rate-limiter-flexible');
     if (this.settings.store === null) {
@@ -172,8 +158,7 @@ export class ServiceGuards implements Guards {
       return;
     }
     this.redis = await openSharedState(this.settings.store, {
-      unreachable: (error) =>
-        this.logger.log('warn', 'the rate limit store cannot be reached; requests are let through uncounted until it can', { error: describeError(error) }),
+      unreachable: (error) => this.logger.log('warn', 'the rate limit store cannot be reached; requests are let through uncounted until it can', { error: describeError(error) }),
       reachable: () => this.logger.log('info', 'the rate limit store is reachable again'),
     });
   }
@@ -243,8 +228,7 @@ export class ServiceGuards implements Guards {
     } catch (error) {
       return unavailable(`the ${rule.provider} verifier did not answer: ${describeError(error)}`);
     }
-    if (answer.kind === 'too-large')
-      return unavailable(`the ${rule.provider} verifier answered more than ${formatSize(CAPTCHA_ANSWER_LIMIT)}; the answer was not read`);
+    if (answer.kind === 'too-large') return unavailable(`the ${rule.provider} verifier answered more than ${formatSize(CAPTCHA_ANSWER_LIMIT)}; the answer was not read`);
     if (answer.statusCode < 200 || answer.statusCode > 299) return unavailable(`the ${rule.provider} verifier answered ${answer.statusCode}`);
     let result: { success?: unknown; score?: unknown; 'error-codes'?: unknown };
     try {

@@ -104,9 +104,7 @@ export function createLogger(format: LogFormat, color: boolean, out: { write(tex
     },
     request(f) {
       const status = f.status >= 500 ? c.red(String(f.status)) : f.status >= 400 ? c.yellow(String(f.status)) : c.green(String(f.status));
-      out.write(
-        `${time()} ${levelText[f.status >= 500 ? 'error' : 'info']} ${status} ${f.method} ${f.path} ${c.gray(`${f.durationMs}ms`)}${f.aborted ? c.yellow(' aborted') : ''} ${c.gray(f.requestId)}\n`,
-      );
+      out.write(`${time()} ${levelText[f.status >= 500 ? 'error' : 'info']} ${status} ${f.method} ${f.path} ${c.gray(`${f.durationMs}ms`)}${f.aborted ? c.yellow(' aborted') : ''} ${c.gray(f.requestId)}\n`);
     },
   };
 }

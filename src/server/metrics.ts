@@ -154,30 +154,15 @@ export class ServiceMetrics {
 
   /** Request bodies held in memory, the limit, and bodies refused for want of room. */
   watchBodyBudget(budget: BodyBudget): void {
-    this.gauge(
-      'endpoint_service_request_body_bytes_in_flight',
-      'Bytes of request bodies held in memory now, counted against --max-inflight-body-size',
-      () => budget.bytesInFlight,
-    );
+    this.gauge('endpoint_service_request_body_bytes_in_flight', 'Bytes of request bodies held in memory now, counted against --max-inflight-body-size', () => budget.bytesInFlight);
     this.gauge('endpoint_service_request_body_bytes_limit', 'The --max-inflight-body-size of the process (summed over workers)', () => budget.limit);
     this.gauge('endpoint_service_request_body_waiting', 'Request bodies waiting for room in --max-inflight-body-size now', () => budget.waiting);
-    this.gauge(
-      'endpoint_service_request_body_refusals_total',
-      'Requests answered 503 because their body did not fit in --max-inflight-body-size',
-      () => budget.refusals,
-      'counter',
-    );
+    this.gauge('endpoint_service_request_body_refusals_total', 'Requests answered 503 because their body did not fit in --max-inflight-body-size', () => budget.refusals, 'counter');
   }
 
   /** A metric read from its owner when scraped, shaped as prom-client's own (see RequestMetrics) and summed over workers like them. */
   private gauge(name: string, help: string, value: () => number, type: 'gauge' | 'counter' = 'gauge'): void {
-    const metric = {
-      name,
-      help,
-      type,
-      aggregator: 'sum',
-      get: async () => ({ name, help, type, aggregator: 'sum', values: [{ labels: {}, value: value() }] }),
-    };
+    const metric = { name, help, type, aggregator: 'sum', get: async () => ({ name, help, type, aggregator: 'sum', values: [{ labels: {}, value: value() }] }) };
     this.registry.registerMetric(metric as unknown as Counter);
   }
 

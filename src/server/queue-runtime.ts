@@ -27,39 +27,12 @@ class QueueMetrics {
 
   constructor(registry: Registry, counts: () => Promise<Record<string, number>>) {
     const registers = [registry];
-    this.enqueued = new Counter({
-      name: 'endpoint_service_queue_enqueued_total',
-      help: 'Background runs handed to the queue, by endpoint and outcome (queued, refused, in-process)',
-      labelNames: ['endpoint', 'outcome'],
-      registers,
-    });
-    this.enqueueSeconds = new Histogram({
-      name: 'endpoint_service_queue_enqueue_seconds',
-      help: 'Time to store a background run in the queue, by endpoint',
-      labelNames: ['endpoint'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers,
-    });
-    this.runs = new Counter({
-      name: 'endpoint_service_queue_runs_total',
-      help: 'Queued runs ended in this process, by endpoint and outcome (completed, retrying, failed, interrupted, config-changed, void)',
-      labelNames: ['endpoint', 'outcome'],
-      registers,
-    });
-    this.waitSeconds = new Histogram({
-      name: 'endpoint_service_queue_wait_seconds',
-      help: 'Time from enqueue to the first start of a run, by endpoint',
-      labelNames: ['endpoint'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-      registers,
-    });
+    this.enqueued = new Counter({ name: 'endpoint_service_queue_enqueued_total', help: 'Background runs handed to the queue, by endpoint and outcome (queued, refused, in-process)', labelNames: ['endpoint', 'outcome'], registers });
+    this.enqueueSeconds = new Histogram({ name: 'endpoint_service_queue_enqueue_seconds', help: 'Time to store a background run in the queue, by endpoint', labelNames: ['endpoint'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers });
+    this.runs = new Counter({ name: 'endpoint_service_queue_runs_total', help: 'Queued runs ended in this process, by endpoint and outcome (completed, retrying, failed, interrupted, config-changed, void)', labelNames: ['endpoint', 'outcome'], registers });
+    this.waitSeconds = new Histogram({ name: 'endpoint_service_queue_wait_seconds', help: 'Time from enqueue to the first start of a run, by endpoint', labelNames: ['endpoint'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300], registers });
     this.up = new Gauge({ name: 'endpoint_service_queue_up', help: '1 when the queue store answers, else 0', registers });
-    this.deliveryUnknown = new Counter({
-      name: 'endpoint_service_email_delivery_unknown_total',
-      help: 'Mail messages left being sent by a crash and not sent again, by endpoint and task',
-      labelNames: ['endpoint', 'task'],
-      registers,
-    });
+    this.deliveryUnknown = new Counter({ name: 'endpoint_service_email_delivery_unknown_total', help: 'Mail messages left being sent by a crash and not sent again, by endpoint and task', labelNames: ['endpoint', 'task'], registers });
     let cached: { at: number; counts: Record<string, number> } | null = null;
     this.jobs = new Gauge({
       name: 'endpoint_service_queue_jobs',
@@ -101,7 +74,7 @@ export class QueueRuntime {
     /** The process's tracing: the consumer gives each job's run a span in its request's trace. */
     tracing: Tracing = NO_TRACING,
   ) {
-    this.metrics = new QueueMetrics(registry, async () => ((this.producer ?? this.consumer) === null ? {} : await this.counts()));
+    this.metrics = new QueueMetrics(registry, async () => (this.producer ?? this.consumer) === null ? {} : await this.counts());
     const metrics = this.metrics;
     const observer: QueueObserver = {
       log: (level, message, fields) => logger.log(level, message, fields),
@@ -148,8 +121,7 @@ export class QueueRuntime {
     return (await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed')) as Record<string, number>;
   }
 
-  private countStore: Promise<{ store: { close(): Promise<void> }; queue: { getJobCounts(...states: string[]): Promise<Record<string, number>> } }> | null =
-    null;
+  private countStore: Promise<{ store: { close(): Promise<void> }; queue: { getJobCounts(...states: string[]): Promise<Record<string, number>> } }> | null = null;
 
   /** Shutdown: no new jobs; running ones get `timeoutMs`, then are handed back. The producer closes last. */
   async drain(timeoutMs: number): Promise<void> {

@@ -32,6 +32,7 @@ export function logBasePath(settings: Pick<ServeSettings, 'basePath'>, origin: s
   if (settings.basePath !== '') logger.log('info', 'endpoints are served below the base path', { url: `${origin}${settings.basePath}/` });
 }
 
+
 export interface ServingOptions {
   readonly settings: ServeSettings;
   readonly logger: Logger;
@@ -71,15 +72,7 @@ export function serve(options: ServingOptions): void {
   const queue =
     settings.queue === null
       ? null
-      : new QueueRuntime(
-          settings.queue,
-          logger,
-          metrics.registry,
-          TASK_KINDS,
-          { produce: true, consume: settings.queue.consume },
-          () => state.current,
-          tracing,
-        );
+      : new QueueRuntime(settings.queue, logger, metrics.registry, TASK_KINDS, { produce: true, consume: settings.queue.consume }, () => state.current, tracing);
   const load = (application: Application) =>
     new LoadedApplication(application, {
       ...(queue !== null ? { enqueueTasks: (run) => queue.enqueue(application, run) } : {}),
@@ -156,9 +149,7 @@ export function serve(options: ServingOptions): void {
       // Every request and task has ended, so has its span: the last batch is exported now.
       await tracing.shutdown();
     })();
-    const deadline = new Promise<'timeout'>((resolve) =>
-      setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs + (queue !== null ? HAND_BACK_MS : 0)).unref(),
-    );
+    const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs + (queue !== null ? HAND_BACK_MS : 0)).unref());
     void Promise.race([everything.then(() => 'done' as const), deadline]).then((outcome) => {
       if (outcome === 'timeout') {
         logger.log('warn', `shutdown timeout of ${formatDuration(settings.shutdownTimeoutMs)} reached; abandoning what is still running`, {
@@ -193,18 +184,16 @@ export function serve(options: ServingOptions): void {
     process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
     process.exit(LISTEN_FAILED_EXIT_CODE);
   });
-  void guards.open(options.application).then(() =>
-    server.listen({ port: settings.port, host: settings.host }, () => {
-      const address = server.address() as AddressInfo;
-      const origin = originOf(settings.host, address.port);
-      service.setListeningOrigin(origin);
-      if (!cluster.isWorker) {
-        process.stdout.write(`${READY_PREFIX}${origin}\n`);
-        logBasePath(settings, origin, logger);
-        if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
-      }
-    }),
-  );
+  void guards.open(options.application).then(() => server.listen({ port: settings.port, host: settings.host }, () => {
+    const address = server.address() as AddressInfo;
+    const origin = originOf(settings.host, address.port);
+    service.setListeningOrigin(origin);
+    if (!cluster.isWorker) {
+      process.stdout.write(`${READY_PREFIX}${origin}\n`);
+      logBasePath(settings, origin, logger);
+      if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
+    }
+  }));
 }
 
 /**

@@ -127,10 +127,7 @@ export function runWorker(
     })();
     const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), settings.shutdownTimeoutMs + HAND_BACK_MS).unref());
     void Promise.race([everything.then(() => 'done' as const), deadline]).then((outcome) => {
-      logger.log(
-        outcome === 'done' ? 'info' : 'warn',
-        outcome === 'done' ? 'shutdown complete' : 'shutdown timeout reached; exiting with jobs still running (they are resumed after their lock expires)',
-      );
+      logger.log(outcome === 'done' ? 'info' : 'warn', outcome === 'done' ? 'shutdown complete' : 'shutdown timeout reached; exiting with jobs still running (they are resumed after their lock expires)');
       process.exit(0);
     });
   };

@@ -40,8 +40,7 @@ export function parseHostAllowlist(values: readonly string[]): { ok: true; list:
       if (cidr !== null) {
         const family = isIP(cidr[1]!);
         const bits = Number(cidr[2]);
-        if (family === 0 || bits > (family === 4 ? 32 : 128))
-          return { ok: false, error: `"${raw.trim()}" is not an address range (such as 10.1.0.0/16 or fd00::/8)` };
+        if (family === 0 || bits > (family === 4 ? 32 : 128)) return { ok: false, error: `"${raw.trim()}" is not an address range (such as 10.1.0.0/16 or fd00::/8)` };
         (addresses ??= new BlockList()).addSubnet(cidr[1]!, bits, family === 4 ? 'ipv4' : 'ipv6');
       } else if (IPV6.test(entry) && entry.includes(':')) {
         const address = entry.replace(/^\[|\]$/g, '');
@@ -53,10 +52,7 @@ export function parseHostAllowlist(values: readonly string[]): { ok: true; list:
         else exact.add(entry);
         if (isIP(entry) === 4) (addresses ??= new BlockList()).addAddress(entry, 'ipv4');
       } else {
-        return {
-          ok: false,
-          error: `"${raw.trim()}" is not a host name or IP address (give only the host, such as api.example.com or *.example.com: no scheme, port or path)`,
-        };
+        return { ok: false, error: `"${raw.trim()}" is not a host name or IP address (give only the host, such as api.example.com or *.example.com: no scheme, port or path)` };
       }
       shown.push(entry);
     }

@@ -23,36 +23,10 @@ export interface OutboundPolicy {
 export const OPEN_POLICY: OutboundPolicy = { allowedHosts: null, denyPrivateAddresses: false };
 
 const RANGES: readonly (readonly [string, BlockList])[] = [
-  [
-    'loopback',
-    list([
-      ['127.0.0.0', 8, 'ipv4'],
-      ['::1', 128, 'ipv6'],
-    ]),
-  ],
-  [
-    'private',
-    list([
-      ['10.0.0.0', 8, 'ipv4'],
-      ['172.16.0.0', 12, 'ipv4'],
-      ['192.168.0.0', 16, 'ipv4'],
-      ['fc00::', 7, 'ipv6'],
-    ]),
-  ],
-  [
-    'link-local',
-    list([
-      ['169.254.0.0', 16, 'ipv4'],
-      ['fe80::', 10, 'ipv6'],
-    ]),
-  ],
-  [
-    'unspecified',
-    list([
-      ['0.0.0.0', 8, 'ipv4'],
-      ['::', 128, 'ipv6'],
-    ]),
-  ],
+  ['loopback', list([['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']])],
+  ['private', list([['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['fc00::', 7, 'ipv6']])],
+  ['link-local', list([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']])],
+  ['unspecified', list([['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']])],
 ];
 
 function list(subnets: readonly (readonly [string, number, 'ipv4' | 'ipv6'])[]): BlockList {
@@ -118,13 +92,7 @@ export function guardedLookup(policy: OutboundPolicy): LookupFunction {
       if (usable.length === 0) {
         const first = addresses[0];
         const reason = first === undefined ? `the host "${hostname}" has no address` : addressRefusal(policy, hostname, first.address)!;
-        const others =
-          addresses.length > 1
-            ? ` (and ${addresses
-                .slice(1)
-                .map((a) => a.address)
-                .join(', ')})`
-            : '';
+        const others = addresses.length > 1 ? ` (and ${addresses.slice(1).map((a) => a.address).join(', ')})` : '';
         callback(new AddressNotAllowedError(reason + others), wantsAll ? [] : '');
         return;
       }

@@ -27,10 +27,7 @@ export interface RetryOptions {
  * message says so when there was more than one. `span` is the attempt's own span (NO_SPAN
  * without tracing), for an attempt that sends its traceparent on.
  */
-export async function withRetries<T>(
-  attempt: (n: number, span: Span) => Promise<T>,
-  options: RetryOptions,
-): Promise<{ readonly value: T; readonly attempts: number }> {
+export async function withRetries<T>(attempt: (n: number, span: Span) => Promise<T>, options: RetryOptions): Promise<{ readonly value: T; readonly attempts: number }> {
   const maxAttempts = 1 + Math.max(0, options.retries);
   for (let n = 1; ; n++) {
     let failure: TaskError;

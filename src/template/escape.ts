@@ -21,10 +21,7 @@ export function escapeJsonString(value: string): string {
   // Most literal text needs nothing: compiling thousands of JSON bodies, and every value per
   // request, skips the three copies below.
   if (!JSON_SPECIAL.test(value)) return value;
-  return JSON.stringify(value)
-    .slice(1, -1)
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value).slice(1, -1).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 }
 
 /** application/x-www-form-urlencoded, as URLSearchParams writes it. */
@@ -79,8 +76,7 @@ export function escapeValue(escaping: Escaping, value: string, first: boolean): 
     case 'html':
       return escapeHtml(value);
     case 'header':
-      if (/[\r\n]/.test(value))
-        throw new UnsafeValueError('a value contains a line break (CR or LF), which is not allowed here', { reason: 'contains a line break' });
+      if (/[\r\n]/.test(value)) throw new UnsafeValueError('a value contains a line break (CR or LF), which is not allowed here', { reason: 'contains a line break' });
       return value;
   }
 }

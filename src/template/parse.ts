@@ -11,7 +11,9 @@ export interface TemplateSyntaxError {
   readonly offset: number;
 }
 
-export type ParsedTemplate = { readonly ok: true; readonly segments: readonly RawSegment[] } | { readonly ok: false; readonly error: TemplateSyntaxError };
+export type ParsedTemplate =
+  | { readonly ok: true; readonly segments: readonly RawSegment[] }
+  | { readonly ok: false; readonly error: TemplateSyntaxError };
 
 export function parseTemplateSource(source: string): ParsedTemplate {
   const segments: RawSegment[] = [];

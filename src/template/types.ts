@@ -1,7 +1,14 @@
 // Compiled templates and conditions: the compiler produces them, expansion reads them. They
 // live here, below the compiler, so that expansion never imports the compiler.
 
-export const SYSTEM_PARAMETERS = ['request-id', 'endpoint', 'environment', 'client-ip', 'user-agent', 'base-url'] as const;
+export const SYSTEM_PARAMETERS = [
+  'request-id',
+  'endpoint',
+  'environment',
+  'client-ip',
+  'user-agent',
+  'base-url',
+] as const;
 export type SystemParameter = (typeof SYSTEM_PARAMETERS)[number];
 
 /** How a placeholder's value is escaped; decided by where the template stands. */

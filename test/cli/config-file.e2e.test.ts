@@ -79,8 +79,6 @@ describe('a settings file beside endpoints.xml', () => {
     const r = await run(['validate', path.join(app, 'endpoints.xml')]);
     expect(r.timedOut).toBe(false);
     expect(r.exitCode).toBe(1);
-    expect(`${r.stdout}${r.stderr}`).toMatch(
-      /security\.xml:1:1 +error +file-unreadable +Cannot read .*security\.xml: it is a named pipe \(FIFO\), not a regular file\./,
-    );
+    expect(`${r.stdout}${r.stderr}`).toMatch(/security\.xml:1:1 +error +file-unreadable +Cannot read .*security\.xml: it is a named pipe \(FIFO\), not a regular file\./);
   });
 });

@@ -29,11 +29,7 @@ describe('docs/editors.md', () => {
     const pattern = matcher.problemMatcher![0]!.pattern[0]!;
     const regexp = new RegExp(pattern.regexp as string);
     // Errors and a warning, in endpoints.xml and in a settings file beside it.
-    const files = [
-      'fixtures/invalid/unknown-element/endpoints.xml',
-      'fixtures/invalid/invalid-value--settings/endpoints.xml',
-      'fixtures/invalid/env-not-set/endpoints.xml',
-    ];
+    const files = ['fixtures/invalid/unknown-element/endpoints.xml', 'fixtures/invalid/invalid-value--settings/endpoints.xml', 'fixtures/invalid/env-not-set/endpoints.xml'];
     const text = await run(['validate', ...files]);
     const json = JSON.parse((await run(['validate', '--format', 'json', ...files])).stdout) as { diagnostics: Diagnostic[] };
     expect(json.diagnostics.map((d) => d.severity)).toEqual(expect.arrayContaining(['error', 'warning']));

@@ -67,8 +67,7 @@ const forwardMesh = `<endpoint-folder>\n${Array.from(
 ).join('')}</endpoint-folder>\n`;
 // 50,000 tasks, each after the next one in the file: a chain as deep as it is long.
 const CHAIN = 50_000;
-const task = (i: number, after: number | null) =>
-  `<task class="HttpRequest" id="t${i}">${after === null ? '' : `<after task-id="t${after}"/>`}<url>https://x.example/</url></task>\n`;
+const task = (i: number, after: number | null) => `<task class="HttpRequest" id="t${i}">${after === null ? '' : `<after task-id="t${after}"/>`}<url>https://x.example/</url></task>\n`;
 const reverseChain = `<endpoint-folder><endpoint name="e">\n${Array.from({ length: CHAIN }, (_, i) => task(i, i < CHAIN - 1 ? i + 1 : null)).join('')}</endpoint></endpoint-folder>\n`;
 const taskRing = `<endpoint-folder><endpoint name="e">\n${Array.from({ length: CHAIN }, (_, i) => task(i, (i + 1) % CHAIN)).join('')}</endpoint></endpoint-folder>\n`;
 const deepJson = `<endpoint-folder><endpoint name="e"><task class="HttpRequest"><url>https://x.example/</url><json-body>${'['.repeat(50_000)}${']'.repeat(50_000)}</json-body></task></endpoint></endpoint-folder>\n`;
@@ -242,7 +241,9 @@ describe('validate on hostile input', { timeout: 2 * HANG_GUARD }, () => {
     const { r } = await validate('duplicate-attribute', 'json');
     expect(r.exitCode).toBe(1);
     const report = JSON.parse(r.stdout) as { diagnostics: { code: string; line: number; column: number; message: string }[] };
-    expect(report.diagnostics).toEqual([expect.objectContaining({ code: 'xml-malformed', line: 1, column: duplicateAttribute.indexOf('a7="again"') + 1 })]);
+    expect(report.diagnostics).toEqual([
+      expect.objectContaining({ code: 'xml-malformed', line: 1, column: duplicateAttribute.indexOf('a7="again"') + 1 }),
+    ]);
     expect(report.diagnostics[0]!.message).toContain('"a7" appears twice');
   });
 

@@ -35,10 +35,7 @@ function tree(dir: string): string[] {
 
 /** The printed "Next:" commands: leading NAME=value words set variables, then the command (`endpoint-service`, `npx endpoint-service` or a path to it) and its arguments. */
 function nextCommands(stdout: string): { line: string; env: Record<string, string>; command: string; args: string[] }[] {
-  const lines = stdout
-    .slice(stdout.indexOf('\nNext:\n') + 7)
-    .trimEnd()
-    .split('\n');
+  const lines = stdout.slice(stdout.indexOf('\nNext:\n') + 7).trimEnd().split('\n');
   return lines.map((line) => {
     const words = line.trim().split(/\s+/);
     const env: Record<string, string> = {};
@@ -162,10 +159,7 @@ describe('init into a new folder', () => {
         xml: [{ fileName: file, contents: readFileSync(path.join(cwd, 'demo', file), 'utf8') }],
         schema: [readFileSync(path.join(cwd, 'demo', schema), 'utf8')],
       });
-      expect(
-        result.errors.map((e) => e.rawMessage),
-        file,
-      ).toEqual([]);
+      expect(result.errors.map((e) => e.rawMessage), file).toEqual([]);
     }
   });
 

@@ -53,7 +53,9 @@ function expectedInvalid(prefix: string) {
 
 const contactText = readFileSync(path.join(repoRoot, contactForm), 'utf8');
 /** Lines that use ${env:CRM_API_KEY}: the first warns when the variable is unset, naming the others. */
-const envLines = contactText.split('\n').flatMap((line, i) => (line.includes('${env:CRM_API_KEY}') ? [i + 1] : []));
+const envLines = contactText
+  .split('\n')
+  .flatMap((line, i) => (line.includes('${env:CRM_API_KEY}') ? [i + 1] : []));
 /** One warning per unset variable and file, however many lines use it. */
 const ENV_WARNINGS = 1;
 
@@ -204,12 +206,10 @@ describe('validate --format json', () => {
     expect(new Set(files)).toEqual(new Set([absolute, path.join(parent, 'app/security.xml')]));
 
     const dotted = await run(['validate', '--format', 'json', './endpoints.xml'], { cwd: path.join(parent, 'app') });
-    expect(
-      parse(dotted.stdout)
-        .diagnostics.filter((d) => d.code === 'unknown-element')
-        .map((d) => path.normalize(d.file))
-        .sort(),
-    ).toEqual(['endpoints.xml', 'security.xml']);
+    expect(parse(dotted.stdout).diagnostics.filter((d) => d.code === 'unknown-element').map((d) => path.normalize(d.file)).sort()).toEqual([
+      'endpoints.xml',
+      'security.xml',
+    ]);
     expect(parse(dotted.stdout).diagnostics[0]!.file).toBe('./endpoints.xml');
   });
 

@@ -177,9 +177,7 @@ describe('XML 1.0 rules beyond the suite, with exact positions', () => {
 
   it('refuses UTF-16 with a lone surrogate, and a UTF-16 byte order mark under encoding="UTF-8"', async () => {
     const utf16 = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
-    expect(await located(utf16('<endpoint-folder>\n\ud800</endpoint-folder>'))).toEqual([
-      expect.objectContaining({ code: 'xml-encoding', line: 2, column: 1 }),
-    ]);
+    expect(await located(utf16('<endpoint-folder>\n\ud800</endpoint-folder>'))).toEqual([expect.objectContaining({ code: 'xml-encoding', line: 2, column: 1 })]);
     expect(await located(utf16('<?xml version="1.0" encoding="UTF-8"?><endpoint-folder/>'))).toEqual([
       expect.objectContaining({ code: 'xml-encoding', line: 1, column: 31 }),
     ]);

@@ -84,18 +84,11 @@ describe('docs/migrating-from-openendpoints.md, worked example', () => {
 
     it('validate reports as the guide says: only unsupported features as errors, each naming what to write instead and the guide', async () => {
       const r = await run(['validate', '--format', 'json', path.join(corpusDir, 'endpoints.xml')]);
-      const report = JSON.parse(r.stdout) as {
-        errorCount: number;
-        warningCount: number;
-        diagnostics: { code: string; severity: string; message: string; line: number }[];
-      };
-      expect(example.replace(/\s+/g, ' ')).toContain(
-        `reports ${report.errorCount} errors, every one an \`unsupported-feature\` at its own line, and ${report.warningCount} warnings`,
-      );
+      const report = JSON.parse(r.stdout) as { errorCount: number; warningCount: number; diagnostics: { code: string; severity: string; message: string; line: number }[] };
+      expect(example.replace(/\s+/g, ' ')).toContain(`reports ${report.errorCount} errors, every one an \`unsupported-feature\` at its own line, and ${report.warningCount} warnings`);
       const errors = report.diagnostics.filter((d) => d.severity === 'error');
       expect(errors.every((d) => d.code === 'unsupported-feature')).toBe(true);
-      for (const d of errors)
-        expect(d.message, `line ${d.line}`).toMatch(/: (write|answer|use|attach|call|remove|name) .*\. See docs\/migrating-from-openendpoints\.md\.$/);
+      for (const d of errors) expect(d.message, `line ${d.line}`).toMatch(/: (write|answer|use|attach|call|remove|name) .*\. See docs\/migrating-from-openendpoints\.md\.$/);
       // The replacements the guide names for the three endpoints are the ones validate names.
       const text = corpus.split('\n');
       const at = (needle: string) => errors.filter((d) => text[d.line - 1]!.includes(needle)).map((d) => d.message);
@@ -107,3 +100,4 @@ describe('docs/migrating-from-openendpoints.md, worked example', () => {
     });
   });
 });
+

@@ -64,15 +64,8 @@ describe.skipIf(!corpusPresent)('the OpenEndpoints example application, as it is
     expect(uses.length).toBeGreaterThan(0);
     // Every kind the corpus is known to hold is found by the scan.
     expect(new Set(uses.map((u) => u.name))).toEqual(
-      new Set([
-        'body-transformation',
-        'attachment-transformation',
-        'parameter-transformation',
-        'response-transformation',
-        'attachment-ooxml-parameter-expansion',
-        'ooxml-parameter-expansion',
-        ...UNSUPPORTED_CLASSES,
-      ]),
+      new Set(['body-transformation', 'attachment-transformation', 'parameter-transformation', 'response-transformation',
+        'attachment-ooxml-parameter-expansion', 'ooxml-parameter-expansion', ...UNSUPPORTED_CLASSES]),
     );
   });
 
@@ -125,10 +118,7 @@ describe.skipIf(!corpusPresent)('the OpenEndpoints example application without i
     // Each removed endpoint does use an unsupported feature itself.
     const scan = withoutComments(xml);
     for (const e of endpoints(scan).filter((x) => removedEndpoints.includes(x.name))) {
-      expect(
-        unsupportedUses(xml).some((u) => u.offset > e.start && u.offset < e.end),
-        e.name,
-      ).toBe(true);
+      expect(unsupportedUses(xml).some((u) => u.offset > e.start && u.offset < e.end), e.name).toBe(true);
     }
   });
 

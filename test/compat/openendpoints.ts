@@ -62,7 +62,9 @@ export function unsupportedUses(xml: string): FeatureUse[] {
   for (const m of text.matchAll(klass)) uses.push({ name: m[1]!, offset: m.index, line: lineAt(text, m.index) });
   for (const m of text.matchAll(/\sxslt-file\s*=/g)) uses.push({ name: 'xslt-file', offset: m.index + 1, line: lineAt(text, m.index + 1) });
   const inside = elementRanges(text, UNSUPPORTED_ELEMENTS);
-  return uses.filter((u) => !inside.some((r) => u.offset > r.start && u.offset < r.end)).sort((a, b) => a.offset - b.offset);
+  return uses
+    .filter((u) => !inside.some((r) => u.offset > r.start && u.offset < r.end))
+    .sort((a, b) => a.offset - b.offset);
 }
 
 /** [start, end) of each element with one of these names (start tag to its end tag or "/>"). */

@@ -129,11 +129,7 @@ describe('fixtures/invalid: each case yields exactly its declared diagnostics', 
         if (e.messageContains.length === 0) continue;
         // Several diagnostics may share code and position; one of them must carry the text.
         const candidates = result.diagnostics.filter((d) => key(d) === key(e)).map((d) => d.message);
-        for (const text of e.messageContains)
-          expect(
-            candidates.some((m) => m.includes(text)),
-            `${key(e)}: ${JSON.stringify(candidates)} should contain ${JSON.stringify(text)}`,
-          ).toBe(true);
+        for (const text of e.messageContains) expect(candidates.some((m) => m.includes(text)), `${key(e)}: ${JSON.stringify(candidates)} should contain ${JSON.stringify(text)}`).toBe(true);
       }
 
       // Counts and the application follow from the list: no application when there is an error.

@@ -3,15 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect } from 'vitest';
-import {
-  compileApplication,
-  type Application,
-  type CompileOptions,
-  type CompileResult,
-  type Endpoint,
-  type Template,
-  type TemplatePart,
-} from '../../src/compiler/index.js';
+import { compileApplication, type Application, type CompileOptions, type CompileResult, type Endpoint, type Template, type TemplatePart } from '../../src/compiler/index.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
 
 const created: string[] = [];

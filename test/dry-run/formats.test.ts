@@ -24,39 +24,15 @@ describe('dry-run --format json', () => {
     const { doc } = await dryRunJson([SHOP]);
     const signup = doc.endpoints[0]!;
     expect(signup.tasks).toEqual([
+      { id: 'fetch-id', kind: 'http-request', line: 15, dependsOn: [], inputs: [], outputs: ['customer-id'], condition: null, ignoreIfError: false, willRun: null },
       {
-        id: 'fetch-id',
-        kind: 'http-request',
-        line: 15,
-        dependsOn: [],
-        inputs: [],
-        outputs: ['customer-id'],
-        condition: null,
-        ignoreIfError: false,
-        willRun: null,
-      },
-      {
-        id: 'create-customer',
-        kind: 'http-request',
-        line: 21,
-        dependsOn: ['fetch-id'],
-        inputs: ['customer-id'],
-        outputs: [],
-        condition: '${newsletter} equals "yes"',
-        ignoreIfError: false,
-        willRun: null,
+        id: 'create-customer', kind: 'http-request', line: 21, dependsOn: ['fetch-id'], inputs: ['customer-id'], outputs: [],
+        condition: '${newsletter} equals "yes"', ignoreIfError: false, willRun: null,
       },
       { id: 'notify', kind: 'email', line: 27, dependsOn: ['fetch-id'], inputs: [], outputs: [], condition: null, ignoreIfError: false, willRun: null },
       {
-        id: 'audit',
-        kind: 'http-request',
-        line: 38,
-        dependsOn: ['fetch-id'],
-        inputs: ['customer-id'],
-        outputs: [],
-        condition: '${customer-id} notequals ""',
-        ignoreIfError: true,
-        willRun: null,
+        id: 'audit', kind: 'http-request', line: 38, dependsOn: ['fetch-id'], inputs: ['customer-id'], outputs: [],
+        condition: '${customer-id} notequals ""', ignoreIfError: true, willRun: null,
       },
     ]);
     expect(signup.stages).toEqual([['fetch-id'], ['create-customer', 'notify', 'audit']]);

@@ -30,24 +30,17 @@ interface ProtectionsJson {
   rateLimits: { requests: number; per: string; by: string; burst: number }[];
   checks: { check: string; outcome: string; detail: string }[] | null;
 }
-type Doc = {
-  endpoints: { name: string; response: { status: number | null }; tasks: { id: string; willRun: boolean | null }[]; protections?: ProtectionsJson }[];
-};
+type Doc = { endpoints: { name: string; response: { status: number | null }; tasks: { id: string; willRun: boolean | null }[]; protections?: ProtectionsJson }[] };
 
 describe('dry-run and protections', () => {
-  it("lists each endpoint's protections, folders' included, and none for an endpoint without", async () => {
+  it('lists each endpoint\'s protections, folders\' included, and none for an endpoint without', async () => {
     const run = await dryRun([PROTECT, '--format', 'json'], env);
     expect(run.exitCode).toBe(0);
     const doc = JSON.parse(run.stdout) as Doc;
     const of = (name: string) => doc.endpoints.find((e) => e.name === name)!;
     expect(of('whoami').protections).toBeUndefined();
     expect(of('contact').protections).toEqual({ honeypot: 'website', captcha: null, rateLimits: [], checks: null });
-    expect(of('signup').protections).toEqual({
-      honeypot: 'homepage',
-      captcha: null,
-      rateLimits: [{ requests: 50, per: '1m', by: 'client-ip', burst: 0 }],
-      checks: null,
-    });
+    expect(of('signup').protections).toEqual({ honeypot: 'homepage', captcha: null, rateLimits: [{ requests: 50, per: '1m', by: 'client-ip', burst: 0 }], checks: null });
     expect(of('per-email').protections?.rateLimits).toEqual([{ requests: 2, per: '1m', by: 'parameter:email', burst: 0 }]);
 
     const text = await dryRun([PROTECT, '--endpoint', 'signup'], env);
@@ -59,23 +52,13 @@ describe('dry-run and protections', () => {
   });
 
   it('a filled honeypot: the success is shown and no task runs; an empty one changes nothing', async () => {
-    const caught = JSON.parse(
-      (
-        await dryRun(
-          [PROTECT, '--endpoint', 'contact', '--param', 'name=Bot', '--param', 'email=bot@example.test', '--param', 'website=x', '--format', 'json'],
-          env,
-        )
-      ).stdout,
-    ) as Doc;
+    const caught = JSON.parse((await dryRun([PROTECT, '--endpoint', 'contact', '--param', 'name=Bot', '--param', 'email=bot@example.test', '--param', 'website=x', '--format', 'json'], env)).stdout) as Doc;
     const contact = caught.endpoints[0]!;
     expect(contact.response.status).toBe(200);
     expect(contact.tasks.map((t) => t.willRun)).toEqual([false, false]);
     expect(contact.protections?.checks?.map((c) => [c.check, c.outcome])).toEqual([['honeypot', 'caught']]);
 
-    const person = await dryRun(
-      [PROTECT, '--endpoint', 'contact', '--param', 'name=Ada', '--param', 'email=ada@example.test', '--param', 'website=', '--format', 'json'],
-      env,
-    );
+    const person = await dryRun([PROTECT, '--endpoint', 'contact', '--param', 'name=Ada', '--param', 'email=ada@example.test', '--param', 'website=', '--format', 'json'], env);
     // The trap field is read, not ignored: no warning about an undeclared parameter.
     expect(person.stderr).not.toContain('website');
     const doc = JSON.parse(person.stdout) as Doc;
@@ -83,14 +66,7 @@ describe('dry-run and protections', () => {
     expect(doc.endpoints[0]!.protections?.checks?.map((c) => [c.check, c.outcome])).toEqual([['honeypot', 'passes']]);
 
     // A space is filled, as serve takes it.
-    const spaced = JSON.parse(
-      (
-        await dryRun(
-          [PROTECT, '--endpoint', 'contact', '--param', 'name=Bot', '--param', 'email=bot@example.test', '--param', 'website= ', '--format', 'json'],
-          env,
-        )
-      ).stdout,
-    ) as Doc;
+    const spaced = JSON.parse((await dryRun([PROTECT, '--endpoint', 'contact', '--param', 'name=Bot', '--param', 'email=bot@example.test', '--param', 'website= ', '--format', 'json'], env)).stdout) as Doc;
     expect(spaced.endpoints[0]!.protections?.checks?.map((c) => [c.check, c.outcome])).toEqual([['honeypot', 'caught']]);
   });
 
@@ -103,9 +79,7 @@ describe('dry-run and protections', () => {
 
     const given = await dryRun([CAPTCHA, '--endpoint', 'recaptcha', '--param', 'name=Ada', '--param', 'g-recaptcha-response=tok'], env);
     expect(given.exitCode).toBe(0);
-    expect(given.stdout).toContain(
-      '[not-checked] captcha: the recaptcha token would be sent to ${env:VERIFIER}/recaptcha/api/siteverify; dry-run verifies nothing',
-    );
+    expect(given.stdout).toContain('[not-checked] captcha: the recaptcha token would be sent to ${env:VERIFIER}/recaptcha/api/siteverify; dry-run verifies nothing');
     expect(given.stdout).toContain('[runs] crm');
     expect(calls).toBe(0);
   });

@@ -68,21 +68,13 @@ describe('a simulated request', () => {
   });
 
   it('prints the exact request, emails and chosen response in text', async () => {
-    const run = await dryRun([SHOP, '--endpoint', 'signup', '--param', 'email=ann@example.com', '--param', 'newsletter=yes', '--param', 'name=<Ann>'], {
-      ...SECRETS,
-    });
+    const run = await dryRun([SHOP, '--endpoint', 'signup', '--param', 'email=ann@example.com', '--param', 'newsletter=yes', '--param', 'name=<Ann>'], { ...SECRETS });
     expect(run.exitCode).toBe(0);
     const out = run.stdout;
     expect(out).toContain('Simulated request: email=ann@example.com, newsletter=yes, name=<Ann>');
-    expect(out).toContain(
-      '(whitelist: https://shop.example)  ← chosen\n            → https://shop.example/welcome?email=ann%40example.com\n            otherwise: 201',
-    );
-    expect(out).toMatch(
-      /\[runs\] create-customer[^\n]*\n(?: {6}[^\n]*\n)*? {6}POST https:\/\/crm\.example\/customers\/<from fetch-id>\/subscriptions\n {6}authorization: \*\*\*\n {6}content-type: application\/json\n {6}idempotency-key: [0-9a-f]{32}\n\n {6}\{"email":"ann@example\.com","name":"<Ann>"\}/,
-    );
-    expect(out).toContain(
-      '        To: sales@example.com\n        Subject: Welcome, <Ann>\n        X-Mailer: endpoint-service\n        Attachments: terms.txt, newsletter.txt\n        Inline images: logo.png (cid:logo.png)',
-    );
+    expect(out).toContain('(whitelist: https://shop.example)  ← chosen\n            → https://shop.example/welcome?email=ann%40example.com\n            otherwise: 201');
+    expect(out).toMatch(/\[runs\] create-customer[^\n]*\n(?: {6}[^\n]*\n)*? {6}POST https:\/\/crm\.example\/customers\/<from fetch-id>\/subscriptions\n {6}authorization: \*\*\*\n {6}content-type: application\/json\n {6}idempotency-key: [0-9a-f]{32}\n\n {6}\{"email":"ann@example\.com","name":"<Ann>"\}/);
+    expect(out).toContain('        To: sales@example.com\n        Subject: Welcome, <Ann>\n        X-Mailer: endpoint-service\n        Attachments: terms.txt, newsletter.txt\n        Inline images: logo.png (cid:logo.png)');
     expect(out).toContain('        -- text/html\n        <p>Hello <b>&lt;Ann&gt;</b></p><img src="cid:logo.png">');
     expect(out).toContain('        -- text/plain\n        Hello <Ann>, thanks for signing up.');
     expect(out).toMatch(/\[maybe\] audit/);
@@ -90,7 +82,7 @@ describe('a simulated request', () => {
 });
 
 describe('a simulated request that fails its primary action', () => {
-  it("reports a missing required parameter with serve's detail and exits 1", async () => {
+  it('reports a missing required parameter with serve\'s detail and exits 1', async () => {
     const { run, doc } = await dryRunJson([SHOP, '--endpoint', 'signup', '--param', 'newsletter=yes']);
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toContain('missing required parameter "email"');

@@ -35,8 +35,7 @@ describe('--body and --header', () => {
   it('binds the GitHub issues.opened example as serve would and shows each value with its source', async () => {
     const run = await github('--body', 'issues.json', '--header', 'X-GitHub-Event: issues', '--format', 'json');
     expect(run.exitCode).toBe(0);
-    const endpoint = (JSON.parse(run.stdout) as { endpoints: { parameters: BoundJson[]; tasks: { willRun: boolean; request: { body: string } }[] }[] })
-      .endpoints[0]!;
+    const endpoint = (JSON.parse(run.stdout) as { endpoints: { parameters: BoundJson[]; tasks: { willRun: boolean; request: { body: string } }[] }[] }).endpoints[0]!;
     expect(endpoint.parameters).toEqual([
       { name: 'event', value: 'issues', source: { kind: 'header', header: 'x-github-event' }, default: false },
       { name: 'action', value: 'opened', source: { kind: 'name' }, default: false },
@@ -46,9 +45,7 @@ describe('--body and --header', () => {
       { name: 'closed', value: 'no', source: { kind: 'jsonpath', path: '$.issue.closed_at' }, default: true },
     ]);
     expect(endpoint.tasks[0]!.willRun).toBe(true);
-    expect(JSON.parse(endpoint.tasks[0]!.request.body)).toEqual({
-      text: 'Codertocat/Hello-World: issue opened: Spelling error in the README file (labels: bug)',
-    });
+    expect(JSON.parse(endpoint.tasks[0]!.request.body)).toEqual({ text: 'Codertocat/Hello-World: issue opened: Spelling error in the README file (labels: bug)' });
   });
 
   it('refuses, as serve does, a delivery without the header a required parameter reads', async () => {
@@ -79,9 +76,7 @@ describe('--body and --header', () => {
     const run = await github('--body', 'broken.json', '--header', 'X-GitHub-Event: issues');
     expect(run.exitCode).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain(
-      "the request fails with status 400: malformed JSON body at line 3, column 26: expected a member name in double quotes, found '}'",
-    );
+    expect(run.stderr).toContain("the request fails with status 400: malformed JSON body at line 3, column 26: expected a member name in double quotes, found '}'");
   });
 
   it('refuses an XML body with the 415 serve gives', async () => {

@@ -24,14 +24,10 @@ export class DurableRig {
     routes(this.peer);
     this.smtp = await SmtpPeer.start(smtpOptions);
     this.store = inspect(this.backend, this.name);
-    this.serve = await startServe(
-      queueFixture('durable'),
-      ['--queue', this.backend.url, '--queue-name', this.name, '--no-queue-consume', '--smtp-url', this.smtp.url],
-      {
-        PEER: this.peer.origin,
-        ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-      },
-    );
+    this.serve = await startServe(queueFixture('durable'), ['--queue', this.backend.url, '--queue-name', this.name, '--no-queue-consume', '--smtp-url', this.smtp.url], {
+      PEER: this.peer.origin,
+      ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
+    });
   }
 
   /** A `worker` process on the fixture and the rig's peers, with `args` added. */

@@ -115,15 +115,7 @@ export class OtlpReceiver {
       resourceSpans?: {
         resource?: { attributes?: OtlpKeyValue[] };
         scopeSpans?: {
-          spans?: {
-            traceId: string;
-            spanId: string;
-            parentSpanId?: string;
-            name: string;
-            kind: number;
-            attributes?: OtlpKeyValue[];
-            status?: { code?: number };
-          }[];
+          spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpKeyValue[]; status?: { code?: number } }[];
         }[];
       }[];
     };

@@ -48,10 +48,7 @@ export async function queueBackends(): Promise<QueueBackend[]> {
   const redis = await testRedisUrl();
   const postgres = process.env.ENDPOINT_SERVICE_TEST_POSTGRES_URL;
   const backend = (name: BackendName, url: string | null, skipped: string | null): QueueBackend => ({ name, url, skipped, toString: () => LABELS[name] });
-  return [
-    backend('redis', redis, redis === null ? 'no Redis here (see the line above)' : null),
-    ...(postgres !== undefined && postgres !== '' ? [backend('postgres', postgres, null)] : []),
-  ];
+  return [backend('redis', redis, redis === null ? 'no Redis here (see the line above)' : null), ...(postgres !== undefined && postgres !== '' ? [backend('postgres', postgres, null)] : [])];
 }
 
 /** The Redis store alone, for a suite about something other than the store (tracing, say). */
@@ -202,13 +199,7 @@ export interface RunningWorker {
 }
 
 /** Starts `endpoint-service worker FILE --queue URL --queue-name NAME --port 0 ARGS`. */
-export function startWorker(
-  file: string,
-  url: string,
-  name: string,
-  args: readonly string[] = [],
-  env: Record<string, string | undefined> = {},
-): RunningWorker {
+export function startWorker(file: string, url: string, name: string, args: readonly string[] = [], env: Record<string, string | undefined> = {}): RunningWorker {
   const child = spawn(process.execPath, [BIN, 'worker', file, '--queue', url, '--queue-name', name, '--port', '0', '--log-format', 'json', ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ENDPOINT_SERVICE_SMTP_URL: undefined, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY, ...env },
@@ -273,11 +264,7 @@ export function startWorker(
 /** Runs `endpoint-service ARGS` to its end. */
 export function runCli(args: readonly string[], env: Record<string, string | undefined> = {}): Promise<Exit & { stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, NO_COLOR: '1', ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));

@@ -82,8 +82,7 @@ export async function testRedisUrl(): Promise<string | null> {
   if (await reachable('127.0.0.1', 6379)) return 'redis://127.0.0.1:6379';
   spawned ??= await spawnRedis();
   if (spawned !== null) return spawned.url;
-  const message =
-    'no Redis for the suites that need one: set ENDPOINT_SERVICE_TEST_REDIS_URL, run Redis on 127.0.0.1:6379, or put redis-server on PATH (apt-get install redis-server)';
+  const message = 'no Redis for the suites that need one: set ENDPOINT_SERVICE_TEST_REDIS_URL, run Redis on 127.0.0.1:6379, or put redis-server on PATH (apt-get install redis-server)';
   if (process.env.CI === 'true') throw new Error(message);
   console.warn(`skipped: ${message}`);
   return null;

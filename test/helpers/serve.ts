@@ -117,11 +117,7 @@ export async function startServe(file: string, args: readonly string[] = [], env
 }
 
 /** Runs `serve` expecting it to end by itself (a refused start). */
-export async function runServeToExit(
-  file: string,
-  args: readonly string[] = [],
-  env: Record<string, string | undefined> = {},
-): Promise<Exit & { stdout: string; stderr: string }> {
+export async function runServeToExit(file: string, args: readonly string[] = [], env: Record<string, string | undefined> = {}): Promise<Exit & { stdout: string; stderr: string }> {
   const child = launch(file, args, env);
   let stdout = '';
   let stderr = '';

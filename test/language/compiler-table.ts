@@ -65,12 +65,7 @@ const CONTEXT: Readonly<Record<string, { attributes?: readonly (readonly [string
   // Whitelist entries are read only beside the redirect they restrict.
   'redirect-prefix-whitelist-entry': { siblings: [{ name: 'redirect-to', attributes: [], children: [], text: 'https://www.example.com/' }] },
   // An output without a name is reported by the task and not read further.
-  'output-intermediate-value': {
-    attributes: [
-      ['name', 'probe-value'],
-      ['jsonpath', '$.v'],
-    ],
-  },
+  'output-intermediate-value': { attributes: [['name', 'probe-value'], ['jsonpath', '$.v']] },
 };
 
 /** One element of a probe path, with what stands beside it. */
@@ -138,11 +133,7 @@ class Prober {
 
   probe(file: LanguageFile, root: Node): ProbeResult & { lineOf: Map<Node, number>; attributeLine: Map<Node, Map<string, number>> } {
     const { text, lineOf, attributeLine } = serialise(root);
-    const files: Record<LanguageFile, string | null> = {
-      'endpoints.xml': '<endpoint-folder/>\n',
-      'email-sending-configuration.xml': null,
-      'security.xml': null,
-    };
+    const files: Record<LanguageFile, string | null> = { 'endpoints.xml': '<endpoint-folder/>\n', 'email-sending-configuration.xml': null, 'security.xml': null };
     files[file] = text;
     for (const [name, content] of Object.entries(files)) {
       const target = path.join(this.dir, name);
@@ -204,9 +195,7 @@ function learn(): ElementEntry[] {
         continue;
       }
       if (shape === undefined) {
-        throw new Error(
-          `the compiler did not read <${step.name}> in <${parent}> (${file}): give it what it needs around it in CONTEXT (test/language/compiler-table.ts)`,
-        );
+        throw new Error(`the compiler did not read <${step.name}> in <${parent}> (${file}): give it what it needs around it in CONTEXT (test/language/compiler-table.ts)`);
       }
 
       // Attributes refused here, though the shape lists them.
@@ -225,16 +214,11 @@ function learn(): ElementEntry[] {
         return p.codesAt(p.line).filter((c) => c === 'missing-attribute').length;
       };
       const bareAttributes = missingAttributes([]);
-      const requiredAttributes =
-        bareAttributes === 0
-          ? []
-          : attributes.filter((a) => missingAttributes([[a, step.name === 'task' ? step.attributes[0]![1] : 'probe']]) < bareAttributes);
+      const requiredAttributes = bareAttributes === 0 ? [] : attributes.filter((a) => missingAttributes([[a, step.name === 'task' ? step.attributes[0]![1] : 'probe']]) < bareAttributes);
 
       // Children: each is read in turn; refused ones are learnt when read.
       const childSteps = shape.children.flatMap((name) =>
-        name === 'task'
-          ? TASK_KINDS.list.map((kind) => ({ step: stepFor('task', kind.classNames[0]!), key: `task(${kind.classNames[0]!})` }))
-          : [{ step: stepFor(name), key: name }],
+        name === 'task' ? TASK_KINDS.list.map((kind) => ({ step: stepFor('task', kind.classNames[0]!), key: `task(${kind.classNames[0]!})` })) : [{ step: stepFor(name), key: name }],
       );
       const nodeOf = (s: Step): Node => ({ name: s.name, attributes: s.attributes, children: [] });
       const missingElements = (children: readonly Node[]) => {
@@ -243,9 +227,7 @@ function learn(): ElementEntry[] {
       };
       const bareChildren = missingElements([]);
       const requiredChildren =
-        bareChildren === 0
-          ? []
-          : [...new Set(childSteps.filter(({ step: s }) => missingElements([...s.siblings, nodeOf(s)]) < bareChildren).map(({ step: s }) => s.name))];
+        bareChildren === 0 ? [] : [...new Set(childSteps.filter(({ step: s }) => missingElements([...s.siblings, nodeOf(s)]) < bareChildren).map(({ step: s }) => s.name))];
 
       // Open content: a child of a name no element has is not reported.
       const stranger: Node = { name: 'probe-open-content', attributes: [], children: [] };
@@ -284,3 +266,4 @@ export function compilerTable(): readonly ElementEntry[] {
   table ??= learn();
   return table;
 }
+

@@ -74,20 +74,7 @@ function readSections(): Section[] {
         current = null;
         return;
       }
-      current = {
-        file,
-        heading: line.slice(4),
-        line: index + 1,
-        name: m[1]!,
-        parents: [],
-        children: null,
-        anyElements: false,
-        text: false,
-        attributes: new Map(),
-        diagnostics: [],
-        examples: [],
-        hasInLine: false,
-      };
+      current = { file, heading: line.slice(4), line: index + 1, name: m[1]!, parents: [], children: null, anyElements: false, text: false, attributes: new Map(), diagnostics: [], examples: [], hasInLine: false };
       sections.push(current);
       return;
     }
@@ -136,8 +123,7 @@ describe('docs/language.md against the compiler', () => {
     for (const s of sections) {
       if (!s.hasInLine || s.parents.length === 0) problems.push(`${s.heading} (line ${s.line}) says nowhere where it stands`);
       for (const parent of s.parents) {
-        if (!table.some((e) => e.file === s.file && e.name === s.name && e.parent === parent))
-          problems.push(`${s.heading} (line ${s.line}): ${place(s.file, parent, s.name)} is not in the compiler`);
+        if (!table.some((e) => e.file === s.file && e.name === s.name && e.parent === parent)) problems.push(`${s.heading} (line ${s.line}): ${place(s.file, parent, s.name)} is not in the compiler`);
       }
     }
     expect(problems).toEqual([]);
@@ -190,19 +176,11 @@ describe('docs/language.md against the compiler', () => {
 });
 
 describe('the whole-file examples of docs/language.md', () => {
-  const SCHEMA: Record<string, string> = {
-    'endpoint-folder': 'endpoints.xml',
-    'email-sending-configuration': 'email-sending-configuration.xml',
-    security: 'security.xml',
-  };
+  const SCHEMA: Record<string, string> = { 'endpoint-folder': 'endpoints.xml', 'email-sending-configuration': 'email-sending-configuration.xml', security: 'security.xml' };
   const wholeFiles = sections
     .flatMap((s) => s.examples)
     .concat([...DOC.slice(0, DOC.indexOf('## The application directory')).matchAll(/```xml\n([\s\S]*?)```/g)].map((m) => m[1]!))
-    .filter(
-      (x) =>
-        /^<(endpoint-folder|email-sending-configuration|security)[ >]/.test(x) &&
-        (x.trimEnd().endsWith('</endpoint-folder>') || x.trimEnd().endsWith('</email-sending-configuration>') || x.trimEnd().endsWith('</security>')),
-    );
+    .filter((x) => /^<(endpoint-folder|email-sending-configuration|security)[ >]/.test(x) && (x.trimEnd().endsWith('</endpoint-folder>') || x.trimEnd().endsWith('</email-sending-configuration>') || x.trimEnd().endsWith('</security>')));
 
   it('finds the examples of whole files', () => {
     expect(wholeFiles.length).toBeGreaterThanOrEqual(4);

@@ -72,11 +72,6 @@ export function structuralCases(all: readonly Fixture[], files: readonly Languag
   return all.flatMap((f) =>
     files
       .filter((file) => f.errors.some((e) => e.file === file && STRUCTURAL.has(e.code)))
-      .map((file) => ({
-        name: `${rel(f.dir).replace(/^fixtures\//, '')} ${file}`,
-        fixture: rel(f.dir).replace(/^fixtures\//, ''),
-        file,
-        path: path.join(f.dir, file),
-      })),
+      .map((file) => ({ name: `${rel(f.dir).replace(/^fixtures\//, '')} ${file}`, fixture: rel(f.dir).replace(/^fixtures\//, ''), file, path: path.join(f.dir, file) })),
   );
 }

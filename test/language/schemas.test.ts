@@ -104,10 +104,7 @@ describe('xmllint with the schemas', () => {
     expect(result.valid).toBe(true);
   });
 
-  const structural = structuralCases(
-    ALL,
-    ROOTS.map((r) => r.file),
-  );
+  const structural = structuralCases(ALL, ROOTS.map((r) => r.file));
 
   it.each(structural)('rejects $name', async ({ fixture, file, path: p }) => {
     const result = await lint(file, [p]);
@@ -125,3 +122,4 @@ describe('xmllint with the schemas', () => {
     expect(result.errors.map((e) => e.rawMessage)).toEqual([]);
   });
 });
+

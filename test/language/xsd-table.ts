@@ -32,12 +32,7 @@ const children = (e: XmlElement, name?: string) => e.elements.filter((c) => name
 const documentationOf = (e: XmlElement): string | null => {
   const doc = children(e, 'xs:annotation').flatMap((a) => children(a, 'xs:documentation'))[0];
   if (doc === undefined) return null;
-  return (
-    doc.children
-      .map((c) => (c.kind === 'text' ? c.text : ''))
-      .join('')
-      .trim() || null
-  );
+  return doc.children.map((c) => (c.kind === 'text' ? c.text : '')).join('').trim() || null;
 };
 
 export function readXsd(file: string): XsdSchema {
@@ -62,9 +57,7 @@ export function readXsd(file: string): XsdSchema {
       case 'xs:sequence':
         return occurs(p) * children(p).reduce((sum, c) => sum + minimum(c, name), 0);
       case 'xs:choice': {
-        const each = children(p)
-          .filter((c) => c.name !== 'xs:annotation')
-          .map((c) => minimum(c, name));
+        const each = children(p).filter((c) => c.name !== 'xs:annotation').map((c) => minimum(c, name));
         return occurs(p) * (each.length === 0 ? 0 : Math.min(...each));
       }
       case 'xs:group':
@@ -120,11 +113,7 @@ export function readXsd(file: string): XsdSchema {
     }
     for (const p of particles) declarations(p, childDecls, any);
     const counts = new Map<string, number>();
-    for (const child of childDecls.keys())
-      counts.set(
-        child,
-        particles.reduce((sum, p) => sum + minimum(p, child), 0),
-      );
+    for (const child of childDecls.keys()) counts.set(child, particles.reduce((sum, p) => sum + minimum(p, child), 0));
     entries.push({ parent, name, attributes, children: counts, text, anyElements: any.found, documentation: documentationOf(decl) });
     for (const [child, childDecl] of childDecls) visit(childDecl, name);
   };

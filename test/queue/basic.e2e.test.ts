@@ -4,19 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import {
-  eventually,
-  inspect,
-  QUEUE_KEY,
-  queueBackends,
-  queueFixture,
-  runsOn,
-  startWorker,
-  stopSpawnedRedis,
-  uniqueQueueName,
-  type RunningWorker,
-  type StoreInspector,
-} from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -43,10 +31,7 @@ describe.each(backends)('serve --queue with a separate worker on %s', (backend) 
     peer.route('/ping', { status: 200, body: 'ok' });
     smtp = await SmtpPeer.start();
     store = inspect(backend, name);
-    serve = await startServe(queueFixture('basic'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url], {
-      ...env(),
-      ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-    });
+    serve = await startServe(queueFixture('basic'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', smtp.url], { ...env(), ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   });
   afterAll(async () => {
     await worker?.stop();
@@ -139,11 +124,7 @@ describe.each(backends)('serve --queue without --no-queue-consume on %s', (backe
     peer = await HttpPeer.start();
     peer.route('/ping', { status: 200 });
     store = inspect(backend, own);
-    serve = await startServe(queueFixture('basic'), ['--queue', url, '--queue-name', own, '--smtp-url', 'smtp://127.0.0.1:1'], {
-      PEER: peer.origin,
-      CRM_KEY: 'k',
-      ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-    });
+    serve = await startServe(queueFixture('basic'), ['--queue', url, '--queue-name', own, '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin, CRM_KEY: 'k', ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   });
   afterAll(async () => {
     await serve?.stop();
@@ -175,10 +156,7 @@ describe.each(backends)('worker --deny-private-addresses on %s', (backend) => {
     peer.route('/ping', { status: 200 });
     store = inspect(backend, own);
     const env = { PEER: peer.origin, CRM_KEY: 'k' };
-    serve = await startServe(queueFixture('basic'), ['--queue', url, '--queue-name', own, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], {
-      ...env,
-      ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-    });
+    serve = await startServe(queueFixture('basic'), ['--queue', url, '--queue-name', own, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], { ...env, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
     worker = startWorker(queueFixture('basic'), url, own, ['--smtp-url', 'smtp://127.0.0.1:1', '--deny-private-addresses'], env);
   });
   afterAll(async () => {

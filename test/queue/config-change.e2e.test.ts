@@ -7,18 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import {
-  eventually,
-  inspect,
-  QUEUE_KEY,
-  queueBackends,
-  runsOn,
-  startWorker,
-  stopSpawnedRedis,
-  uniqueQueueName,
-  type RunningWorker,
-  type StoreInspector,
-} from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -81,10 +70,7 @@ describe.each(backends)('a configuration changed between enqueue and run on %s',
     peer.route('/one', { status: 200 });
     peer.route('/two', { status: 200 });
     store = inspect(backend, name);
-    serve = await startServe(oldFile, ['--queue', url, '--queue-name', name, '--no-queue-consume'], {
-      PEER: peer.origin,
-      ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-    });
+    serve = await startServe(oldFile, ['--queue', url, '--queue-name', name, '--no-queue-consume'], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   });
   afterAll(async () => {
     await Promise.all(workers.map((w) => w.stop('SIGKILL')));

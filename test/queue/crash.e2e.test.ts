@@ -5,19 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
 import { DurableRig } from '../helpers/durable-rig.js';
-import {
-  eventually,
-  inspect,
-  QUEUE_KEY,
-  queueBackends,
-  queueFixture,
-  runsOn,
-  startWorker,
-  stopSpawnedRedis,
-  uniqueQueueName,
-  type RunningWorker,
-  type StoreInspector,
-} from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -52,21 +40,12 @@ describe.each(backends)('a worker killed mid-task on %s', (backend) => {
     const first = worker();
     await rig.peer.waitForRequests(1, '/slow');
     // The first task's outcome is in the checkpoint before the worker dies.
-    await eventually(
-      async () =>
-        ((await rig.store.queue.getJob(jobId))?.progress as { tasks?: Record<string, { outcome: string }> })?.tasks?.first?.outcome === 'succeeded' ||
-        undefined,
-      'the checkpoint of "first"',
-    );
+    await eventually(async () => ((await rig.store.queue.getJob(jobId))?.progress as { tasks?: Record<string, { outcome: string }> })?.tasks?.first?.outcome === 'succeeded' || undefined, 'the checkpoint of "first"');
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
 
     const second = worker();
-    await eventually(
-      async () => ((await rig.store.queue.getJobState(jobId)) === 'completed' ? true : undefined),
-      'the job to complete on the second worker',
-      40_000,
-    );
+    await eventually(async () => ((await rig.store.queue.getJobState(jobId)) === 'completed' ? true : undefined), 'the job to complete on the second worker', 40_000);
     const resumed = await second.waitForLog((l) => l.jobId === jobId && typeof l.finishedTasks === 'number');
     expect(resumed).toMatchObject({ msg: 'job resumed after a stall', requestId, finishedTasks: 1 });
 
@@ -98,10 +77,7 @@ describe.each(backends)('a job that kills every worker that runs it on %s', (bac
     peer = await HttpPeer.start();
     peer.route('/flaky', { never: true });
     store = inspect(backend, loopName);
-    serve = await startServe(queueFixture('durable'), ['--queue', url, '--queue-name', loopName, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], {
-      PEER: peer.origin,
-      ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-    });
+    serve = await startServe(queueFixture('durable'), ['--queue', url, '--queue-name', loopName, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   });
   afterAll(async () => {
     await Promise.all(workers.map((w) => w.stop('SIGKILL')));
@@ -127,14 +103,10 @@ describe.each(backends)('a job that kills every worker that runs it on %s', (bac
     }
     // A living worker's stall check finds the third stall and fails the job.
     const living = start();
-    const state = await eventually(
-      async () => {
-        const s = await store.queue.getJobState(job!.id!);
-        return s === 'failed' ? s : undefined;
-      },
-      'the job to fail',
-      40_000,
-    );
+    const state = await eventually(async () => {
+      const s = await store.queue.getJobState(job!.id!);
+      return s === 'failed' ? s : undefined;
+    }, 'the job to fail', 40_000);
     expect(state).toBe('failed');
     expect((await store.queue.getJob(job!.id!))!.failedReason).toMatch(/stalled more than allowable limit/);
     expect(peer.requestsTo('/flaky').length).toBe(3);

@@ -8,21 +8,7 @@ import { Redis } from 'ioredis';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import {
-  eventually,
-  inspect,
-  queueBackends,
-  queueFixture,
-  QUEUE_KEY,
-  runCli,
-  runsOn,
-  startWorker,
-  stopSpawnedRedis,
-  uniqueQueueName,
-  type AvailableBackend,
-  type RunningWorker,
-  type StoreInspector,
-} from '../helpers/queue.js';
+import { eventually, inspect, queueBackends, queueFixture, QUEUE_KEY, runCli, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type AvailableBackend, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -87,14 +73,10 @@ describe.each(backends)('error texts of failed tasks on %s', (backend) => {
     peer.route(`/status/${ID}`, { status: 503 });
     smtp = await SmtpPeer.start({ refuseRecipients: [RECIPIENT] });
     store = inspect(backend, name);
-    serve = await startServe(
-      queueFixture('error-texts'),
-      ['--queue', url, '--queue-name', name, '--no-queue-consume', '--queue-attempts', '2', '--queue-backoff', '10ms', '--smtp-url', smtp.url],
-      {
-        PEER: peer.origin,
-        ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-      },
-    );
+    serve = await startServe(queueFixture('error-texts'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--queue-attempts', '2', '--queue-backoff', '10ms', '--smtp-url', smtp.url], {
+      PEER: peer.origin,
+      ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
+    });
     worker = startWorker(queueFixture('error-texts'), url, name, ['--smtp-url', smtp.url], { PEER: peer.origin });
     for (const [endpoint, body] of [
       ['lookup', { id: ID }],
@@ -167,9 +149,7 @@ describe.each(backends)('error texts of failed tasks on %s', (backend) => {
     const [job] = (JSON.parse(notify.stdout) as { jobs: { tasks: Record<string, { error?: string }> }[] }).jobs;
     expect(job!.tasks.tell!.error).toContain(`to ${RECIPIENT}`);
 
-    const keyless = await runCli(['jobs', 'show', requests.lookup, '--reveal', '--queue', url, '--queue-name', name], {
-      ENDPOINT_SERVICE_QUEUE_KEY: undefined,
-    });
+    const keyless = await runCli(['jobs', 'show', requests.lookup, '--reveal', '--queue', url, '--queue-name', name], { ENDPOINT_SERVICE_QUEUE_KEY: undefined });
     expect(keyless.code).toBe(2);
     expectNoMarker(keyless.stdout);
   });

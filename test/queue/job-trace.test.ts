@@ -55,15 +55,7 @@ const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const FIELDS = { requestId: 'r-1', endpoint: 'contact', jobId: 'r-1.0a1b2c3d', attempt: 2 };
 
 function job(trace: unknown): QueuedRun {
-  return {
-    v: 1,
-    endpoint: 'contact',
-    requestId: 'r-1',
-    fingerprint: 'f',
-    enqueuedAt: 0,
-    sealed: 's',
-    ...(trace !== undefined ? { trace: trace as QueuedRun['trace'] } : {}),
-  };
+  return { v: 1, endpoint: 'contact', requestId: 'r-1', fingerprint: 'f', enqueuedAt: 0, sealed: 's', ...(trace !== undefined ? { trace: trace as QueuedRun['trace'] } : {}) };
 }
 
 describe('traceOf: what the producer stores', () => {
@@ -73,10 +65,7 @@ describe('traceOf: what the producer stores', () => {
 
   it("stores the span's traceparent, and its tracestate only when there is one", () => {
     expect(traceOf(new RecordedSpan('GET contact', {}, { traceparent: TRACEPARENT }))).toEqual({ traceparent: TRACEPARENT });
-    expect(traceOf(new RecordedSpan('GET contact', {}, { traceparent: TRACEPARENT, tracestate: 'a=1' }))).toEqual({
-      traceparent: TRACEPARENT,
-      tracestate: 'a=1',
-    });
+    expect(traceOf(new RecordedSpan('GET contact', {}, { traceparent: TRACEPARENT, tracestate: 'a=1' }))).toEqual({ traceparent: TRACEPARENT, tracestate: 'a=1' });
   });
 });
 
@@ -101,8 +90,7 @@ describe('startJobSpan and endJobSpan', () => {
 
   it('hands the propagator strings only, whatever the store holds: anything else starts a new trace', () => {
     const tracing = new RecordingTracing();
-    for (const trace of [undefined, null, 'text', 42, { traceparent: 42 }, { tracestate: 'a=1' }, { traceparent: [TRACEPARENT] }])
-      startJobSpan(tracing, job(trace), FIELDS);
+    for (const trace of [undefined, null, 'text', 42, { traceparent: 42 }, { tracestate: 'a=1' }, { traceparent: [TRACEPARENT] }]) startJobSpan(tracing, job(trace), FIELDS);
     startJobSpan(tracing, job({ traceparent: TRACEPARENT, tracestate: 7 }), FIELDS);
     expect(tracing.started.map((s) => s.carrier)).toEqual([{}, {}, {}, {}, {}, {}, {}, { traceparent: TRACEPARENT }]);
   });

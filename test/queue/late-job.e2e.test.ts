@@ -10,19 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import {
-  inspect,
-  QUEUE_KEY,
-  queueFixture,
-  redisBackend,
-  redisServerOnPath,
-  spawnRedis,
-  startWorker,
-  uniqueQueueName,
-  type OwnRedis,
-  type RunningWorker,
-  type StoreInspector,
-} from '../helpers/queue.js';
+import { inspect, QUEUE_KEY, queueFixture, redisBackend, redisServerOnPath, spawnRedis, startWorker, uniqueQueueName, type OwnRedis, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const available = redisServerOnPath();
 if (!available) {
@@ -169,9 +157,7 @@ describe.runIf(available)('a run the stalled store stores after serve gave up (o
     expect(peer.requestsTo('/order').length).toBe(calls);
     expect(smtp.messages.length).toBe(mails);
     await workers[0]!.waitForLog((l) => l.jobId === jobId && l.msg === 'job void: its request was answered without it; nothing runs');
-    expect(await (await fetch(`${await workers[0]!.origin}/_metrics`)).text()).toMatch(
-      /endpoint_service_queue_runs_total\{endpoint="order",outcome="void"\} [1-9]/,
-    );
+    expect(await (await fetch(`${await workers[0]!.origin}/_metrics`)).text()).toMatch(/endpoint_service_queue_runs_total\{endpoint="order",outcome="void"\} [1-9]/);
     await serve.waitForLog((l) => l.jobId === jobId && l.msg === 'the void of the job is not confirmed; answered 503 without running the tasks here');
     // The marker beside the job, kept a day; the job's attempt history says why nothing ran.
     const raw = new Redis(redis.url);
@@ -285,11 +271,6 @@ describe.runIf(available)('a run the stalled store stores after serve gave up (o
     }
     expect(response.status).toBe(503);
     const requestId = response.headers.get('x-request-id')!;
-    await serve.waitForLog(
-      (l) =>
-        l.level === 'error' &&
-        l.requestId === requestId &&
-        l.msg === 'a run answered 503 was started by a worker: the store took the job, then stalled before the void',
-    );
+    await serve.waitForLog((l) => l.level === 'error' && l.requestId === requestId && l.msg === 'a run answered 503 was started by a worker: the store took the job, then stalled before the void');
   }, 60_000);
 });

@@ -57,13 +57,9 @@ describe('bullmq and ioredis are loaded only with --queue', () => {
   });
 
   it('serve --queue loads them (the hook sees them when they are loaded)', async () => {
-    const loaded = await loadedBy(
-      ['serve', file, '--port', '0', '--workers', '1', '--queue', 'redis://127.0.0.1:1', ...smtp],
-      { ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY, PEER: 'http://127.0.0.1:1', CRM_KEY: 'k' },
-      async () => {
+    const loaded = await loadedBy(['serve', file, '--port', '0', '--workers', '1', '--queue', 'redis://127.0.0.1:1', ...smtp], { ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY, PEER: 'http://127.0.0.1:1', CRM_KEY: 'k' }, async () => {
         await new Promise((r) => setTimeout(r, 300));
-      },
-    );
+      });
     expect(loaded.some((url) => url.includes('/bullmq/'))).toBe(true);
     expect(loaded.some((url) => url.includes('/ioredis/'))).toBe(true);
   });

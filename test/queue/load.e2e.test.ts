@@ -4,19 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import {
-  eventually,
-  inspect,
-  QUEUE_KEY,
-  queueBackends,
-  queueFixture,
-  runsOn,
-  startWorker,
-  stopSpawnedRedis,
-  uniqueQueueName,
-  type RunningWorker,
-  type StoreInspector,
-} from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -34,13 +22,7 @@ describe.each(backends)('load: 2 serve + 2 workers, workers killed during it on 
   let store: StoreInspector;
   const env = () => ({ PEER: peer.origin, CRM_KEY: 'k' });
   const worker = () => {
-    const w = startWorker(
-      queueFixture('basic'),
-      url,
-      name,
-      ['--smtp-url', 'smtp://127.0.0.1:1', '--queue-lock-duration', '2s', '--concurrency', String(WORKER_CONCURRENCY)],
-      env(),
-    );
+    const w = startWorker(queueFixture('basic'), url, name, ['--smtp-url', 'smtp://127.0.0.1:1', '--queue-lock-duration', '2s', '--concurrency', String(WORKER_CONCURRENCY)], env());
     workers.push(w);
     return w;
   };
@@ -50,12 +32,7 @@ describe.each(backends)('load: 2 serve + 2 workers, workers killed during it on 
     peer.route('/ping', { status: 200 });
     store = inspect(backend, name);
     for (let i = 0; i < 2; i++) {
-      services.push(
-        await startServe(queueFixture('basic'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], {
-          ...env(),
-          ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-        }),
-      );
+      services.push(await startServe(queueFixture('basic'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1'], { ...env(), ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY }));
     }
   });
   afterAll(async () => {
@@ -106,14 +83,10 @@ describe.each(backends)('load: 2 serve + 2 workers, workers killed during it on 
     const repeats = peer.requestsTo('/ping').length - keys.size;
     console.log(`load: ${accepted.length} accepted, ${peer.requestsTo('/ping').length} task requests, ${repeats} repeats after the kills`);
     expect(repeats).toBeLessThanOrEqual(2 * WORKER_CONCURRENCY);
-    await eventually(
-      async () => {
-        const counts = await store.queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
-        return (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0) === 0 ? counts : undefined;
-      },
-      'the queue to empty',
-      60_000,
-    );
+    await eventually(async () => {
+      const counts = await store.queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
+      return (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0) === 0 ? counts : undefined;
+    }, 'the queue to empty', 60_000);
     expect((await store.queue.getJobCounts('failed')).failed).toBe(0);
   }, 180_000);
 });

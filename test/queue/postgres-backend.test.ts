@@ -35,11 +35,7 @@ describe.skipIf(url === null)('a PostgreSQL backend whose first start failed', (
     proxied.hostname = '127.0.0.1';
     proxied.port = String(port);
     const factory = restartablePostgresBackend(createPostgresBackend as unknown as PostgresBackendFactory);
-    const backend = factory(
-      uniqueQueueName('pg-start'),
-      { connection: { connectionString: proxied.toString(), migrate: true, connectionTimeoutMillis: 2_000 } },
-      {},
-    ) as unknown as {
+    const backend = factory(uniqueQueueName('pg-start'), { connection: { connectionString: proxied.toString(), migrate: true, connectionTimeoutMillis: 2_000 } }, {}) as unknown as {
       waitUntilReady(): Promise<void>;
       getCounts(types: string[]): Promise<number[]>;
       close(): Promise<void>;

@@ -4,20 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import {
-  eventually,
-  inspect,
-  QUEUE_KEY,
-  queueBackends,
-  queueFixture,
-  runCli,
-  runsOn,
-  startWorker,
-  stopSpawnedRedis,
-  uniqueQueueName,
-  type RunningWorker,
-  type StoreInspector,
-} from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runCli, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -36,10 +23,7 @@ describe.each(backends)('the reason of a job that failed for good on %s', (backe
     peer = await HttpPeer.start();
     peer.route('/down', { status: 503 });
     store = inspect(backend, name);
-    serve = await startServe(FIXTURE, ['--queue', url, '--queue-name', name, '--no-queue-consume', '--queue-attempts', '2', '--queue-backoff', '10ms'], {
-      PEER: peer.origin,
-      ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-    });
+    serve = await startServe(FIXTURE, ['--queue', url, '--queue-name', name, '--no-queue-consume', '--queue-attempts', '2', '--queue-backoff', '10ms'], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
     worker = startWorker(FIXTURE, url, name, [], { PEER: peer.origin });
   });
   afterAll(async () => {

@@ -4,19 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import {
-  eventually,
-  inspect,
-  QUEUE_KEY,
-  queueBackends,
-  queueFixture,
-  runsOn,
-  startWorker,
-  stopSpawnedRedis,
-  uniqueQueueName,
-  type RunningWorker,
-  type StoreInspector,
-} from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -40,11 +28,7 @@ describe.each(backends)('failed jobs older than --queue-retention on %s', (backe
     peer.route('/fine', { status: 200 });
     peer.route('/picky', { status: 400 });
     store = inspect(backend, name);
-    serve = await startServe(
-      queueFixture('durable'),
-      ['--queue', url, '--queue-name', name, '--no-queue-consume', '--queue-retention', '1s', '--smtp-url', 'smtp://127.0.0.1:1'],
-      { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY },
-    );
+    serve = await startServe(queueFixture('durable'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--queue-retention', '1s', '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   });
   afterAll(async () => {
     await Promise.all(workers.map((w) => w.stop('SIGKILL')));

@@ -4,20 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import {
-  eventually,
-  inspect,
-  QUEUE_KEY,
-  queueBackends,
-  queueFixture,
-  runCli,
-  runsOn,
-  startWorker,
-  stopSpawnedRedis,
-  uniqueQueueName,
-  type RunningWorker,
-  type StoreInspector,
-} from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueBackends, queueFixture, runCli, runsOn, startWorker, stopSpawnedRedis, uniqueQueueName, type RunningWorker, type StoreInspector } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -63,12 +50,7 @@ describe.each(backends)('retries across attempts and the failed set on %s', (bac
     expect((await store.queue.getJob(jobId))!.attemptsMade).toBe(4);
     // Logs are written in order: once the completion is logged, so are the retries.
     await worker.waitForLog((l) => l.msg === 'job completed' && l.requestId === requestId);
-    expect(
-      worker
-        .logs()
-        .filter((l) => l.msg === 'job retry scheduled' && l.requestId === requestId)
-        .map((l) => l.attempt),
-    ).toEqual([1, 2, 3]);
+    expect(worker.logs().filter((l) => l.msg === 'job retry scheduled' && l.requestId === requestId).map((l) => l.attempt)).toEqual([1, 2, 3]);
   });
 
   it('puts a 400 straight into the failed set, listed by jobs list', async () => {
@@ -81,9 +63,7 @@ describe.each(backends)('retries across attempts and the failed set on %s', (bac
 
     const listed = await jobs('list', '--state', 'failed', '--format', 'json');
     expect(listed.code).toBe(0);
-    const document = JSON.parse(listed.stdout) as {
-      jobs: { requestId: string; endpoint: string; failedTask: string; attempts: number; code: string; error: string }[];
-    };
+    const document = JSON.parse(listed.stdout) as { jobs: { requestId: string; endpoint: string; failedTask: string; attempts: number; code: string; error: string }[] };
     expect(document.jobs).toHaveLength(1);
     expect(document.jobs[0]).toMatchObject({ requestId, endpoint: 'two', failedTask: 'picky', attempts: 1 });
     // The code in clear; the text (with the request's path) only for jobs show --reveal (error-texts.e2e.test.ts).

@@ -20,20 +20,13 @@ describe.each(backends)('jobs show --reveal on %s', (backend) => {
   let serve: RunningService;
   let store: StoreInspector;
   let requestId = '';
-  const show = (args: string[], env: Record<string, string | undefined> = {}) =>
-    runCli(['jobs', 'show', requestId, '--queue', url, '--queue-name', name, ...args], env);
+  const show = (args: string[], env: Record<string, string | undefined> = {}) => runCli(['jobs', 'show', requestId, '--queue', url, '--queue-name', name, ...args], env);
 
   beforeAll(async () => {
     store = inspect(backend, name);
     // Nothing consumes the queue: the job waits, as a failed one would, to be shown.
-    serve = await startServe(queueFixture('reveal'), ['--queue', url, '--queue-name', name, '--no-queue-consume'], {
-      PEER: 'http://127.0.0.1:1',
-      ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
-    });
-    const response = await fetch(`${serve.url}/signup`, {
-      method: 'POST',
-      body: new URLSearchParams({ email: EMAIL, token: TOKEN, password: PASSWORD, comment: COMMENT }),
-    });
+    serve = await startServe(queueFixture('reveal'), ['--queue', url, '--queue-name', name, '--no-queue-consume'], { PEER: 'http://127.0.0.1:1', ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
+    const response = await fetch(`${serve.url}/signup`, { method: 'POST', body: new URLSearchParams({ email: EMAIL, token: TOKEN, password: PASSWORD, comment: COMMENT }) });
     expect(response.status).toBe(200);
     requestId = response.headers.get('x-request-id')!;
   });
@@ -47,12 +40,7 @@ describe.each(backends)('jobs show --reveal on %s', (backend) => {
     expect(shown.code).toBe(0);
     const lines = shown.stdout.split('\n');
     expect(lines[0]).toMatch(new RegExp(`^${requestId}  signup  waiting`));
-    expect(lines.slice(1, 5)).toEqual([
-      `  parameter email: "${EMAIL}"`,
-      '  parameter token: ***',
-      '  parameter password: ***',
-      `  parameter comment: ${JSON.stringify(COMMENT)}`,
-    ]);
+    expect(lines.slice(1, 5)).toEqual([`  parameter email: "${EMAIL}"`, '  parameter token: ***', '  parameter password: ***', `  parameter comment: ${JSON.stringify(COMMENT)}`]);
     for (const secret of [TOKEN, PASSWORD, '\u001b']) expect(shown.stdout).not.toContain(secret);
   });
 

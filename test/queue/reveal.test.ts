@@ -8,25 +8,11 @@ import { parseQueueKey, SealError } from '../../src/queue/seal.js';
 
 const keys = [parseQueueKey(randomBytes(32).toString('base64'))!];
 const system = { 'request-id': 'r', endpoint: 'signup', environment: 'live', 'client-ip': '127.0.0.1', 'user-agent': 'ua', 'base-url': 'http://x' } as const;
-const queued = (run: SealedRun): QueuedRun => ({
-  v: 1,
-  endpoint: 'signup',
-  requestId: 'r',
-  fingerprint: 'f',
-  enqueuedAt: 0,
-  sealed: sealRun(keys, 'r.1', run),
-});
+const queued = (run: SealedRun): QueuedRun => ({ v: 1, endpoint: 'signup', requestId: 'r', fingerprint: 'f', enqueuedAt: 0, sealed: sealRun(keys, 'r.1', run) });
 
 describe('revealParameters', () => {
   it('masks the parameters recorded as secret, in the order they were bound', () => {
-    const data = queued({
-      parameters: [
-        ['email', 'a@b.test'],
-        ['token', 't0k'],
-      ],
-      system,
-      secret: ['token'],
-    });
+    const data = queued({ parameters: [['email', 'a@b.test'], ['token', 't0k']], system, secret: ['token'] });
     expect(revealParameters(keys, 'r.1', data)).toEqual({ parameters: { email: 'a@b.test', token: '***' }, masked: ['token'], secretsKnown: true });
   });
 

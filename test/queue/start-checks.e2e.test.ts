@@ -51,11 +51,7 @@ describe('SMTP settings, only where mail can be sent', () => {
   });
 
   it('serve --queue --no-queue-consume --queue-fallback in-process needs them (a refused job runs here)', async () => {
-    const result = await runServeToExit(
-      MAIL_IN_BACKGROUND,
-      ['--port', '0', '--workers', '1', ...queueArgs('--no-queue-consume', '--queue-fallback', 'in-process')],
-      ENV,
-    );
+    const result = await runServeToExit(MAIL_IN_BACKGROUND, ['--port', '0', '--workers', '1', ...queueArgs('--no-queue-consume', '--queue-fallback', 'in-process')], ENV);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('smtp-not-configured');
   });

@@ -8,23 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import {
-  eventually,
-  inspect,
-  itExceptOn,
-  QUEUE_KEY,
-  queueBackends,
-  queueFixture,
-  redisServerOnPath,
-  runsOn,
-  spawnRedis,
-  startWorker,
-  stoppableStore,
-  uniqueQueueName,
-  type OwnRedis,
-  type RunningWorker,
-  type StoppableStore,
-} from '../helpers/queue.js';
+import { eventually, inspect, itExceptOn, QUEUE_KEY, queueBackends, queueFixture, redisServerOnPath, runsOn, spawnRedis, startWorker, stoppableStore, uniqueQueueName, type OwnRedis, type RunningWorker, type StoppableStore } from '../helpers/queue.js';
 
 // queueBackends decides whether the Redis suites run here at all (and fails under CI=true without one).
 const backends = (await queueBackends()).map((backend) => {
@@ -45,11 +29,7 @@ describe.each(backends)('a store that goes down on %s', (backend) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'es-aof-'));
   const env = () => ({ PEER: peer.origin, ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY });
   const serveOn = async (url: string, ...args: string[]) => {
-    const s = await startServe(
-      queueFixture('durable'),
-      ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1', ...args],
-      env(),
-    );
+    const s = await startServe(queueFixture('durable'), ['--queue', url, '--queue-name', name, '--no-queue-consume', '--smtp-url', 'smtp://127.0.0.1:1', ...args], env());
     services.push(s);
     return s;
   };
@@ -73,11 +53,7 @@ describe.each(backends)('a store that goes down on %s', (backend) => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  itExceptOn(
-    backend,
-    'postgres',
-    'the shared server cannot be restarted by a test, and it keeps what it commits',
-  )('keeps a queued job across a restart of the store, and a worker completes it', async () => {
+  itExceptOn(backend, 'postgres', 'the shared server cannot be restarted by a test, and it keeps what it commits')('keeps a queued job across a restart of the store, and a worker completes it', async () => {
     const redis = (await spawnRedis(['--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], undefined, dir))!;
     stores.push(redis);
     const serve = await serveOn(redis.url);

@@ -9,18 +9,7 @@ import { HttpPeer, type RecordedRequest } from '../helpers/http-peer.js';
 import { ModuleWatch } from '../helpers/loaded-modules.js';
 import { OTEL_ENV, OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
-import {
-  eventually,
-  inspect,
-  QUEUE_KEY,
-  queueFixture,
-  redisBackend,
-  startWorker,
-  stopSpawnedRedis,
-  testRedisUrl,
-  uniqueQueueName,
-  type RunningWorker,
-} from '../helpers/queue.js';
+import { eventually, inspect, QUEUE_KEY, queueFixture, redisBackend, startWorker, stopSpawnedRedis, testRedisUrl, uniqueQueueName, type RunningWorker } from '../helpers/queue.js';
 
 const url = await testRedisUrl();
 const name = uniqueQueueName('tracing');
@@ -108,8 +97,7 @@ describe.skipIf(url === null)('serve --otel --no-queue-consume with a separate w
     await store?.close();
   });
 
-  const storedJob = async (requestId: string) =>
-    eventually(async () => (await store.queue.getJobs(['completed', 'failed'])).find((j) => j.data.requestId === requestId), `the job of ${requestId}`);
+  const storedJob = async (requestId: string) => eventually(async () => (await store.queue.getJobs(['completed', 'failed'])).find((j) => j.data.requestId === requestId), `the job of ${requestId}`);
 
   let tracingWorker: RunningWorker;
   const tracingWorkerModules = watch.run();

@@ -71,29 +71,11 @@ describe('queue options', () => {
     const hex = Buffer.from(QUEUE_KEY, 'base64').toString('hex');
     const { spawn } = await import('node:child_process');
     const { ROOT } = await import('../helpers/serve.js');
-    const child = spawn(
-      process.execPath,
-      [
-        'bin/endpoint-service.js',
-        'serve',
-        file,
-        '--port',
-        '0',
-        '--workers',
-        '1',
-        '--smtp-url',
-        'smtp://127.0.0.1:1',
-        '--queue',
-        'redis://127.0.0.1:1',
-        '--log-format',
-        'json',
-      ],
-      {
-        cwd: ROOT,
-        env: { ...process.env, ...env, ENDPOINT_SERVICE_QUEUE_KEY: hex },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, ['bin/endpoint-service.js', 'serve', file, '--port', '0', '--workers', '1', '--smtp-url', 'smtp://127.0.0.1:1', '--queue', 'redis://127.0.0.1:1', '--log-format', 'json'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, ENDPOINT_SERVICE_QUEUE_KEY: hex },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));

@@ -52,9 +52,7 @@ const send = (request: string | Buffer) => rawRequest(service.url, request);
 
 function post(path: string, contentType: string, body: string | Buffer): Promise<RawAnswer> {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  return send(
-    Buffer.concat([Buffer.from(head(`POST ${path} HTTP/1.1`, { 'Content-Type': contentType, 'Content-Length': String(bytes.length) }), 'latin1'), bytes]),
-  );
+  return send(Buffer.concat([Buffer.from(head(`POST ${path} HTTP/1.1`, { 'Content-Type': contentType, 'Content-Length': String(bytes.length) }), 'latin1'), bytes]));
 }
 
 /** A chunked POST through node:http, reading the answer while the body may still be going out. */
@@ -249,10 +247,7 @@ describe('multipart', () => {
   });
 
   it('takes an empty file field (what a browser sends for a file input left empty)', async () => {
-    const body =
-      part('note', 'kept') +
-      `--${boundary}\r\nContent-Disposition: form-data; name="attachment"; filename=""\r\nContent-Type: application/octet-stream\r\n\r\n\r\n` +
-      `--${boundary}--\r\n`;
+    const body = part('note', 'kept') + `--${boundary}\r\nContent-Disposition: form-data; name="attachment"; filename=""\r\nContent-Type: application/octet-stream\r\n\r\n\r\n` + `--${boundary}--\r\n`;
     const answer = await post('/upload', `multipart/form-data; boundary=${boundary}`, body);
     expect(answer.status).toBe(200);
     expect(answer.body).toBe('note kept');
@@ -290,27 +285,18 @@ describe('path traversal', () => {
     expect(answer.body).toBe('hello from static\n');
   });
 
-  it.each([
-    '../secret.txt',
-    '..%2Fsecret.txt',
-    '%2e%2e%2fsecret.txt',
-    '..\\secret.txt',
-    '/etc/passwd',
-    '..',
-    '.',
-    'a/b',
-    '%00',
-    'x%0d%0aSet-Cookie:%20a=b',
-    '',
-  ])('refuses download filename "%s" with a 400', async (value) => {
-    const answer = await send(head(`GET /download?as=${value} HTTP/1.1`));
-    refusedOrClosed(answer);
-    expect(answer.status).toBe(400);
-    // The head only: the problem body may quote the refused value, JSON-escaped.
-    const answerHead = answer.text.slice(0, answer.text.indexOf('\r\n\r\n')).toLowerCase();
-    expect(answerHead).not.toContain('content-disposition');
-    expect(answerHead).not.toContain('set-cookie');
-  });
+  it.each(['../secret.txt', '..%2Fsecret.txt', '%2e%2e%2fsecret.txt', '..\\secret.txt', '/etc/passwd', '..', '.', 'a/b', '%00', 'x%0d%0aSet-Cookie:%20a=b', ''])(
+    'refuses download filename "%s" with a 400',
+    async (value) => {
+      const answer = await send(head(`GET /download?as=${value} HTTP/1.1`));
+      refusedOrClosed(answer);
+      expect(answer.status).toBe(400);
+      // The head only: the problem body may quote the refused value, JSON-escaped.
+      const answerHead = answer.text.slice(0, answer.text.indexOf('\r\n\r\n')).toLowerCase();
+      expect(answerHead).not.toContain('content-disposition');
+      expect(answerHead).not.toContain('set-cookie');
+    },
+  );
 
   it('refuses a traversing download filename for an upstream body before the upstream is asked', async () => {
     const before = upstream.requestsTo('/doc').length;
@@ -333,32 +319,10 @@ describe('random requests', () => {
     const token = fc.stringMatching(/^[A-Za-z0-9%+=&._~!*'()\/-]{0,30}$/);
     const request = fc.record({
       method: fc.constantFrom('GET', 'POST', 'PUT', 'OPTIONS', 'HEAD', 'DELETE', 'PATCH'),
-      path: fc.oneof(
-        fc.constantFrom('/echo', '/file', '/download', '/proxy-download', '/go', '/go-local', '/upload', '/_health', '/_metrics', '/'),
-        token.map((t) => `/${t}`),
-      ),
-      query: fc.array(
-        fc.tuple(
-          fc.constantFrom('name', 'as', 'to', 'note', 'hash', 'environment', 'debug', 'x'),
-          fc.oneof(token, fc.string({ maxLength: 20 }).map(encodeURIComponent)),
-        ),
-        { maxLength: 5 },
-      ),
-      contentType: fc.constantFrom(
-        undefined,
-        'application/x-www-form-urlencoded',
-        'application/json',
-        'multipart/form-data',
-        'multipart/form-data; boundary=b',
-        'text/plain',
-        'application/json; charset=latin1',
-      ),
-      body: fc.oneof(
-        fc.constant(''),
-        fc.string({ maxLength: 200 }),
-        fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b).toString('latin1')),
-        fc.json({ maxDepth: 3 }),
-      ),
+      path: fc.oneof(fc.constantFrom('/echo', '/file', '/download', '/proxy-download', '/go', '/go-local', '/upload', '/_health', '/_metrics', '/'), token.map((t) => `/${t}`)),
+      query: fc.array(fc.tuple(fc.constantFrom('name', 'as', 'to', 'note', 'hash', 'environment', 'debug', 'x'), fc.oneof(token, fc.string({ maxLength: 20 }).map(encodeURIComponent))), { maxLength: 5 }),
+      contentType: fc.constantFrom(undefined, 'application/x-www-form-urlencoded', 'application/json', 'multipart/form-data', 'multipart/form-data; boundary=b', 'text/plain', 'application/json; charset=latin1'),
+      body: fc.oneof(fc.constant(''), fc.string({ maxLength: 200 }), fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b).toString('latin1')), fc.json({ maxDepth: 3 })),
     });
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
@@ -367,10 +331,7 @@ describe('random requests', () => {
         const headers: Record<string, string> = {};
         if (r.contentType !== undefined) headers['Content-Type'] = r.contentType;
         if (r.method !== 'GET' && r.method !== 'HEAD') headers['Content-Length'] = String(body.length);
-        const bytes = Buffer.concat([
-          Buffer.from(head(`${r.method} ${r.path}${query === '' ? '' : `?${query}`} HTTP/1.1`, headers), 'latin1'),
-          r.method === 'GET' || r.method === 'HEAD' ? Buffer.alloc(0) : body,
-        ]);
+        const bytes = Buffer.concat([Buffer.from(head(`${r.method} ${r.path}${query === '' ? '' : `?${query}`} HTTP/1.1`, headers), 'latin1'), r.method === 'GET' || r.method === 'HEAD' ? Buffer.alloc(0) : body]);
         const answer = await send(bytes);
         expect(answer.hung, answer.text.slice(0, 200)).toBe(false);
         if (answer.status !== null) expect(answer.status, answer.text.slice(0, 300)).toBeLessThan(500);

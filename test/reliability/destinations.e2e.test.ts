@@ -71,10 +71,7 @@ describe('no dot segments from values', () => {
   });
 
   const dryRun = (endpoint: string, id: string) =>
-    execa('node', [BIN, 'dry-run', '--endpoint', endpoint, '--param', `id=${id}`, '--format', 'json', APP], {
-      reject: false,
-      env: { PEER: 'https://api.example.com' },
-    });
+    execa('node', [BIN, 'dry-run', '--endpoint', endpoint, '--param', `id=${id}`, '--format', 'json', APP], { reject: false, env: { PEER: 'https://api.example.com' } });
 
   it('dry-run gives the same refusal, and prints the URL that is sent', async () => {
     for (const endpoint of ['user-fixed', 'proxy-user']) {
@@ -178,44 +175,12 @@ describe('serve --deny-private-addresses', () => {
 
   it('knows the ranges it refuses, and lets public addresses through', () => {
     const ranges = Object.fromEntries(
-      [
-        '127.0.0.1',
-        '127.255.0.9',
-        '10.1.2.3',
-        '172.16.0.1',
-        '172.31.255.255',
-        '192.168.1.1',
-        '169.254.169.254',
-        '0.0.0.0',
-        '::1',
-        '::',
-        'fd12::1',
-        'fe80::1',
-        '::ffff:10.0.0.1',
-        '8.8.8.8',
-        '172.32.0.1',
-        '2001:db8::1',
-        '100.64.0.1',
-      ].map((a) => [a, privateRange(a)]),
+      ['127.0.0.1', '127.255.0.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '0.0.0.0', '::1', '::', 'fd12::1', 'fe80::1', '::ffff:10.0.0.1', '8.8.8.8', '172.32.0.1', '2001:db8::1', '100.64.0.1'].map((a) => [a, privateRange(a)]),
     );
     expect(ranges).toEqual({
-      '127.0.0.1': 'loopback',
-      '127.255.0.9': 'loopback',
-      '10.1.2.3': 'private',
-      '172.16.0.1': 'private',
-      '172.31.255.255': 'private',
-      '192.168.1.1': 'private',
-      '169.254.169.254': 'link-local',
-      '0.0.0.0': 'unspecified',
-      '::1': 'loopback',
-      '::': 'unspecified',
-      'fd12::1': 'private',
-      'fe80::1': 'link-local',
-      '::ffff:10.0.0.1': 'private',
-      '8.8.8.8': null,
-      '172.32.0.1': null,
-      '2001:db8::1': null,
-      '100.64.0.1': null,
+      '127.0.0.1': 'loopback', '127.255.0.9': 'loopback', '10.1.2.3': 'private', '172.16.0.1': 'private', '172.31.255.255': 'private', '192.168.1.1': 'private',
+      '169.254.169.254': 'link-local', '0.0.0.0': 'unspecified', '::1': 'loopback', '::': 'unspecified', 'fd12::1': 'private', 'fe80::1': 'link-local',
+      '::ffff:10.0.0.1': 'private', '8.8.8.8': null, '172.32.0.1': null, '2001:db8::1': null, '100.64.0.1': null,
     });
   });
 

@@ -101,9 +101,7 @@ describe('HTTP upstream faults', () => {
     const before = memoryOf(pid);
     const response = await fetch(`${service.url}/big`);
     const after = memoryOf(pid);
-    console.log(
-      `big answer: RSS ${before.rssMiB.toFixed(1)} -> ${after.rssMiB.toFixed(1)} MiB, peak ${before.peakMiB.toFixed(1)} -> ${after.peakMiB.toFixed(1)} MiB`,
-    );
+    console.log(`big answer: RSS ${before.rssMiB.toFixed(1)} -> ${after.rssMiB.toFixed(1)} MiB, peak ${before.peakMiB.toFixed(1)} -> ${after.peakMiB.toFixed(1)} MiB`);
     await expectTaskFailure(service, response, 'call', /larger than 10 MiB/);
     // Reading the whole answer raises the peak by well over 50 MiB (measured with the cap
     // lifted); the cap holds it to the 10 MiB kept plus stream buffers. Generous on purpose:
@@ -134,11 +132,7 @@ describe('HTTP upstream faults', () => {
 
   it('the upstream answers an XML entity bomb for an intermediate value: refused, not expanded', async () => {
     const entities = Array.from({ length: 9 }, (_, i) => `<!ENTITY l${i + 1} "${`&l${i};`.repeat(10)}">`).join('');
-    upstream.route('/bad-xml', {
-      status: 200,
-      headers: { 'content-type': 'application/xml' },
-      body: `<?xml version="1.0"?><!DOCTYPE customer [<!ENTITY l0 "lol">${entities}]><customer><id>&l9;</id></customer>`,
-    });
+    upstream.route('/bad-xml', { status: 200, headers: { 'content-type': 'application/xml' }, body: `<?xml version="1.0"?><!DOCTYPE customer [<!ENTITY l0 "lol">${entities}]><customer><id>&l9;</id></customer>` });
     const pid = service.child.pid!;
     const before = memoryOf(pid);
     const response = await fetch(`${service.url}/bad-xml`);

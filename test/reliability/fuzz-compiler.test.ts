@@ -114,11 +114,7 @@ type Mutation =
   | { kind: 'hostile-text'; at: number; value: number }
   | { kind: 'rename-element'; at: number; to: number };
 
-type ByteMutation =
-  | { kind: 'truncate'; at: number }
-  | { kind: 'inject'; at: number; bytes: Uint8Array }
-  | { kind: 'delete-range'; at: number; length: number }
-  | { kind: 'duplicate-range'; at: number; length: number };
+type ByteMutation = { kind: 'truncate'; at: number } | { kind: 'inject'; at: number; bytes: Uint8Array } | { kind: 'delete-range'; at: number; length: number } | { kind: 'duplicate-range'; at: number; length: number };
 
 const index = fc.nat({ max: 10_000 });
 const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
@@ -376,8 +372,7 @@ describe('compiler fuzzing', () => {
           parameters.set('environment', [i % 3 === 0 ? 'preview' : next()]);
           parameters.set('hash', [next()]);
           const plan = buildPlan(application, { endpoints: application.endpoints, parameters: c.simulate ? parameters : null, env: {}, kinds: TASK_KINDS });
-          for (const text of [formatPlanText(plan, plain), formatPlanJson(plan), formatPlanMermaid(plan), formatPlanDot(plan)])
-            expect(typeof text).toBe('string');
+          for (const text of [formatPlanText(plan, plain), formatPlanJson(plan), formatPlanMermaid(plan), formatPlanDot(plan)]) expect(typeof text).toBe('string');
           JSON.parse(formatPlanJson(plan));
           planned++;
         } finally {

@@ -35,11 +35,7 @@ afterAll(async () => {
 });
 
 function subscribe(service: RunningService, hop: string): Promise<Response> {
-  return fetch(`${service.url}/subscribe`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ hop, email: EMAIL }).toString(),
-  });
+  return fetch(`${service.url}/subscribe`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ hop, email: EMAIL }).toString() });
 }
 
 async function taskLine(service: RunningService, response: Response): Promise<Record<string, unknown>> {
@@ -53,26 +49,23 @@ describe('a redirect to another origin', () => {
     service = await services.start(APP, [], { FIRST: first.origin, API_KEY });
   });
 
-  it.each([301, 302, 307, 308])(
-    '%i to another port is not followed: the second peer receives nothing, the task fails with cross-origin-redirect',
-    async (status) => {
-      const sent = first.requestsTo(`/away-${status}`).length;
-      const response = await subscribe(service, `away-${status}`);
-      expect(response.status).toBe(502);
-      await response.arrayBuffer();
-      // The first origin got the request, key and body: it is the one the author named.
-      const asked = first.requestsTo(`/away-${status}`).slice(sent);
-      expect(asked.length).toBe(1);
-      expect(asked[0]!.headers['x-api-key']).toBe(API_KEY);
-      const line = await taskLine(service, response);
-      expect(line.outcome).toBe('failed');
-      expect(line.code).toBe('cross-origin-redirect');
-      expect(String(line.error)).toContain(`to another origin, http://127.0.0.1:${second.port}`);
-      expect(String(line.error)).not.toContain(API_KEY);
-      expect(second.connections).toBe(0);
-      expect(second.requests.length).toBe(0);
-    },
-  );
+  it.each([301, 302, 307, 308])('%i to another port is not followed: the second peer receives nothing, the task fails with cross-origin-redirect', async (status) => {
+    const sent = first.requestsTo(`/away-${status}`).length;
+    const response = await subscribe(service, `away-${status}`);
+    expect(response.status).toBe(502);
+    await response.arrayBuffer();
+    // The first origin got the request, key and body: it is the one the author named.
+    const asked = first.requestsTo(`/away-${status}`).slice(sent);
+    expect(asked.length).toBe(1);
+    expect(asked[0]!.headers['x-api-key']).toBe(API_KEY);
+    const line = await taskLine(service, response);
+    expect(line.outcome).toBe('failed');
+    expect(line.code).toBe('cross-origin-redirect');
+    expect(String(line.error)).toContain(`to another origin, http://127.0.0.1:${second.port}`);
+    expect(String(line.error)).not.toContain(API_KEY);
+    expect(second.connections).toBe(0);
+    expect(second.requests.length).toBe(0);
+  });
 
   it('to the same port under another host name is not followed either', async () => {
     const collected = first.requestsTo('/collect').length;

@@ -78,18 +78,14 @@ describe('open redirects', () => {
     expect(location(answer.text)).toBeUndefined();
   });
 
-  it.each([
-    'https://good.example',
-    'https://good.example/',
-    'https://good.example/welcome?x=1',
-    'https://good.example#top',
-    'https://good.example?x=1',
-    'https://partner.example/app/x',
-  ])('lets %s through with a 302', async (to) => {
-    const answer = await go('go', to);
-    expect(answer.status).toBe(302);
-    expect(location(answer.text)).toBe(to);
-  });
+  it.each(['https://good.example', 'https://good.example/', 'https://good.example/welcome?x=1', 'https://good.example#top', 'https://good.example?x=1', 'https://partner.example/app/x'])(
+    'lets %s through with a 302',
+    async (to) => {
+      const answer = await go('go', to);
+      expect(answer.status).toBe(302);
+      expect(location(answer.text)).toBe(to);
+    },
+  );
 
   it('keeps CR/LF from a whitelisted target out of the Location header', async () => {
     const answer = await go('go', 'https://good.example/\r\nSet-Cookie: a=b');
@@ -131,18 +127,15 @@ describe('header, URL, body and SMTP injection', () => {
   });
 
   // Refused before the first side effect (the task is prepared first), naming the parameter.
-  it.each(['a\r\nX-Injected: 1', 'a\nX-Injected: 1', 'a\rX-Injected: 1'])(
-    'a CR/LF in a header value (%j) refuses the request; nothing is sent',
-    async (value) => {
-      const before = upstream.requests.length;
-      const response = await fetch(`${service.url}/header?value=${encodeURIComponent(value)}`);
-      expect(response.status).toBe(400);
-      const body = (await response.json()) as { detail: string; errors: unknown };
-      expect(body.errors).toEqual([{ parameter: 'value', detail: 'parameter "value" contains a line break' }]);
-      expect(JSON.stringify(body)).not.toContain('X-Injected');
-      expect(upstream.requests.length).toBe(before);
-    },
-  );
+  it.each(['a\r\nX-Injected: 1', 'a\nX-Injected: 1', 'a\rX-Injected: 1'])('a CR/LF in a header value (%j) refuses the request; nothing is sent', async (value) => {
+    const before = upstream.requests.length;
+    const response = await fetch(`${service.url}/header?value=${encodeURIComponent(value)}`);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { detail: string; errors: unknown };
+    expect(body.errors).toEqual([{ parameter: 'value', detail: 'parameter "value" contains a line break' }]);
+    expect(JSON.stringify(body)).not.toContain('X-Injected');
+    expect(upstream.requests.length).toBe(before);
+  });
 
   it('a header value without CR/LF is sent as is (so the refusals above are not a broken fixture)', async () => {
     const response = await fetch(`${service.url}/header?value=${encodeURIComponent('plain value')}`);
@@ -190,15 +183,10 @@ describe('header, URL, body and SMTP injection', () => {
     // RFC 2231 lets a client put any byte in a file name, CR and LF included.
     const name = encodeURIComponent('../../etc/x.txt\r\nBcc: victim@example.test\r\nX-Injected: yes');
     const body =
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=utf-8''${name}\r\nContent-Type: text/plain\r\n\r\ncontent\r\n` +
-      `--${boundary}--\r\n`;
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=utf-8''${name}\r\nContent-Type: text/plain\r\n\r\ncontent\r\n` + `--${boundary}--\r\n`;
     const before = smtp.messages.length;
     const tried = smtp.recipientsTried.length;
-    const response = await fetch(`${service.url}/upload-mail`, {
-      method: 'POST',
-      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
-      body,
-    });
+    const response = await fetch(`${service.url}/upload-mail`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
     // Refusing the name (502) or sending it encoded (200) are both safe; injecting is not.
     expect([200, 502]).toContain(response.status);
     expect(smtp.recipientsTried.slice(tried)).toEqual(response.status === 200 ? ['office@example.test'] : []);
@@ -215,10 +203,7 @@ describe('header, URL, body and SMTP injection', () => {
 
   it('a plain message is delivered (so the refusals above are not a broken fixture)', async () => {
     const before = smtp.messages.length;
-    const response = await fetch(`${service.url}/mail`, {
-      method: 'POST',
-      body: new URLSearchParams({ to: 'ok@example.test', subject: 'Hi there', reply: 'r@example.test' }),
-    });
+    const response = await fetch(`${service.url}/mail`, { method: 'POST', body: new URLSearchParams({ to: 'ok@example.test', subject: 'Hi there', reply: 'r@example.test' }) });
     expect(response.status).toBe(200);
     expect(smtp.messages.length).toBe(before + 1);
     expect(smtp.messages.at(-1)!.envelope.to).toEqual(['ok@example.test']);
@@ -236,9 +221,7 @@ describe('hash authentication', () => {
     expect(hashMatches(endpoint, ['x'], 'live', keys, good.toUpperCase())).toBe(true);
     // Every key is compared, even after the match: the time does not tell which key matched.
     expect(timingSafeEqual).toHaveBeenCalledTimes(2);
-    expect(timingSafeEqual.mock.calls.some(([a, b]) => Buffer.from(a as Buffer).toString() === good && Buffer.from(b as Buffer).toString() === good)).toBe(
-      true,
-    );
+    expect(timingSafeEqual.mock.calls.some(([a, b]) => Buffer.from(a as Buffer).toString() === good && Buffer.from(b as Buffer).toString() === good)).toBe(true);
     timingSafeEqual.mockClear();
     expect(hashMatches(endpoint, ['x'], 'live', keys, sha256('other'))).toBe(false);
     expect(timingSafeEqual).toHaveBeenCalledTimes(2);
@@ -255,10 +238,7 @@ describe('hash authentication', () => {
     beforeAll(async () => {
       upstream = await HttpPeer.start();
       upstream.route('/api', { status: 200 });
-      service = await startServe(SECRETS_APP, ['--smtp-url', `smtp://mailer:${SMTP_URL_PASSWORD}@127.0.0.1:${await closedPort()}`], {
-        PEER: upstream.origin,
-        ...SECRET_ENV,
-      });
+      service = await startServe(SECRETS_APP, ['--smtp-url', `smtp://mailer:${SMTP_URL_PASSWORD}@127.0.0.1:${await closedPort()}`], { PEER: upstream.origin, ...SECRET_ENV });
     });
     afterAll(async () => {
       await service?.stop();
@@ -307,10 +287,7 @@ describe('secrets stay out of logs, error bodies and dry-run plans', () => {
   const bodies: string[] = [];
   beforeAll(async () => {
     upstream = await HttpPeer.start();
-    service = await startServe(SECRETS_APP, ['--smtp-url', `smtp://mailer:${SMTP_URL_PASSWORD}@127.0.0.1:${await closedPort()}`], {
-      PEER: upstream.origin,
-      ...SECRET_ENV,
-    });
+    service = await startServe(SECRETS_APP, ['--smtp-url', `smtp://mailer:${SMTP_URL_PASSWORD}@127.0.0.1:${await closedPort()}`], { PEER: upstream.origin, ...SECRET_ENV });
   });
   afterAll(async () => {
     await service?.stop();
@@ -450,11 +427,7 @@ describe('--allow-task-host (SSRF)', () => {
 
   it('refuses a task URL to any other host before connecting: 502 and a clear log line', async () => {
     // 127.0.0.1 is allowed, localhost (the same machine by another name) is not.
-    const service = await startServe(
-      TASKS,
-      ['--smtp-url', smtpUrl, '--allow-task-host', 'api.example.test,127.0.0.1', '--allow-task-host', 'hooks.example.test'],
-      { PEER: upstream.origin },
-    );
+    const service = await startServe(TASKS, ['--smtp-url', smtpUrl, '--allow-task-host', 'api.example.test,127.0.0.1', '--allow-task-host', 'hooks.example.test'], { PEER: upstream.origin });
     try {
       const allowed = await callback(service, upstream.url('/hook'));
       expect(allowed.status).toBe(200);
@@ -493,10 +466,7 @@ describe('--allow-task-host (SSRF)', () => {
   });
 
   it.each([['https://api.example.test'], ['api.example.test/path'], ['']])('refuses a malformed value %j with a usage error', async (value) => {
-    const r = await execa('node', [BIN, 'serve', TASKS, '--port', '0', '--workers', '1', '--smtp-url', smtpUrl, '--allow-task-host', value], {
-      reject: false,
-      timeout: 20_000,
-    });
+    const r = await execa('node', [BIN, 'serve', TASKS, '--port', '0', '--workers', '1', '--smtp-url', smtpUrl, '--allow-task-host', value], { reject: false, timeout: 20_000 });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('--allow-task-host');
     // Refused for its value, not as an option serve does not know.

@@ -32,29 +32,16 @@ function send(base: string, method: 'GET' | 'POST', path: string, form?: Record<
       {
         method,
         agent: false,
-        headers: {
-          connection: 'close',
-          ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {}),
-        },
+        headers: { connection: 'close', ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {}) },
       },
       (res) => {
         gotBytes = true;
         let text = '';
         res.setEncoding('utf8').on('data', (c: string) => (text += c));
         res.on('end', () =>
-          resolve({
-            kind: 'answer',
-            path,
-            status: res.statusCode ?? 0,
-            requestId: String(res.headers['x-request-id'] ?? ''),
-            body: text,
-            startedAt,
-            endedAt: performance.now(),
-          }),
+          resolve({ kind: 'answer', path, status: res.statusCode ?? 0, requestId: String(res.headers['x-request-id'] ?? ''), body: text, startedAt, endedAt: performance.now() }),
         );
-        res.on('error', (error: NodeJS.ErrnoException) =>
-          resolve({ kind: 'error', path, code: error.code ?? error.message, gotBytes, startedAt, connectedAt }),
-        );
+        res.on('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'error', path, code: error.code ?? error.message, gotBytes, startedAt, connectedAt }));
       },
     );
     req.on('socket', (socket) => socket.once('connect', () => (connectedAt = performance.now())));

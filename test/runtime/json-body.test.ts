@@ -24,12 +24,7 @@ describe('a JSON body', () => {
     if (!read.ok) throw new Error(read.detail);
     const bound = bindParameters(endpoint, raw, { headers: {}, json: read.json });
     expect(bound.ok && Object.fromEntries(bound.parameters)).toEqual({ a: '1', b: '2', c: '3,4', d: '{"a":"1","b":2}', e: 'true' });
-    expect(raw).toEqual(
-      new Map([
-        ['list', ['3', '4']],
-        ['n', ['true']],
-      ]),
-    );
+    expect(raw).toEqual(new Map([['list', ['3', '4']], ['n', ['true']]]));
     expect(parse).toHaveBeenCalledTimes(1);
   });
 });

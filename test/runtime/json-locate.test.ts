@@ -16,31 +16,7 @@ const parses = (text: string) => {
 
 describe('locateJsonError', () => {
   it('agrees with JSON.parse on texts made of JSON pieces', () => {
-    const piece = fc.constantFrom(
-      '{',
-      '}',
-      '[',
-      ']',
-      ',',
-      ':',
-      '"a"',
-      '"b\\n"',
-      '"\\u00e9"',
-      '"\\x"',
-      '"',
-      '1',
-      '-0.5e3',
-      '01',
-      '1.',
-      'true',
-      'nul',
-      'null',
-      ' ',
-      '\n',
-      '\t',
-      '\u0001',
-      'x',
-    );
+    const piece = fc.constantFrom('{', '}', '[', ']', ',', ':', '"a"', '"b\\n"', '"\\u00e9"', '"\\x"', '"', '1', '-0.5e3', '01', '1.', 'true', 'nul', 'null', ' ', '\n', '\t', '\u0001', 'x');
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
         const text = pieces.join('');

@@ -26,11 +26,7 @@ const document = {
   scalars: ['a', 1, false, null],
   object: { b: 1, c: [1, 'x'] },
   objects: [{ id: 1 }, 'x'],
-  events: [
-    { type: 'push', id: 'a' },
-    { type: 'star', id: 'b' },
-    { type: 'push', id: 'c' },
-  ],
+  events: [{ type: 'push', id: 'a' }, { type: 'star', id: 'b' }, { type: 'push', id: 'c' }],
 };
 
 describe('values selected by a JSONPath', () => {

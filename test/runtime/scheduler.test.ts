@@ -26,12 +26,7 @@ interface FakeTaskOptions {
 }
 
 function fakeTask(id: string, options: FakeTaskOptions = {}): Task {
-  const outputs: OutputIntermediateValue[] = (options.outputs ?? []).map((name) => ({
-    name,
-    selector: { kind: 'jsonpath', path: `$.${name}` },
-    regex: null,
-    position: at,
-  }));
+  const outputs: OutputIntermediateValue[] = (options.outputs ?? []).map((name) => ({ name, selector: { kind: 'jsonpath', path: `$.${name}` }, regex: null, position: at }));
   return {
     kind: 'fake',
     id,
@@ -241,13 +236,7 @@ describe('scheduleTasks: ordering', () => {
     // b is still running: c must wait for its value.
     expect(h.prepared('c')).toBe(false);
 
-    h.resolve('b', {
-      attempts: 1,
-      outputs: new Map([
-        ['x', '42'],
-        ['y', 'unused'],
-      ]),
-    });
+    h.resolve('b', { attempts: 1, outputs: new Map([['x', '42'], ['y', 'unused']]) });
     await tick();
     expect(h.executing('c')).toBe(true);
     expect(h.events.indexOf('prepare c')).toBeGreaterThan(h.events.indexOf('execute b'));
@@ -255,13 +244,7 @@ describe('scheduleTasks: ordering', () => {
 
     h.resolve('c');
     await tick();
-    expect(h.result).toEqual({
-      ok: true,
-      intermediate: new Map([
-        ['x', '42'],
-        ['y', 'unused'],
-      ]),
-    });
+    expect(h.result).toEqual({ ok: true, intermediate: new Map([['x', '42'], ['y', 'unused']]) });
     h.expectAllReportedOnce();
   });
 
@@ -271,13 +254,7 @@ describe('scheduleTasks: ordering', () => {
     await tick();
     // The producer saw no intermediate value yet.
     expect([...(h.scopes.get('producer')!.intermediate ?? new Map())]).toEqual([]);
-    h.resolve('producer', {
-      attempts: 1,
-      outputs: new Map([
-        ['id', '7'],
-        ['other', 'not declared'],
-      ]),
-    });
+    h.resolve('producer', { attempts: 1, outputs: new Map([['id', '7'], ['other', 'not declared']]) });
     await tick();
     const scope = h.scopes.get('consumer')!;
     // Only the declared input, not every value produced so far.
@@ -777,10 +754,7 @@ describe('a run taken up again, and interrupted', () => {
   });
 
   it('settles at once when every task was finished before', async () => {
-    const h = new Harness([fakeTask('a'), fakeTask('mail', { after: ['a'] })], {
-      deliversLast: ['mail'],
-      resume: { finished: new Set(['a', 'mail']), intermediate: new Map() },
-    });
+    const h = new Harness([fakeTask('a'), fakeTask('mail', { after: ['a'] })], { deliversLast: ['mail'], resume: { finished: new Set(['a', 'mail']), intermediate: new Map() } });
     await tick();
     expect(h.events).toEqual([]);
     expect(h.result).toEqual({ ok: true, intermediate: new Map() });

@@ -56,11 +56,7 @@ describe('--base-path /forms', () => {
 
   it('the same redirect works without a base path', async () => {
     const plain = await services.start(path.join(dir, 'endpoints.xml'), ['--smtp-url', `smtp://127.0.0.1:${smtp.port}`], { CRM_API_KEY: 'secret' });
-    const posted = await fetch(`${plain.url}/contact`, {
-      method: 'POST',
-      body: new URLSearchParams({ name: 'Ann', email: 'ann@example.com', message: 'Hi' }),
-      redirect: 'manual',
-    });
+    const posted = await fetch(`${plain.url}/contact`, { method: 'POST', body: new URLSearchParams({ name: 'Ann', email: 'ann@example.com', message: 'Hi' }), redirect: 'manual' });
     expect(posted.status).toBe(302);
     const target = new URL(posted.headers.get('location')!, `${plain.url}/contact`);
     expect(target.pathname).toBe('/thank-you');
@@ -80,11 +76,7 @@ describe('--base-path /forms', () => {
   });
 
   it('says it with --workers 2 too (the primary prints the ready line there)', async () => {
-    const workers = await services.start(
-      path.join(dir, 'endpoints.xml'),
-      ['--workers', '2', '--base-path', '/a/b/', '--smtp-url', `smtp://127.0.0.1:${smtp.port}`],
-      { CRM_API_KEY: 'secret' },
-    );
+    const workers = await services.start(path.join(dir, 'endpoints.xml'), ['--workers', '2', '--base-path', '/a/b/', '--smtp-url', `smtp://127.0.0.1:${smtp.port}`], { CRM_API_KEY: 'secret' });
     const line = await workers.waitForLog((l) => typeof l.url === 'string' && String(l.msg).includes('base path'));
     expect(line.url).toBe(`${workers.url}/a/b/`);
   });

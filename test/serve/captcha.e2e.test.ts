@@ -92,12 +92,7 @@ let peer: HttpPeer;
 let verifier: Verifier;
 let service: RunningService;
 const services = new StartedServices();
-const SECRETS = {
-  TURNSTILE_SECRET: 'turnstile-secret-1',
-  HCAPTCHA_SECRET: 'hcaptcha-secret-2',
-  RECAPTCHA_SECRET: 'recaptcha-secret-3',
-  ALTCHA_KEY: 'altcha-hmac-key-4',
-};
+const SECRETS = { TURNSTILE_SECRET: 'turnstile-secret-1', HCAPTCHA_SECRET: 'hcaptcha-secret-2', RECAPTCHA_SECRET: 'recaptcha-secret-3', ALTCHA_KEY: 'altcha-hmac-key-4' };
 
 beforeAll(async () => {
   peer = await HttpPeer.start();
@@ -113,11 +108,7 @@ afterAll(async () => {
 });
 
 function post(endpoint: string, pairs: readonly (readonly [string, string])[], headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${service.url}/${endpoint}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(pairs.map(([k, v]) => [k, v])).toString(),
-  });
+  return fetch(`${service.url}/${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(pairs.map(([k, v]) => [k, v])).toString() });
 }
 
 const CASES = [
@@ -130,43 +121,19 @@ describe.each(CASES)('<captcha provider="$endpoint">', ({ endpoint, field, path,
   it('sends the token, the secret and the client address to the verifier once, and runs the tasks only when it is verified', async () => {
     const crm = peer.requestsTo(`/crm/${endpoint}`).length;
     const asked = verifier.received.length;
-    const refused = await post(
-      endpoint,
-      [
-        ['name', 'Bot'],
-        [field, 'invalid'],
-      ],
-      { 'x-forwarded-for': '203.0.113.50' },
-    );
+    const refused = await post(endpoint, [['name', 'Bot'], [field, 'invalid']], { 'x-forwarded-for': '203.0.113.50' });
     expect(refused.status).toBe(403);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
     const missing = await post(endpoint, [['name', 'Bot']]);
     expect(missing.status).toBe(403);
-    const blank = await post(endpoint, [
-      ['name', 'Bot'],
-      [field, '  '],
-    ]);
+    const blank = await post(endpoint, [['name', 'Bot'], [field, '  ']]);
     expect(blank.status).toBe(403);
     // A browser gets the page, same status.
-    const page = await post(
-      endpoint,
-      [
-        ['name', 'Bot'],
-        [field, 'invalid'],
-      ],
-      { accept: BROWSER_ACCEPT },
-    );
+    const page = await post(endpoint, [['name', 'Bot'], [field, 'invalid']], { accept: BROWSER_ACCEPT });
     expect(page.status).toBe(403);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
 
-    const ok = await post(
-      endpoint,
-      [
-        ['name', 'Ada'],
-        [field, valid],
-      ],
-      { 'x-forwarded-for': '203.0.113.51' },
-    );
+    const ok = await post(endpoint, [['name', 'Ada'], [field, valid]], { 'x-forwarded-for': '203.0.113.51' });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toBe('thanks Ada');
     // Missing and blank tokens never reach the verifier; the others each once.
@@ -182,26 +149,11 @@ describe.each(CASES)('<captcha provider="$endpoint">', ({ endpoint, field, path,
 
   it('fails closed: a verifier answering 500 is a 503 with Retry-After, and nothing runs', async () => {
     const crm = peer.requestsTo(`/crm/${endpoint}`).length;
-    const answer = await post(endpoint, [
-      ['name', 'Bot'],
-      [field, 'fail500'],
-    ]);
+    const answer = await post(endpoint, [['name', 'Bot'], [field, 'fail500']]);
     expect(answer.status).toBe(503);
     expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(
-      (
-        await post(endpoint, [
-          ['name', 'Ada'],
-          [field, valid],
-        ])
-      ).status,
-    ).toBe(200);
-    expect(
-      peer
-        .requestsTo(`/crm/${endpoint}`)
-        .slice(crm)
-        .map((r) => new URLSearchParams(r.body).get('name')),
-    ).toEqual(['Ada']);
+    expect((await post(endpoint, [['name', 'Ada'], [field, valid]])).status).toBe(200);
+    expect(peer.requestsTo(`/crm/${endpoint}`).slice(crm).map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['Ada']);
     const metrics = await (await fetch(`${service.url}/_metrics`)).text();
     expect(metrics).toMatch(new RegExp(`endpoint_service_guard_outcomes_total\\{endpoint="${endpoint}",check="captcha",outcome="unavailable"\\} [1-9]`));
   });
@@ -210,10 +162,7 @@ describe.each(CASES)('<captcha provider="$endpoint">', ({ endpoint, field, path,
 describe('a verifier that answers more than 64 KiB', () => {
   it.each(['huge', 'huge-stream'])('%s: a "success" of 1 MB is not read to its end: 503 (fails closed), nothing runs', async (token) => {
     const crm = peer.requestsTo('/crm/turnstile').length;
-    const answer = await post('turnstile', [
-      ['name', 'Bot'],
-      ['cf-turnstile-response', token],
-    ]);
+    const answer = await post('turnstile', [['name', 'Bot'], ['cf-turnstile-response', token]]);
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).not.toBeNull();
     const line = await service.waitForLog((l) => l.msg === 'captcha: unavailable' && l.requestId === answer.headers.get('x-request-id'));
@@ -225,45 +174,16 @@ describe('a verifier that answers more than 64 KiB', () => {
 describe('reCAPTCHA v3 scores and a verifier that hangs', () => {
   it('refuses a token whose score is below min-score', async () => {
     const crm = peer.requestsTo('/crm/recaptcha').length;
-    expect(
-      (
-        await post('recaptcha', [
-          ['name', 'Bot'],
-          ['g-recaptcha-response', 'low'],
-        ])
-      ).status,
-    ).toBe(403);
+    expect((await post('recaptcha', [['name', 'Bot'], ['g-recaptcha-response', 'low']])).status).toBe(403);
     // A score of 0.9 passes (above); 'valid' carries no score at all and is refused under a min-score.
-    expect(
-      (
-        await post('recaptcha', [
-          ['name', 'NoScore'],
-          ['g-recaptcha-response', 'valid'],
-        ])
-      ).status,
-    ).toBe(403);
-    expect(
-      (
-        await post('recaptcha', [
-          ['name', 'Ada'],
-          ['g-recaptcha-response', 'high'],
-        ])
-      ).status,
-    ).toBe(200);
-    expect(
-      peer
-        .requestsTo('/crm/recaptcha')
-        .slice(crm)
-        .map((r) => new URLSearchParams(r.body).get('name')),
-    ).toEqual(['Ada']);
+    expect((await post('recaptcha', [['name', 'NoScore'], ['g-recaptcha-response', 'valid']])).status).toBe(403);
+    expect((await post('recaptcha', [['name', 'Ada'], ['g-recaptcha-response', 'high']])).status).toBe(200);
+    expect(peer.requestsTo('/crm/recaptcha').slice(crm).map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['Ada']);
   });
 
   it('a verifier that never answers is a 503 with Retry-After once its timeout is over, and nothing runs', async () => {
     const crm = peer.requestsTo('/crm/turnstile').length;
-    const answer = await post('turnstile', [
-      ['name', 'Bot'],
-      ['cf-turnstile-response', 'hang'],
-    ]);
+    const answer = await post('turnstile', [['name', 'Bot'], ['cf-turnstile-response', 'hang']]);
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).not.toBeNull();
     expect(peer.requestsTo('/crm/turnstile').length).toBe(crm);
@@ -274,13 +194,7 @@ describe('reCAPTCHA v3 scores and a verifier that hangs', () => {
 async function solve(challenge: Challenge, number?: number): Promise<string> {
   const solution = await solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;
   if (solution === null) throw new Error('the challenge could not be solved');
-  const payload = {
-    algorithm: challenge.algorithm,
-    challenge: challenge.challenge,
-    number: number ?? solution.number,
-    salt: challenge.salt,
-    signature: challenge.signature,
-  };
+  const payload = { algorithm: challenge.algorithm, challenge: challenge.challenge, number: number ?? solution.number, salt: challenge.salt, signature: challenge.signature };
   return Buffer.from(JSON.stringify(payload)).toString('base64');
 }
 
@@ -296,14 +210,7 @@ function postOnNewConnection(target: RunningService, endpoint: string, form: Rec
   const url = new URL(`${target.url}/${endpoint}`);
   return new Promise((resolve, reject) => {
     const request = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        agent: false,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' },
-      },
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' } },
       (response) => {
         response.resume();
         response.on('end', () => resolve({ status: response.statusCode!, requestId: String(response.headers['x-request-id']) }));
@@ -320,56 +227,20 @@ describe('<captcha provider="altcha">', () => {
     const asked = verifier.received.length;
     const challenge = await challengeFrom(service);
     const solution = await solve(challenge);
-    const first = await post('altcha', [
-      ['name', 'Ada'],
-      ['altcha', solution],
-    ]);
+    const first = await post('altcha', [['name', 'Ada'], ['altcha', solution]]);
     expect(first.status).toBe(200);
-    expect(
-      (
-        await post('altcha', [
-          ['name', 'Replay'],
-          ['altcha', solution],
-        ])
-      ).status,
-    ).toBe(403);
+    expect((await post('altcha', [['name', 'Replay'], ['altcha', solution]])).status).toBe(403);
 
     const another = await challengeFrom(service);
     const right = await solveChallenge(another.challenge, another.salt, another.algorithm, another.maxnumber).promise;
-    expect(
-      (
-        await post('altcha', [
-          ['name', 'Wrong'],
-          ['altcha', await solve(another, (right!.number + 1) % (another.maxnumber ?? 100_000))],
-        ])
-      ).status,
-    ).toBe(403);
+    expect((await post('altcha', [['name', 'Wrong'], ['altcha', await solve(another, (right!.number + 1) % (another.maxnumber ?? 100_000))]])).status).toBe(403);
     // Signed with a key the service does not have.
     const foreign = await createChallenge({ hmacKey: 'someone-else', maxNumber: 1000 });
-    expect(
-      (
-        await post('altcha', [
-          ['name', 'Foreign'],
-          ['altcha', await solve(foreign)],
-        ])
-      ).status,
-    ).toBe(403);
-    expect(
-      (
-        await post('altcha', [
-          ['name', 'Garbage'],
-          ['altcha', 'not base64 json'],
-        ])
-      ).status,
-    ).toBe(403);
+    expect((await post('altcha', [['name', 'Foreign'], ['altcha', await solve(foreign)]])).status).toBe(403);
+    expect((await post('altcha', [['name', 'Garbage'], ['altcha', 'not base64 json']])).status).toBe(403);
     expect((await post('altcha', [['name', 'None']])).status).toBe(403);
 
-    expect(
-      peer
-        .requestsTo('/crm/altcha')
-        .slice(crm)
-        .map((r) => new URLSearchParams(r.body).get('name')),
-    ).toEqual(['Ada']);
+    expect(peer.requestsTo('/crm/altcha').slice(crm).map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['Ada']);
     // Verified by the service itself: no third party was asked.
     expect(verifier.received.length).toBe(asked);
   });
@@ -389,20 +260,10 @@ describe('<captcha provider="altcha">', () => {
     expect(answers.map((a) => a.status)).toEqual([200, 403, 403, 403]);
     await workers.waitForLog((l) => l.msg === 'request' && l.requestId === answers[3]!.requestId);
     const ids = answers.map((a) => a.requestId);
-    const pids = new Set(
-      workers
-        .logs()
-        .filter((l) => l.msg === 'request' && ids.includes(String(l.requestId)))
-        .map((l) => l.pid),
-    );
+    const pids = new Set(workers.logs().filter((l) => l.msg === 'request' && ids.includes(String(l.requestId))).map((l) => l.pid));
     // Without this the case could pass with one worker answering every request.
     expect(pids.size).toBe(2);
-    expect(
-      peer
-        .requestsTo('/crm/altcha')
-        .slice(crm)
-        .map((r) => new URLSearchParams(r.body).get('name')),
-    ).toEqual(['try-0']);
+    expect(peer.requestsTo('/crm/altcha').slice(crm).map((r) => new URLSearchParams(r.body).get('name'))).toEqual(['try-0']);
   });
 
   (REDIS_URL === null ? it.skip : it)('with --rate-limit-store, a solution spent at one instance is refused by another sharing the Redis', async () => {

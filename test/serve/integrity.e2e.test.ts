@@ -171,20 +171,8 @@ const CONTACT_REFUSALS: readonly Refusal[] = [
   { label: 'a whitespace-only name (name=%20)', params: withValue('name', ' '), errors: [ERR.name], detail: ERR.name.detail, secrets: [] },
   { label: 'a name of tabs and line breaks', params: withValue('name', '\t\r\n '), errors: [ERR.name], detail: ERR.name.detail, secrets: [] },
   { label: 'an email that is not an address', params: withValue('email', BAD_EMAIL), errors: [ERR.email], detail: ERR.email.detail, secrets: [BAD_EMAIL] },
-  {
-    label: 'an email holding two addresses',
-    params: withValue('email', 'ann@example.test, eve@evil.example'),
-    errors: [ERR.email],
-    detail: ERR.email.detail,
-    secrets: ['eve@evil.example'],
-  },
-  {
-    label: 'a message longer than max-length',
-    params: withValue('message', LONG_MESSAGE),
-    errors: [ERR.message],
-    detail: ERR.message.detail,
-    secrets: [LONG_MESSAGE],
-  },
+  { label: 'an email holding two addresses', params: withValue('email', 'ann@example.test, eve@evil.example'), errors: [ERR.email], detail: ERR.email.detail, secrets: ['eve@evil.example'] },
+  { label: 'a message longer than max-length', params: withValue('message', LONG_MESSAGE), errors: [ERR.message], detail: ERR.message.detail, secrets: [LONG_MESSAGE] },
   {
     label: 'all three at once (sent in reverse order)',
     params: [
@@ -224,23 +212,20 @@ describe('parameter rules on a contact form (serve)', () => {
     expect(mail.receivedAt).toBeGreaterThan(calls[1]!.endedAt!);
   });
 
-  it.each(CONTACT_REFUSALS)(
-    '$label: 400 before anything runs, every failing parameter listed, no value echoed',
-    async ({ params, errors, detail, secrets }) => {
-      const before = mark();
-      const response = await post(service, 'contact', params);
-      expect(response.status).toBe(400);
-      expect(response.headers.get('content-type')).toBe('application/problem+json');
-      const text = await response.text();
-      const body = JSON.parse(text) as Problem;
-      expect(body).toEqual({ type: 'about:blank', title: 'Bad Request', status: 400, detail, requestId: response.headers.get('x-request-id'), errors });
-      for (const secret of secrets) {
-        expect(text).not.toContain(secret);
-        expect(text).not.toContain(encodeURIComponent(secret));
-      }
-      await expectNothingSentSince(before);
-    },
-  );
+  it.each(CONTACT_REFUSALS)('$label: 400 before anything runs, every failing parameter listed, no value echoed', async ({ params, errors, detail, secrets }) => {
+    const before = mark();
+    const response = await post(service, 'contact', params);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    const text = await response.text();
+    const body = JSON.parse(text) as Problem;
+    expect(body).toEqual({ type: 'about:blank', title: 'Bad Request', status: 400, detail, requestId: response.headers.get('x-request-id'), errors });
+    for (const secret of secrets) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(encodeURIComponent(secret));
+    }
+    await expectNothingSentSince(before);
+  });
 
   it('the same rules hold for a query string and for a multipart form (as a browser posts it)', async () => {
     const before = mark();
@@ -481,12 +466,7 @@ describe('Idempotency-Key', () => {
 
   it('a POST retried after two 503s sends the same key on every attempt, derived from request id, endpoint and task', async () => {
     const retryNow = { 'retry-after': '0' };
-    peer.route(
-      '/crm/flaky',
-      { status: 503, headers: retryNow, body: 'busy' },
-      { status: 503, headers: retryNow, body: 'busy' },
-      { status: 200, body: 'stored' },
-    );
+    peer.route('/crm/flaky', { status: 503, headers: retryNow, body: 'busy' }, { status: 503, headers: retryNow, body: 'busy' }, { status: 200, body: 'stored' });
     const before = peer.requestsTo('/crm/flaky').length;
     const response = await fetch(`${service.url}/flaky`);
     expect(response.status).toBe(200);
@@ -509,10 +489,7 @@ describe('Idempotency-Key', () => {
     expect(keys[0]).toMatch(HEX32);
     expect(keys[1]).toMatch(HEX32);
     expect(keys[0]).not.toBe(keys[1]);
-    expect(keys).toEqual([
-      expectedKey(first.headers.get('x-request-id')!, 'flaky', 'store'),
-      expectedKey(second.headers.get('x-request-id')!, 'flaky', 'store'),
-    ]);
+    expect(keys).toEqual([expectedKey(first.headers.get('x-request-id')!, 'flaky', 'store'), expectedKey(second.headers.get('x-request-id')!, 'flaky', 'store')]);
   });
 
   it('two POST tasks of one request send different keys', async () => {
@@ -527,7 +504,7 @@ describe('Idempotency-Key', () => {
     expect(contact!.headers['idempotency-key']).not.toBe(note!.headers['idempotency-key']);
   });
 
-  it('the author\'s <request-header name="Idempotency-Key"> is sent exactly as written', async () => {
+  it("the author's <request-header name=\"Idempotency-Key\"> is sent exactly as written", async () => {
     const before = peer.requestsTo('/crm/keyed').length;
     expect((await fetch(`${service.url}/keyed`)).status).toBe(200);
     const seen = peer.requestsTo('/crm/keyed').slice(before);
@@ -657,19 +634,16 @@ describe('HTML error pages', () => {
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
   });
 
-  it.each([['*/*'], ['application/json'], ['application/json, text/html;q=0.5'], ['application/problem+json']])(
-    'Accept: %s keeps problem+json',
-    async (accept) => {
-      const before = mark();
-      const response = await post(service, 'contact', missingName, { accept });
-      expect(response.status).toBe(400);
-      expect(response.headers.get('content-type')).toBe('application/problem+json');
-      const body = (await response.json()) as Problem;
-      expect(body.detail).toBe('missing required parameter "name"');
-      expect(body.requestId).toBe(response.headers.get('x-request-id'));
-      await expectNothingSentSince(before);
-    },
-  );
+  it.each([['*/*'], ['application/json'], ['application/json, text/html;q=0.5'], ['application/problem+json']])('Accept: %s keeps problem+json', async (accept) => {
+    const before = mark();
+    const response = await post(service, 'contact', missingName, { accept });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    const body = (await response.json()) as Problem;
+    expect(body.detail).toBe('missing required parameter "name"');
+    expect(body.requestId).toBe(response.headers.get('x-request-id'));
+    await expectNothingSentSince(before);
+  });
 
   it('an endpoint with an <error> action uses it, even for a browser: 302 to /sorry', async () => {
     for (const accept of [BROWSER_ACCEPT, '*/*']) {

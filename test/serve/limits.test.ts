@@ -32,11 +32,7 @@ async function stillServes(): Promise<void> {
  * A POST through node:http on a connection of its own, so the body can be chunked (or fall
  * short of its declared length) and the answer read while the body is still being sent.
  */
-function post(
-  path: string,
-  headers: Record<string, string>,
-  chunks: readonly Buffer[],
-): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+function post(path: string, headers: Record<string, string>, chunks: readonly Buffer[]): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${service.url}${path}`, { method: 'POST', headers, agent: false }, (res) => {
       let body = '';
@@ -56,9 +52,7 @@ function post(
 
 describe('body size', () => {
   it('answers a declared oversized body with 413 without reading it', async () => {
-    const response = await post('/echo?name=x', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(1024 * 1024) }, [
-      Buffer.alloc(1024, 'a'),
-    ]);
+    const response = await post('/echo?name=x', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(1024 * 1024) }, [Buffer.alloc(1024, 'a')]);
     expect(response.status).toBe(413);
     expect(JSON.parse(response.body).detail).toContain('2048 bytes');
     await stillServes();
@@ -110,11 +104,7 @@ describe('body size', () => {
 
   it('accepts a body at the limit', async () => {
     const value = 'v'.repeat(2048 - 'name='.length);
-    const response = await fetch(`${service.url}/echo`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: `name=${value}`,
-    });
+    const response = await fetch(`${service.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `name=${value}` });
     expect(response.status).toBe(200);
   });
 });

@@ -99,10 +99,7 @@ describe('--cors <origins>', () => {
   const file = fixture('basic');
 
   it('says so when the file was taken as the origins (exit 2), instead of only "missing argument"', async () => {
-    for (const args of [
-      ['--cors', file],
-      ['--port', '0', '--cors', file, file],
-    ]) {
+    for (const args of [['--cors', file], ['--port', '0', '--cors', file, file]]) {
       const result = await run(['serve', ...args]);
       expect(result.exitCode, args.join(' ')).toBe(2);
       expect(result.stdout).toBe('');

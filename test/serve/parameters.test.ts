@@ -52,14 +52,7 @@ describe('query string', () => {
 
 describe('form bodies', () => {
   it('reads application/x-www-form-urlencoded', async () => {
-    const response = await show('', {
-      method: 'POST',
-      body: new URLSearchParams([
-        ['a', 'x y'],
-        ['b', 'ü'],
-        ['b', '2'],
-      ]),
-    });
+    const response = await show('', { method: 'POST', body: new URLSearchParams([['a', 'x y'], ['b', 'ü'], ['b', '2']]) });
     expect(await response.text()).toBe('a=x y;b=ü,2');
   });
 

@@ -34,10 +34,7 @@ describe('starting', () => {
     const response = await fetch(`${service.url}/empty`);
     const id = response.headers.get('x-request-id')!;
     await service.waitForStderr(id);
-    const line = service
-      .stderr()
-      .split('\n')
-      .find((l) => l.includes(id))!;
+    const line = service.stderr().split('\n').find((l) => l.includes(id))!;
     expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}200 GET \/empty [\d.]+ms [0-9a-f-]{36}$/);
   });
 
@@ -70,14 +67,7 @@ describe('starting', () => {
   });
 
   it('refuses bad option values with exit 2', async () => {
-    for (const args of [
-      ['--port', 'x'],
-      ['--workers', '0'],
-      ['--shutdown-timeout', '10'],
-      ['--max-body-size', '-1'],
-      ['--log-format', 'xml'],
-      ['--base-path', 'app'],
-    ]) {
+    for (const args of [['--port', 'x'], ['--workers', '0'], ['--shutdown-timeout', '10'], ['--max-body-size', '-1'], ['--log-format', 'xml'], ['--base-path', 'app']]) {
       const result = await runServeToExit(fixture('basic'), args);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr, args.join(' ')).toMatch(/error/);
@@ -226,12 +216,7 @@ describe('--workers 2', () => {
     expect(service.stdout()).toBe(`endpoint-service listening on ${service.url}\n`);
     for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
     await service.waitForLog(() => service.logs().filter((l) => l.msg === 'request' && l.path === '/empty').length >= 6);
-    const pids = new Set(
-      service
-        .logs()
-        .filter((l) => l.msg === 'request')
-        .map((l) => l.pid),
-    );
+    const pids = new Set(service.logs().filter((l) => l.msg === 'request').map((l) => l.pid));
     expect(pids.size).toBe(2);
 
     const metrics = await (await fetch(`${service.url}/_metrics`, { headers: { connection: 'close' } })).text();
@@ -265,20 +250,13 @@ describe('--workers 2', () => {
       // Every connection is answered again, health checks included, and a new worker serves.
       for (let i = 0; i < 6; i++) expect((await getOnce(`${service.url}/_health`)).status).toBe(200);
       const before = requests().length;
-      const fresh = () =>
-        requests()
-          .slice(before)
-          .find((l) => !pids.has(l.pid as number));
+      const fresh = () => requests().slice(before).find((l) => !pids.has(l.pid as number));
       while (fresh() === undefined) {
         const count = requests().length;
         expect((await getOnce(`${service.url}/empty`)).status).toBe(200);
         await service.waitForLog(() => requests().length > count);
       }
-      expect(
-        requests()
-          .slice(before)
-          .some((l) => l.pid === victim),
-      ).toBe(false);
+      expect(requests().slice(before).some((l) => l.pid === victim)).toBe(false);
     } finally {
       // Whatever happened, never leave a stopped process behind.
       try {
@@ -363,10 +341,7 @@ describe('--cors and --base-path', () => {
     expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, POST');
     expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type,x-custom');
 
-    const refused = await fetch(`${service.url}/empty`, {
-      method: 'OPTIONS',
-      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
-    });
+    const refused = await fetch(`${service.url}/empty`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
     expect(refused.status).toBe(403);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
   });

@@ -38,32 +38,17 @@ afterAll(async () => {
 function postOnNewConnection(service: RunningService, endpoint: string): Promise<{ status: number; requestId: string }> {
   const url = new URL(`${service.url}/${endpoint}`);
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        agent: false,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' },
-      },
-      (response) => {
-        response.resume();
-        response.on('end', () => resolve({ status: response.statusCode!, requestId: String(response.headers['x-request-id']) }));
-      },
-    );
+    const request = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode!, requestId: String(response.headers['x-request-id']) }));
+    });
     request.on('error', reject);
     request.end('');
   });
 }
 
 const pidsOf = (service: RunningService, requestIds: readonly string[]) =>
-  new Set(
-    service
-      .logs()
-      .filter((l) => l.msg === 'request' && requestIds.includes(String(l.requestId)))
-      .map((l) => l.pid),
-  );
+  new Set(service.logs().filter((l) => l.msg === 'request' && requestIds.includes(String(l.requestId))).map((l) => l.pid));
 
 describe('one limit for the whole service', () => {
   it('--workers 2: both workers answer, and together they let 3 requests through, not 3 each', async () => {
@@ -74,12 +59,7 @@ describe('one limit for the whole service', () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
     await service.waitForLog((l) => l.msg === 'request' && l.requestId === answers[7]!.requestId);
     // Without this the case could pass with one worker doing all the counting.
-    expect(
-      pidsOf(
-        service,
-        answers.map((a) => a.requestId),
-      ).size,
-    ).toBe(2);
+    expect(pidsOf(service, answers.map((a) => a.requestId)).size).toBe(2);
     expect(peer.requestsTo('/crm/limited').length - before).toBe(3);
   });
 

@@ -37,12 +37,7 @@ type Pairs = readonly (readonly [string, string])[];
 const encode = (pairs: Pairs) => pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
 
 function post(service: RunningService, endpoint: string, pairs: Pairs, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${service.url}/${endpoint}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: encode(pairs),
-    redirect: 'manual',
-  });
+  return fetch(`${service.url}/${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: encode(pairs), redirect: 'manual' });
 }
 
 let nextClient = 10;
@@ -84,26 +79,14 @@ describe('--trust-proxy', () => {
 
 describe('<honeypot>', () => {
   it('answers a filled trap exactly as the success, and nothing reaches the CRM or the mail server', async () => {
-    const before = {
-      http: peer.requests.length,
-      mails: smtp.messages.length,
-      caught: await metric(trusting, /^endpoint_service_guard_outcomes_total\{endpoint="contact",check="honeypot",outcome="caught"\}/),
-    };
-    const trapped = await post(trusting, 'contact', [
-      ['name', 'Bot'],
-      ['email', 'bot@example.test'],
-      ['website', 'http://spam.example/buy-now'],
-    ]);
+    const before = { http: peer.requests.length, mails: smtp.messages.length, caught: await metric(trusting, /^endpoint_service_guard_outcomes_total\{endpoint="contact",check="honeypot",outcome="caught"\}/) };
+    const trapped = await post(trusting, 'contact', [['name', 'Bot'], ['email', 'bot@example.test'], ['website', 'http://spam.example/buy-now']]);
     expect(trapped.status).toBe(200);
     expect(trapped.headers.get('content-type')).toBe('text/plain');
     expect(await trapped.text()).toBe('thanks Bot');
 
     // A person's request, with the trap left empty as browsers send it, goes through.
-    const person = await post(trusting, 'contact', [
-      ['name', 'Ada'],
-      ['email', 'ada@example.test'],
-      ['website', ''],
-    ]);
+    const person = await post(trusting, 'contact', [['name', 'Ada'], ['email', 'ada@example.test'], ['website', '']]);
     expect(person.status).toBe(200);
     expect(await person.text()).toBe('thanks Ada');
     await smtp.waitForMessages(before.mails + 1);
@@ -121,11 +104,7 @@ describe('<honeypot>', () => {
   it('catches a trap filled with only a space, or sent as a file part, and still lets an empty file input through', async () => {
     const caughtLine = /^endpoint_service_guard_outcomes_total\{endpoint="contact",check="honeypot",outcome="caught"\}/;
     const before = { http: peer.requestsTo('/crm/contacts').length, caught: await metric(trusting, caughtLine) };
-    const spaced = await post(trusting, 'contact', [
-      ['name', 'Bot'],
-      ['email', 'bot@example.test'],
-      ['website', ' '],
-    ]);
+    const spaced = await post(trusting, 'contact', [['name', 'Bot'], ['email', 'bot@example.test'], ['website', ' ']]);
     expect(spaced.status).toBe(200);
     expect(await spaced.text()).toBe('thanks Bot');
 
@@ -151,23 +130,15 @@ describe('<honeypot>', () => {
     expect(await metric(trusting, caughtLine)).toBe(before.caught + 2);
   });
 
-  it("holds for a folder's endpoints, and a forward's target starts no task either", async () => {
+  it('holds for a folder\'s endpoints, and a forward\'s target starts no task either', async () => {
     const before = peer.requests.length;
-    const trapped = await post(trusting, 'signup', [
-      ['email', 'bot@example.test'],
-      ['homepage', 'x'],
-    ]);
+    const trapped = await post(trusting, 'signup', [['email', 'bot@example.test'], ['homepage', 'x']]);
     expect(trapped.status).toBe(302);
     expect(trapped.headers.get('location')).toBe('https://example.test/welcome');
     const person = await post(trusting, 'signup', [['email', 'ada@example.test']]);
     expect(person.status).toBe(302);
     await peer.waitForRequests(before + 2);
-    expect(
-      peer.requests
-        .slice(before)
-        .map((r) => r.path)
-        .sort(),
-    ).toEqual(['/crm/signups', '/crm/welcome']);
+    expect(peer.requests.slice(before).map((r) => r.path).sort()).toEqual(['/crm/signups', '/crm/welcome']);
     expect(peer.requests.slice(before).every((r) => r.body.includes('ada%40example.test'))).toBe(true);
   });
 });
@@ -188,14 +159,9 @@ describe('<rate-limit> in one process', () => {
     // Another client is not affected: the limit is per address.
     expect((await post(trusting, 'limited', [], from(freshClient()))).status).toBe(200);
     await peer.waitForRequests(before + 4, '/crm/limited');
-    const clients = peer
-      .requestsTo('/crm/limited')
-      .slice(before)
-      .map((r) => new URLSearchParams(r.body).get('client'));
+    const clients = peer.requestsTo('/crm/limited').slice(before).map((r) => new URLSearchParams(r.body).get('client'));
     expect(clients.filter((c) => c === client)).toHaveLength(3);
-    expect(await metric(trusting, /^endpoint_service_guard_outcomes_total\{endpoint="limited",check="rate-limit",outcome="limited"\}/)).toBeGreaterThanOrEqual(
-      1,
-    );
+    expect(await metric(trusting, /^endpoint_service_guard_outcomes_total\{endpoint="limited",check="rate-limit",outcome="limited"\}/)).toBeGreaterThanOrEqual(1);
   });
 
   it('answers 429 before the body is read', async () => {
@@ -204,13 +170,7 @@ describe('<rate-limit> in one process', () => {
     // Headers announce a body that never comes: only a check made before reading it can answer.
     const status = await new Promise<number>((resolve, reject) => {
       const url = new URL(`${trusting.url}/limited`);
-      const request = http.request({
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '1000', ...from(client) },
-      });
+      const request = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '1000', ...from(client) } });
       request.on('response', (response) => {
         response.resume();
         resolve(response.statusCode!);
@@ -260,10 +220,7 @@ describe('<rate-limit> in one process', () => {
     // Parameters are checked before the limit: an invalid address is a 400 and uses up nothing.
     expect((await post(trusting, 'per-email', [['email', 'not-an-address']], from(freshClient()))).status).toBe(400);
     await peer.waitForRequests(before + 3, '/crm/newsletter');
-    const emails = peer
-      .requestsTo('/crm/newsletter')
-      .slice(before)
-      .map((r) => new URLSearchParams(r.body).get('email'));
+    const emails = peer.requestsTo('/crm/newsletter').slice(before).map((r) => new URLSearchParams(r.body).get('email'));
     expect(emails.sort()).toEqual(['ada@example.test', 'ada@example.test', 'bob@example.test']);
   });
 });

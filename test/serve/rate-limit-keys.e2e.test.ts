@@ -23,11 +23,7 @@ afterAll(async () => {
 });
 
 function post(email: string): Promise<Response> {
-  return fetch(`${service.url}/per-email`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ email }).toString(),
-  });
+  return fetch(`${service.url}/per-email`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ email }).toString() });
 }
 
 describe('by="parameter:email" keys on the normalised address', () => {
@@ -37,15 +33,7 @@ describe('by="parameter:email" keys on the normalised address', () => {
     const before = peer.requestsTo('/crm/newsletter').length;
     expect((await post(address)).status).toBe(200);
     expect((await post(address)).status).toBe(200);
-    const spellings = [
-      address.toUpperCase(),
-      `Carol@Example.TEST`.replace('Carol', local.toUpperCase()),
-      ` ${address}`,
-      `${address} `,
-      `<${address}>`,
-      `${address}.`,
-      `Carol <${address}>`,
-    ];
+    const spellings = [address.toUpperCase(), `Carol@Example.TEST`.replace('Carol', local.toUpperCase()), ` ${address}`, `${address} `, `<${address}>`, `${address}.`, `Carol <${address}>`];
     const statuses: Record<string, number> = {};
     for (const spelling of spellings) {
       const response = await post(spelling);

@@ -37,14 +37,7 @@ function post(service: RunningService, endpoint: string, form: Record<string, st
   const url = new URL(`${service.url}/${endpoint}`);
   return new Promise((resolve, reject) => {
     const request = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        agent: false,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' },
-      },
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' } },
       (response) => {
         let body = '';
         response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
@@ -60,14 +53,7 @@ describe('--rate-limit-store on a Redis that stalls (SIGSTOP)', () => {
   it('a rate-limited request is answered as the endpoint answers (fail open), counted and logged; an ALTCHA solution is refused with 503 (fail closed)', async (context) => {
     if (redis === null) return context.skip();
     const args = ['--rate-limit-store', redis.url, '--request-timeout', '30s', ...SMTP];
-    const env = {
-      PEER: peer.origin,
-      VERIFIER: 'http://127.0.0.1:9',
-      ALTCHA_KEY: 'altcha-hmac-key',
-      TURNSTILE_SECRET: 's',
-      HCAPTCHA_SECRET: 's',
-      RECAPTCHA_SECRET: 's',
-    };
+    const env = { PEER: peer.origin, VERIFIER: 'http://127.0.0.1:9', ALTCHA_KEY: 'altcha-hmac-key', TURNSTILE_SECRET: 's', HCAPTCHA_SECRET: 's', RECAPTCHA_SECRET: 's' };
     const [limited, captcha] = await Promise.all([services.start(fixture('protect'), args, env), services.start(fixture('captcha'), args, env)]);
     // Counted in Redis while it answers.
     expect((await post(limited, 'limited')).status).toBe(200);
@@ -85,13 +71,7 @@ describe('--rate-limit-store on a Redis that stalls (SIGSTOP)', () => {
       expect(metrics).toMatch(/endpoint_service_guard_outcomes_total\{endpoint="limited",check="rate-limit",outcome="store-unavailable"\} 1\b/);
 
       // Whether a solution was spent cannot be asked: refused, not accepted (a replay might be).
-      const challenge = (await (await fetch(`${captcha.url}/_altcha/altcha`)).json()) as {
-        algorithm: string;
-        challenge: string;
-        salt: string;
-        signature: string;
-        maxnumber?: number;
-      };
+      const challenge = (await (await fetch(`${captcha.url}/_altcha/altcha`)).json()) as { algorithm: string; challenge: string; salt: string; signature: string; maxnumber?: number };
       const { solveChallenge } = await import('altcha-lib');
       const solved = await solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;
       const payload = Buffer.from(JSON.stringify({ ...challenge, number: solved!.number })).toString('base64');

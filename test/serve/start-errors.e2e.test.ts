@@ -44,17 +44,11 @@ describe('an address or port serve cannot listen on', () => {
   it('worker: the same for its /_health port and its --host', async () => {
     const store = `redis://127.0.0.1:${await closedPort()}`;
     const file = queueFixture('basic');
-    const inUse = await runCli(['worker', file, '--queue', store, '--port', String(port), '--smtp-url', 'smtp://127.0.0.1:1'], {
-      PEER: 'http://127.0.0.1:1',
-      CRM_KEY: 'k',
-    });
+    const inUse = await runCli(['worker', file, '--queue', store, '--port', String(port), '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: 'http://127.0.0.1:1', CRM_KEY: 'k' });
     expect(inUse.stderr).not.toMatch(STACK_TRACE);
     expect(inUse.stderr).toContain(`cannot listen on http://127.0.0.1:${port}: the port is already in use`);
     expect(inUse.code).toBe(2);
-    const foreign = await runCli(['worker', file, '--queue', store, '--host', '10.255.255.1', '--port', '0', '--smtp-url', 'smtp://127.0.0.1:1'], {
-      PEER: 'http://127.0.0.1:1',
-      CRM_KEY: 'k',
-    });
+    const foreign = await runCli(['worker', file, '--queue', store, '--host', '10.255.255.1', '--port', '0', '--smtp-url', 'smtp://127.0.0.1:1'], { PEER: 'http://127.0.0.1:1', CRM_KEY: 'k' });
     expect(foreign.stderr).not.toMatch(STACK_TRACE);
     expect(foreign.stderr).toMatch(/cannot listen on 10\.255\.255\.1: it is not an address of this machine/);
     expect(foreign.code).toBe(2);

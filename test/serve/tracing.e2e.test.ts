@@ -67,7 +67,7 @@ function parseTraceparent(value: string | string[] | undefined): { traceId: stri
 }
 
 describe('serve --otel', () => {
-  it("exports a server span under the caller's traceparent, a span per task and one per attempt, and sends each attempt's traceparent upstream", async () => {
+  it('exports a server span under the caller\'s traceparent, a span per task and one per attempt, and sends each attempt\'s traceparent upstream', async () => {
     // The first attempt of "flaky" fails with a 503 and is retried.
     peer.route('/flaky', { status: 503, body: 'busy' }, { status: 200, body: 'fine' });
     const service = await traced({ OTEL_SERVICE_NAME: 'orders-frontend' });
@@ -112,9 +112,7 @@ describe('serve --otel', () => {
       'server.port': peer.port,
       'url.scheme': 'http',
     });
-    const flakyAttempts = childrenOf(spans, flaky).sort(
-      (a, b) => Number(a.attributes['endpoint_service.task.attempt']) - Number(b.attributes['endpoint_service.task.attempt']),
-    );
+    const flakyAttempts = childrenOf(spans, flaky).sort((a, b) => Number(a.attributes['endpoint_service.task.attempt']) - Number(b.attributes['endpoint_service.task.attempt']));
     expect(flakyAttempts.map((a) => [a.name, a.attributes['endpoint_service.task.outcome'], a.attributes['error.type'], a.statusCode])).toEqual([
       ['attempt 1', 'retried', 'http-status', ERROR],
       ['attempt 2', 'succeeded', undefined, 0],
@@ -123,10 +121,7 @@ describe('serve --otel', () => {
     // Each request the upstream received names its attempt as parent, in the caller's trace.
     const crmSent = parseTraceparent(peer.requestsTo('/crm/' + CARD).at(-1)!.headers.traceparent);
     expect(crmSent).toEqual({ traceId: CLIENT_TRACE, parentId: crmAttempt!.spanId });
-    const flakySent = peer
-      .requestsTo('/flaky')
-      .slice(-2)
-      .map((r) => parseTraceparent(r.headers.traceparent).parentId);
+    const flakySent = peer.requestsTo('/flaky').slice(-2).map((r) => parseTraceparent(r.headers.traceparent).parentId);
     expect(flakySent).toEqual(flakyAttempts.map((a) => a.spanId));
   });
 

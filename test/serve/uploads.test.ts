@@ -195,12 +195,7 @@ describe('one process, its folder', () => {
     expect(tempFiles(dir)).toHaveLength(1);
     gate.open();
     await smtp.waitForMessages(before + 1);
-    expect(
-      smtp.messages
-        .slice(before)
-        .find((m) => m.parsed.subject === 'later bg')!
-        .parsed.attachments[0]!.content.equals(content),
-    ).toBe(true);
+    expect(smtp.messages.slice(before).find((m) => m.parsed.subject === 'later bg')!.parsed.attachments[0]!.content.equals(content)).toBe(true);
     await eventually(() => tempFiles(dir).length === 0);
   });
 
@@ -299,12 +294,7 @@ describe('a file that cannot be written', () => {
       gate.open();
       const stored = await fetch(`${service.url}/mail?tag=again`, { method: 'POST', body: form({}, { name: 'f.bin', content }) });
       expect(stored.status).toBe(200);
-      expect(
-        smtp.messages
-          .slice(before)
-          .find((m) => m.parsed.subject === 'upload again')!
-          .parsed.attachments[0]!.content.equals(content),
-      ).toBe(true);
+      expect(smtp.messages.slice(before).find((m) => m.parsed.subject === 'upload again')!.parsed.attachments[0]!.content.equals(content)).toBe(true);
     } finally {
       await service.stop();
     }
@@ -315,9 +305,7 @@ describe('--max-inflight-body-size', () => {
   let service: RunningService;
 
   beforeAll(async () => {
-    service = await startServe(APP, ['--smtp-url', smtp.url, '--max-body-size', '64k', '--max-inflight-body-size', '64k', '--upload-dir', uploadDir()], {
-      PEER: peer.origin,
-    });
+    service = await startServe(APP, ['--smtp-url', smtp.url, '--max-body-size', '64k', '--max-inflight-body-size', '64k', '--upload-dir', uploadDir()], { PEER: peer.origin });
   });
   afterAll(async () => {
     await service?.stop();
@@ -332,9 +320,7 @@ describe('--max-inflight-body-size', () => {
     slow.on('error', () => {});
     let slowAnswer = '';
     slow.setEncoding('utf8').on('data', (text: string) => (slowAnswer += text));
-    slow.write(
-      `POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${whole.length}\r\n\r\n${whole.slice(0, 59_000)}`,
-    );
+    slow.write(`POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${whole.length}\r\n\r\n${whole.slice(0, 59_000)}`);
     await eventually(async () => (await metric(service, 'endpoint_service_request_body_bytes_in_flight')) === 59_000);
 
     // 10,000 more would exceed 64 KiB. The body is not even JSON: parsed, it would be a 400.
@@ -360,11 +346,7 @@ describe('--max-inflight-body-size', () => {
 
 describe('--max-inflight-body-size, a body already being read', () => {
   it('waits for room in the middle of its body, its end arriving meanwhile, and then is read whole', async () => {
-    const service = await startServe(
-      APP,
-      ['--smtp-url', smtp.url, '--max-body-size', '256k', '--max-inflight-body-size', '256k', '--upload-dir', uploadDir()],
-      { PEER: peer.origin },
-    );
+    const service = await startServe(APP, ['--smtp-url', smtp.url, '--max-body-size', '256k', '--max-inflight-body-size', '256k', '--upload-dir', uploadDir()], { PEER: peer.origin });
     const LIMIT = 256 * 1024;
     const inFlight = () => metric(service, 'endpoint_service_request_body_bytes_in_flight');
     const waiting = () => metric(service, 'endpoint_service_request_body_waiting');
@@ -386,17 +368,13 @@ describe('--max-inflight-body-size, a body already being read', () => {
       const name = 'n'.repeat(200_000);
       const body = `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\n${name}\r\n--${boundary}--\r\n`;
       const first = body.length - 100;
-      const a = send(
-        `POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, first)}`,
-      );
+      const a = send(`POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, first)}`);
       await eventually(async () => (await inFlight()) === first);
       // B, a small upload kept in memory while its mail's gate is held, takes the rest of the room.
       const fileHead = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
       const fileTail = `\r\n--${boundary}--\r\n`;
       const bBody = fileHead + 'b'.repeat(LIMIT - first - fileHead.length - fileTail.length) + fileTail;
-      const b = send(
-        `POST /mail HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${bBody.length}\r\n\r\n${bBody}`,
-      );
+      const b = send(`POST /mail HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${bBody.length}\r\n\r\n${bBody}`);
       await eventually(async () => (await inFlight()) === LIMIT);
       // A's last 100 bytes, its end with them, find no room: A waits.
       a.socket.write(body.slice(first));

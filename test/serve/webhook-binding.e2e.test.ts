@@ -9,13 +9,7 @@ import { fixture, runServeToExit, startServe, type RunningService } from '../hel
 
 interface GitHubExample {
   readonly action: string;
-  readonly issue: {
-    readonly title: string;
-    readonly number: number;
-    readonly labels: readonly { readonly name: string }[];
-    readonly milestone: { readonly title: string };
-    readonly closed_at: unknown;
-  };
+  readonly issue: { readonly title: string; readonly number: number; readonly labels: readonly { readonly name: string }[]; readonly milestone: { readonly title: string }; readonly closed_at: unknown };
   readonly repository: { readonly full_name: string };
 }
 const examples = createRequire(import.meta.url)('@octokit/webhooks-examples') as { name: string; examples: Record<string, unknown>[] }[];
@@ -44,10 +38,7 @@ async function problem(response: Response): Promise<{ detail: string; errors?: {
 
 describe('GitHub', () => {
   it('binds the issues.opened example by JSONPath and header, and the task sends the values', async () => {
-    const response = await post('github', JSON.stringify(issuesOpened, null, 2), {
-      'X-GitHub-Event': 'issues',
-      'X-GitHub-Delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
-    });
+    const response = await post('github', JSON.stringify(issuesOpened, null, 2), { 'X-GitHub-Event': 'issues', 'X-GitHub-Delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958' });
     expect(response.status).toBe(200);
     const sent = peer.requestsTo('/chat');
     expect(sent).toHaveLength(1);
@@ -84,9 +75,7 @@ describe('a body too deep to read', () => {
     const deep = `{"action":"opened","repository":{"full_name":"a/b"},"issue":{"number":1,"milestone":{"title":"m"},"title":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`;
     const response = await post('github', deep, { 'X-GitHub-Event': 'issues' });
     expect(response.status).toBe(400);
-    expect((await problem(response)).errors).toEqual([
-      { parameter: 'title', detail: 'parameter "title" cannot be read with $.issue.title: the JSON body is nested too deeply' },
-    ]);
+    expect((await problem(response)).errors).toEqual([{ parameter: 'title', detail: 'parameter "title" cannot be read with $.issue.title: the JSON body is nested too deeply' }]);
     expect((await post('flat', '{"a":"still"}')).status).toBe(200);
   });
 });
@@ -94,37 +83,9 @@ describe('a body too deep to read', () => {
 describe('SendGrid', () => {
   // As SendGrid's Event Webhook posts them: one array of events.
   const events = [
-    {
-      email: 'example@test.com',
-      timestamp: 1513299569,
-      'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>',
-      event: 'processed',
-      category: 'cat facts',
-      sg_event_id: 'rbtnWrG1DVDGGGFHFyun0A==',
-      sg_message_id: '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.000000000000000000000',
-    },
-    {
-      email: 'example@test.com',
-      timestamp: 1513299569,
-      'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>',
-      event: 'delivered',
-      category: 'cat facts',
-      sg_event_id: 'rWVYmVk90MjZJ9iohOBa3w==',
-      sg_message_id: '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.000000000000000000000',
-      response: '250 OK',
-    },
-    {
-      email: 'bounce@test.com',
-      timestamp: 1513299569,
-      'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>',
-      event: 'bounce',
-      category: 'cat facts',
-      sg_event_id: '6g4ZI7SA-xmRDv57GoPIPw==',
-      sg_message_id: '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.000000000000000000000',
-      reason: '500 unknown recipient',
-      status: '5.0.0',
-      type: 'bounce',
-    },
+    { email: 'example@test.com', timestamp: 1513299569, 'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>', event: 'processed', category: 'cat facts', sg_event_id: 'rbtnWrG1DVDGGGFHFyun0A==', sg_message_id: '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.000000000000000000000' },
+    { email: 'example@test.com', timestamp: 1513299569, 'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>', event: 'delivered', category: 'cat facts', sg_event_id: 'rWVYmVk90MjZJ9iohOBa3w==', sg_message_id: '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.000000000000000000000', response: '250 OK' },
+    { email: 'bounce@test.com', timestamp: 1513299569, 'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>', event: 'bounce', category: 'cat facts', sg_event_id: '6g4ZI7SA-xmRDv57GoPIPw==', sg_message_id: '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.000000000000000000000', reason: '500 unknown recipient', status: '5.0.0', type: 'bounce' },
   ];
 
   it('binds $[*].event of an array body as several values, a filter, and an object as its compact JSON', async () => {
@@ -200,40 +161,15 @@ describe('Shopify', () => {
     total_price: '254.98',
     test: true,
     line_items: [
-      {
-        id: 866550311766439020,
-        admin_graphql_api_id: 'gid://shopify/LineItem/866550311766439020',
-        title: 'Aviator sunglasses',
-        quantity: 1,
-        price: '89.99',
-        sku: 'SKU2006-001',
-      },
-      {
-        id: 141249953214522974,
-        admin_graphql_api_id: 'gid://shopify/LineItem/141249953214522974',
-        title: 'Mid-century lounger',
-        quantity: 1,
-        price: '159.99',
-        sku: 'SKU2006-020',
-      },
+      { id: 866550311766439020, admin_graphql_api_id: 'gid://shopify/LineItem/866550311766439020', title: 'Aviator sunglasses', quantity: 1, price: '89.99', sku: 'SKU2006-001' },
+      { id: 141249953214522974, admin_graphql_api_id: 'gid://shopify/LineItem/141249953214522974', title: 'Mid-century lounger', quantity: 1, price: '159.99', sku: 'SKU2006-020' },
     ],
-    shipping_address: {
-      first_name: 'Steve',
-      address1: '123 Shipping Street',
-      city: 'Shippington',
-      zip: '40003',
-      country: 'United States',
-      name: 'Steve Shipper',
-    },
+    shipping_address: { first_name: 'Steve', address1: '123 Shipping Street', city: 'Shippington', zip: '40003', country: 'United States', name: 'Steve Shipper' },
     customer: { id: 115310627314723954, email: 'john@example.com', first_name: 'John', last_name: 'Smith' },
   };
 
   it('binds the topic and shop from headers and the order from the body', async () => {
-    const response = await post('shopify', JSON.stringify(order), {
-      'X-Shopify-Topic': 'orders/create',
-      'X-Shopify-Shop-Domain': 'example.myshopify.com',
-      'X-Shopify-Webhook-Id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
-    });
+    const response = await post('shopify', JSON.stringify(order), { 'X-Shopify-Topic': 'orders/create', 'X-Shopify-Shop-Domain': 'example.myshopify.com', 'X-Shopify-Webhook-Id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' });
     expect(response.status).toBe(200);
     const sent = peer.requestsTo('/fulfil');
     expect(sent).toHaveLength(1);
@@ -303,14 +239,11 @@ describe('headers', () => {
 });
 
 describe('a parameter source that does not compile', () => {
-  it.each(['invalid-jsonpath--parameter', 'conflicting-parameter-source', 'invalid-header-name'])(
-    'keeps serve from starting, located at the attribute: %s',
-    async (name) => {
-      const file = fileURLToPath(new URL(`../../fixtures/invalid/${name}/endpoints.xml`, import.meta.url));
-      const exit = await runServeToExit(file, ['--port', '0']);
-      expect(exit.code).toBe(1);
-      expect(exit.stdout).not.toContain('listening');
-      expect(exit.stderr).toMatch(new RegExp(`endpoints\\.xml:\\d+:\\d+\\s+error\\s+${name.replace(/--.*$/, '')}`));
-    },
-  );
+  it.each(['invalid-jsonpath--parameter', 'conflicting-parameter-source', 'invalid-header-name'])('keeps serve from starting, located at the attribute: %s', async (name) => {
+    const file = fileURLToPath(new URL(`../../fixtures/invalid/${name}/endpoints.xml`, import.meta.url));
+    const exit = await runServeToExit(file, ['--port', '0']);
+    expect(exit.code).toBe(1);
+    expect(exit.stdout).not.toContain('listening');
+    expect(exit.stderr).toMatch(new RegExp(`endpoints\\.xml:\\d+:\\d+\\s+error\\s+${name.replace(/--.*$/, '')}`));
+  });
 });

@@ -2,15 +2,7 @@
 // placeholder resolved against the names the test declares.
 import type { EmailTask } from '../../src/tasks/email/types.js';
 import type { HttpRequestTask } from '../../src/tasks/http-request/types.js';
-import {
-  SYSTEM_PARAMETERS,
-  type Condition,
-  type Escaping,
-  type NamedTemplate,
-  type SystemParameter,
-  type Template,
-  type TemplatePart,
-} from '../../src/template/types.js';
+import { SYSTEM_PARAMETERS, type Condition, type Escaping, type NamedTemplate, type SystemParameter, type Template, type TemplatePart } from '../../src/template/types.js';
 import { type Position } from '../../src/position.js';
 import { escapeForm } from '../../src/template/escape.js';
 import { parseTemplateSource } from '../../src/template/parse.js';
@@ -38,12 +30,7 @@ export const named = (name: string, value: string, escaping: Escaping = 'none', 
   value: tpl(value, escaping, intermediate),
 });
 
-export function compare(
-  left: string,
-  operator: 'equals' | 'notequals' | 'gt' | 'ge' | 'lt' | 'le',
-  right: string,
-  intermediate: readonly string[] = [],
-): Condition {
+export function compare(left: string, operator: 'equals' | 'notequals' | 'gt' | 'ge' | 'lt' | 'le', right: string, intermediate: readonly string[] = []): Condition {
   return {
     kind: 'compare',
     operator,
@@ -107,14 +94,7 @@ export function emailTask(overrides: Partial<EmailTask> = {}): EmailTask {
 export function scope(parameters: Record<string, string> = {}, extra: Partial<ExpansionScope> = {}): ExpansionScope {
   return {
     parameters: new Map(Object.entries(parameters)),
-    system: {
-      'request-id': 'req-1',
-      endpoint: 'test',
-      environment: 'live',
-      'client-ip': '127.0.0.1',
-      'user-agent': 'vitest',
-      'base-url': 'http://127.0.0.1:8080',
-    },
+    system: { 'request-id': 'req-1', endpoint: 'test', environment: 'live', 'client-ip': '127.0.0.1', 'user-agent': 'vitest', 'base-url': 'http://127.0.0.1:8080' },
     env: {},
     ...extra,
   };

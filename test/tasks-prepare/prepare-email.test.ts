@@ -69,15 +69,7 @@ describe('prepareEmails: messages and addresses', () => {
   });
 
   it('returns one message per <to>', () => {
-    expect(
-      prepareEmails(
-        emailTask({ to: [tpl('a@example.com', 'header'), tpl('b@example.com', 'header'), tpl('c@example.com', 'header')] }),
-        scope(),
-        [],
-        null,
-        SEP,
-      ),
-    ).toHaveLength(3);
+    expect(prepareEmails(emailTask({ to: [tpl('a@example.com', 'header'), tpl('b@example.com', 'header'), tpl('c@example.com', 'header')] }), scope(), [], null, SEP)).toHaveLength(3);
   });
 });
 
@@ -131,17 +123,9 @@ describe('prepareEmails: attachments', () => {
 
   it('attaches an upload kept in a temporary file by its path, without reading it', () => {
     const task = emailTask({ attachments: [{ kind: 'uploads', condition: null }] });
-    const spooled: Upload = {
-      fieldName: 'cv',
-      filename: 'cv.pdf',
-      contentType: 'application/pdf',
-      size: 9_000_000,
-      source: { kind: 'file', path: '/nonexistent/upload-7' },
-    };
+    const spooled: Upload = { fieldName: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', size: 9_000_000, source: { kind: 'file', path: '/nonexistent/upload-7' } };
     const [email] = prepareEmails(task, scope(), [spooled], null, SEP);
-    expect(email!.attachments).toEqual([
-      { filename: 'cv.pdf', contentType: 'application/pdf', source: { kind: 'file', path: '/nonexistent/upload-7' }, cid: null },
-    ]);
+    expect(email!.attachments).toEqual([{ filename: 'cv.pdf', contentType: 'application/pdf', source: { kind: 'file', path: '/nonexistent/upload-7' }, cid: null }]);
   });
 
   it('evaluates each attachment condition with the endpoint separator', () => {
@@ -175,14 +159,7 @@ describe('prepareEmails: attachments', () => {
 });
 
 describe('prepareEmails: settings headers', () => {
-  const settings = (headers: EmailSettings['headers']): EmailSettings => ({
-    server: tpl('smtp.example.com', 'header'),
-    port: null,
-    username: null,
-    password: null,
-    headers,
-    position: at(),
-  });
+  const settings = (headers: EmailSettings['headers']): EmailSettings => ({ server: tpl('smtp.example.com', 'header'), port: null, username: null, password: null, headers, position: at() });
 
   it('adds the configuration headers, expanding ${env:...}', () => {
     const s = settings([named('X-Mailer', 'endpoint-service', 'header'), named('X-Tenant', '${env:TENANT}', 'header')]);

@@ -39,11 +39,7 @@ afterAll(async () => {
 
 function run(endpointName: string, parameters: Record<string, string>, uploads: RequestUploads = RequestUploads.NONE) {
   const observer = new RecordingObserver();
-  const services = new TaskEngine(
-    TASK_KINDS,
-    { application: app, smtpUrl: smtp.url, env, allowedHosts: null, idempotencyKeys: true, warn: () => {} },
-    observer,
-  );
+  const services = new TaskEngine(TASK_KINDS, { application: app, smtpUrl: smtp.url, env, allowedHosts: null, idempotencyKeys: true, warn: () => {} }, observer);
   open.push(services);
   const endpoint = app.endpointsByName.get(endpointName)!;
   const base = scope(parameters);
@@ -62,13 +58,7 @@ describe('signup, compiled', () => {
     const outcome = await result;
     await settled;
 
-    expect(outcome).toEqual({
-      ok: true,
-      intermediate: new Map([
-        ['customer-id', 'c-981'],
-        ['segment', 'gold & more'],
-      ]),
-    });
+    expect(outcome).toEqual({ ok: true, intermediate: new Map([['customer-id', 'c-981'], ['segment', 'gold & more']]) });
     const create = http.requestsTo('/customers').at(-1)!;
     expect(create.method).toBe('POST');
     expect(create.headers['x-api-key']).toBe('key-123');
@@ -96,11 +86,7 @@ describe('signup, compiled', () => {
     const { result, settled, observer } = run('signup', { email: 'ada@example.com', name: 'Ada' });
     const outcome = await result;
     await settled;
-    expect(outcome).toMatchObject({
-      ok: false,
-      failedTask: 'create-customer',
-      error: expect.objectContaining({ message: expect.stringContaining('does not match') }),
-    });
+    expect(outcome).toMatchObject({ ok: false, failedTask: 'create-customer', error: expect.objectContaining({ message: expect.stringContaining('does not match') }) });
     expect(observer.outcome('tag').outcome).toBe('not-started');
     expect(observer.outcome('welcome').outcome).toBe('not-started');
     expect(smtp.messages.length).toBe(mailsBefore);
@@ -131,13 +117,10 @@ describe('signup, compiled', () => {
       const content = randomBytes(3 * 1024 * 1024 + 17);
       writeFileSync(file, content);
       const released: string[] = [];
-      const uploads = new RequestUploads(
-        [{ fieldName: 'cv', filename: 'big.bin', contentType: 'application/octet-stream', size: content.length, source: { kind: 'file', path: file } }],
-        () => {
-          released.push(file);
-          rmSync(file);
-        },
-      );
+      const uploads = new RequestUploads([{ fieldName: 'cv', filename: 'big.bin', contentType: 'application/octet-stream', size: content.length, source: { kind: 'file', path: file } }], () => {
+        released.push(file);
+        rmSync(file);
+      });
       // The request's own hold, as the HTTP layer takes it, given up at once: the run keeps the file.
       const mailsBefore = smtp.messages.length;
       const requestHold = uploads.hold();

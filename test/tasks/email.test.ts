@@ -96,7 +96,9 @@ describe('EmailDelivery', () => {
 
   it('fails on the first refused recipient and sends none of the messages after it', async () => {
     const delivery = new EmailDelivery({ settings: null, smtpUrl: refusing.url, env: {} });
-    const error = await deliveryError(delivery.deliver([message({ to: 'nobody@example.com' }), message({ to: 'ada@example.com' })], always));
+    const error = await deliveryError(
+      delivery.deliver([message({ to: 'nobody@example.com' }), message({ to: 'ada@example.com' })], always),
+    );
     await delivery.close();
     expect(error.message).toContain('message 1 of 2 (to nobody@example.com)');
     expect(error.message).toMatch(/550|rejected/);
@@ -209,10 +211,7 @@ describe('resolveSmtpConnection', () => {
   it('uses port 587 and requires STARTTLS with credentials, port 25 without', () => {
     const env = { SMTP_HOST: 'mail.example', SMTP_PASSWORD: 's3cret' };
     const withAuth = resolveSmtpConnection(settings({ username: tpl('u'), password: tpl('${env:SMTP_PASSWORD}') }), undefined, env);
-    expect(withAuth).toMatchObject({
-      ok: true,
-      connection: { host: 'mail.example', port: 587, requireTLS: true, secure: false, auth: { user: 'u', pass: 's3cret' } },
-    });
+    expect(withAuth).toMatchObject({ ok: true, connection: { host: 'mail.example', port: 587, requireTLS: true, secure: false, auth: { user: 'u', pass: 's3cret' } } });
     if (withAuth.ok) expect(withAuth.connection.description).not.toContain('s3cret');
     const plain = resolveSmtpConnection(settings({}), undefined, env);
     expect(plain).toMatchObject({ ok: true, connection: { port: 25, requireTLS: false, auth: null } });
@@ -220,10 +219,7 @@ describe('resolveSmtpConnection', () => {
 
   it('lets the URL replace the file and keeps its password out of the description', () => {
     const r = resolveSmtpConnection(settings({}), 'smtp://user:hunter2@relay.example:2525', {});
-    expect(r).toMatchObject({
-      ok: true,
-      connection: { host: 'relay.example', port: 2525, auth: { user: 'user', pass: 'hunter2' }, description: 'smtp://relay.example:2525' },
-    });
+    expect(r).toMatchObject({ ok: true, connection: { host: 'relay.example', port: 2525, auth: { user: 'user', pass: 'hunter2' }, description: 'smtp://relay.example:2525' } });
   });
 
   it('names a missing environment variable and a bad URL', () => {

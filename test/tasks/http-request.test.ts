@@ -112,11 +112,7 @@ describe('sendHttpRequest', () => {
   it('retries a refused connection and then fails with the network error', async () => {
     const port = await closedPort();
     const error = await failure(
-      sendHttpRequest(
-        client,
-        { method: 'GET', url: `http://127.0.0.1:${port}/x`, headers: {}, body: null, secretHeaders: [] },
-        { timeoutMs: 2_000, retries: 1 },
-      ),
+      sendHttpRequest(client, { method: 'GET', url: `http://127.0.0.1:${port}/x`, headers: {}, body: null, secretHeaders: [] }, { timeoutMs: 2_000, retries: 1 }),
     );
     expect(error.attempts).toBe(2);
     expect(error.message).toContain('ECONNREFUSED');

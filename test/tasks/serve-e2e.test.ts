@@ -19,12 +19,11 @@ const logWaiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l:
 beforeAll(async () => {
   http = await HttpPeer.start();
   smtp = await SmtpPeer.start();
-  server = execa('node', ['bin/endpoint-service.js', 'serve', file, '--port', '0', '--workers', '1', '--smtp-url', smtp.url, '--log-format', 'json'], {
-    cwd: root,
-    env: { HTTP_PEER: http.origin, API_KEY: 'key-e2e' },
-    reject: false,
-    buffer: false,
-  });
+  server = execa(
+    'node',
+    ['bin/endpoint-service.js', 'serve', file, '--port', '0', '--workers', '1', '--smtp-url', smtp.url, '--log-format', 'json'],
+    { cwd: root, env: { HTTP_PEER: http.origin, API_KEY: 'key-e2e' }, reject: false, buffer: false },
+  );
   server.stderr!.setEncoding('utf8');
   let partial = '';
   server.stderr!.on('data', (chunk: string) => {

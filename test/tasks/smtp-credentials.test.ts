@@ -62,14 +62,7 @@ describe('credentials and TLS', () => {
   });
 
   it('email-sending-configuration.xml: credentials without STARTTLS are not sent; the task fails and says why', async () => {
-    const settings: EmailSettings = {
-      server: tpl('127.0.0.1'),
-      port: clear.port,
-      username: tpl('mailer'),
-      password: tpl('${env:SMTP_PASSWORD}'),
-      headers: [],
-      position: at,
-    };
+    const settings: EmailSettings = { server: tpl('127.0.0.1'), port: clear.port, username: tpl('mailer'), password: tpl('${env:SMTP_PASSWORD}'), headers: [], position: at };
     const before = { auth: clear.authAttempts, messages: clear.messages.length };
     const error = await failure(new EmailDelivery({ settings, env: { SMTP_PASSWORD: PASSWORD } }));
     expect(error.message).toMatch(/STARTTLS/);
@@ -99,14 +92,7 @@ describe('credentials and TLS', () => {
   });
 
   it('resolves both into the same connection: requireTLS with credentials unless TLS from the first byte', () => {
-    const settings = (port: number): EmailSettings => ({
-      server: tpl('mail.example'),
-      port,
-      username: tpl('u'),
-      password: tpl('p w'),
-      headers: [],
-      position: at,
-    });
+    const settings = (port: number): EmailSettings => ({ server: tpl('mail.example'), port, username: tpl('u'), password: tpl('p w'), headers: [], position: at });
     const fromFile = resolveSmtpConnection(settings(2525), undefined, {});
     const fromUrl = resolveSmtpConnection(null, 'smtp://u:p%20w@mail.example:2525', {});
     expect(fromUrl).toEqual(fromFile);
@@ -137,9 +123,7 @@ describe('serve --smtp-url smtp://user:password@host against a server without ST
   });
 
   it('the mail task fails with a reported error naming STARTTLS, the peer sees no AUTH and no message, the log no password', async () => {
-    const service = await services.start(`${RELIABILITY_FIXTURES}tasks/endpoints.xml`, ['--smtp-url', `smtp://mailer:${PASSWORD}@127.0.0.1:${clear.port}`], {
-      PEER: crm.origin,
-    });
+    const service = await services.start(`${RELIABILITY_FIXTURES}tasks/endpoints.xml`, ['--smtp-url', `smtp://mailer:${PASSWORD}@127.0.0.1:${clear.port}`], { PEER: crm.origin });
     const before = { auth: clear.authAttempts, messages: clear.messages.length };
     const response = await fetch(`${service.url}/order?item=book`);
     expect(response.status).toBe(502);

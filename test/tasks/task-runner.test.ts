@@ -26,11 +26,7 @@ afterAll(async () => {
 
 function run(ep: Endpoint, parameters: Record<string, string> = {}, smtpUrl: string = smtp.url) {
   observer = new RecordingObserver();
-  const services = new TaskEngine(
-    TASK_KINDS,
-    { application: application([ep]), smtpUrl, env: {}, allowedHosts: null, idempotencyKeys: true, warn: () => {} },
-    observer,
-  );
+  const services = new TaskEngine(TASK_KINDS, { application: application([ep]), smtpUrl, env: {}, allowedHosts: null, idempotencyKeys: true, warn: () => {} }, observer);
   open.push(services);
   return services.start({ endpoint: ep, scope: scope(parameters), uploads: RequestUploads.NONE, requestId: 'req-1' });
 }
@@ -91,13 +87,7 @@ describe('scheduling', () => {
       httpTask('order', http.url(order), { outputs: [out('order-no', 'xpath', '/order/no', 'O-\\d+')] }),
     ];
     const outcome = await run(endpoint(tasks)).result;
-    expect(outcome).toEqual({
-      ok: true,
-      intermediate: new Map([
-        ['customer-id', 'c-42'],
-        ['order-no', 'O-0097'],
-      ]),
-    });
+    expect(outcome).toEqual({ ok: true, intermediate: new Map([['customer-id', 'c-42'], ['order-no', 'O-0097']]) });
     const used = http.requestsTo(use)[0]!;
     expect(used.query.get('customer')).toBe('c-42');
     expect(used.query.get('order')).toBe('O-0097');
@@ -109,10 +99,7 @@ describe('scheduling', () => {
     const status = path('status');
     const alert = path('alert');
     const last = path('last');
-    http
-      .route(status, { json: { state: 'green' } })
-      .route(alert, { body: '' })
-      .route(last, { body: '' });
+    http.route(status, { json: { state: 'green' } }).route(alert, { body: '' }).route(last, { body: '' });
     const tasks: Task[] = [
       httpTask('status', http.url(status), { outputs: [out('state', 'jsonpath', '$.state')] }),
       httpTask('alert', http.url(alert), { inputs: ['state'], condition: equals('${state}', 'red', ['state']) }),
@@ -146,10 +133,7 @@ describe('failures', () => {
     const later = path('later');
     let releaseSlow!: () => void;
     const slowHeld = new Promise<void>((r) => (releaseSlow = r));
-    http
-      .route(bad, { status: 400, body: 'no' })
-      .route(slow, { body: 'slow', hold: () => slowHeld })
-      .route(later, { body: '' });
+    http.route(bad, { status: 400, body: 'no' }).route(slow, { body: 'slow', hold: () => slowHeld }).route(later, { body: '' });
     const before = smtp.messages.length;
     const tasks: Task[] = [
       emailTask('mail', { toSources: ['ada@example.com'] }),
@@ -202,11 +186,7 @@ describe('failures', () => {
       httpTask('needs', http.url(p) + '?t=${token}', { inputs: ['token'] }),
     ];
     const outcome = await run(endpoint(tasks)).result;
-    expect(outcome).toMatchObject({
-      ok: false,
-      failedTask: 'needs',
-      error: expect.objectContaining({ message: expect.stringContaining('intermediate value "token"') }),
-    });
+    expect(outcome).toMatchObject({ ok: false, failedTask: 'needs', error: expect.objectContaining({ message: expect.stringContaining('intermediate value "token"') }) });
     expect(http.requestsTo(p)).toHaveLength(0);
   });
 
@@ -214,11 +194,7 @@ describe('failures', () => {
     const p = path('xmlish');
     http.route(p, { headers: { 'content-type': 'text/xml' }, body: '<a>1</a>' });
     const outcome = await run(endpoint([httpTask('get', http.url(p), { outputs: [out('v', 'jsonpath', '$.a')] })])).result;
-    expect(outcome).toMatchObject({
-      ok: false,
-      failedTask: 'get',
-      error: expect.objectContaining({ message: expect.stringContaining('JSONPath output expects JSON') }),
-    });
+    expect(outcome).toMatchObject({ ok: false, failedTask: 'get', error: expect.objectContaining({ message: expect.stringContaining('JSONPath output expects JSON') }) });
     expect(observer.outcome('get')).toMatchObject({ outcome: 'failed', attempts: 1 });
   });
 
@@ -259,11 +235,7 @@ describe('email', () => {
   it('reuses one pooled SMTP connection across requests', async () => {
     observer = new RecordingObserver();
     const ep = endpoint([emailTask('mail')]);
-    const services = new TaskEngine(
-      TASK_KINDS,
-      { application: application([ep]), smtpUrl: smtp.url, env: {}, allowedHosts: null, idempotencyKeys: true, warn: () => {} },
-      observer,
-    );
+    const services = new TaskEngine(TASK_KINDS, { application: application([ep]), smtpUrl: smtp.url, env: {}, allowedHosts: null, idempotencyKeys: true, warn: () => {} }, observer);
     open.push(services);
     const before = smtp.messages.length;
     for (const id of ['r1', 'r2']) {

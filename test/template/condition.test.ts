@@ -16,18 +16,7 @@ const p = (name: string): Template => ({ source: `\${${name}}`, escaping: 'none'
 
 function holds(operator: 'equals' | 'notequals' | 'gt' | 'ge' | 'lt' | 'le', left: string, right: string, separator = '||'): boolean {
   const c: Condition = { kind: 'compare', operator, left: p('l'), right: p('r'), text: '' };
-  return evaluateCondition(
-    c,
-    {
-      parameters: new Map([
-        ['l', left],
-        ['r', right],
-      ]),
-      system: SYSTEM,
-      env: {},
-    } as ExpansionScope,
-    separator,
-  );
+  return evaluateCondition(c, { parameters: new Map([['l', left], ['r', right]]), system: SYSTEM, env: {} } as ExpansionScope, separator);
 }
 function predicate(operator: 'isempty' | 'hasmultiple', left: string, expected = true, separator = '||'): boolean {
   const c: Condition = { kind: 'predicate', operator, left: p('l'), expected, text: '' };

@@ -106,10 +106,7 @@ describe('expandTemplate: single pass and value sources', () => {
   });
 
   it('inserts a verbatim value (dry-run) without escaping it', () => {
-    const out = expandTemplate(
-      t('https://h/${id}/${q}', 'url'),
-      scope({ q: 'a b' }, { verbatim: (p) => (p.kind === 'parameter' && p.name === 'id' ? '<from fetch>' : undefined) }),
-    );
+    const out = expandTemplate(t('https://h/${id}/${q}', 'url'), scope({ q: 'a b' }, { verbatim: (p) => (p.kind === 'parameter' && p.name === 'id' ? '<from fetch>' : undefined) }));
     expect(out).toBe('https://h/<from fetch>/a%20b');
   });
 });

@@ -11,9 +11,7 @@ export function formatPlanJson(plan: Plan): string {
       // Only for an endpoint that has any: documents of others keep exactly their keys.
       ...(endpoint.protections === null ? {} : { protections: endpoint.protections }),
       // Only with --body or --header, likewise.
-      ...(endpoint.boundParameters === null
-        ? {}
-        : { parameters: endpoint.boundParameters.map(({ name, value, source, isDefault }) => ({ name, value, source, default: isDefault })) }),
+      ...(endpoint.boundParameters === null ? {} : { parameters: endpoint.boundParameters.map(({ name, value, source, isDefault }) => ({ name, value, source, default: isDefault })) }),
     })),
   };
   return JSON.stringify(document, null, 2) + '\n';

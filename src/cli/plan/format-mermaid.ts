@@ -13,11 +13,7 @@ export function formatPlanMermaid(plan: Plan): string {
     out.push(`    e${e}_response(["${label(responseLabel(endpoint))}"])`);
     endpoint.tasks.forEach((task, t) => {
       out.push(`    e${e}_t${t}["${label(taskLabel(task))}"]`);
-      if (plan.simulation !== null)
-        styled.push({
-          id: `e${e}_t${t}`,
-          cls: task.failure !== null ? 'fails' : task.willRun === true ? 'runs' : task.willRun === false ? 'skipped' : 'maybe',
-        });
+      if (plan.simulation !== null) styled.push({ id: `e${e}_t${t}`, cls: task.failure !== null ? 'fails' : task.willRun === true ? 'runs' : task.willRun === false ? 'skipped' : 'maybe' });
     });
     for (const edge of endpoint.edges) out.push(`    ${node(edge.from)} -->|"${label(reason(edge.after, edge.values))}"| ${node(edge.to)}`);
     for (const edge of responseEdges(endpoint)) {
@@ -42,5 +38,10 @@ export function formatPlanMermaid(plan: Plan): string {
 
 /** Mermaid strings in quotes: entity codes for quotes, <br/> for line breaks. */
 function label(text: string): string {
-  return text.replace(/&/g, '#amp;').replace(/"/g, '#quot;').replace(/</g, '#lt;').replace(/>/g, '#gt;').replace(/\n/g, '<br/>');
+  return text
+    .replace(/&/g, '#amp;')
+    .replace(/"/g, '#quot;')
+    .replace(/</g, '#lt;')
+    .replace(/>/g, '#gt;')
+    .replace(/\n/g, '<br/>');
 }

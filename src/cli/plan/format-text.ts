@@ -18,9 +18,7 @@ export function formatPlanText(plan: Plan, c: ChalkInstance): string {
     if (body !== undefined) out.push(`  body ${body.file}: ${body.size} bytes, ${body.contentType}`);
     for (const [name, value] of headers ?? []) out.push(`  header ${name}: ${printable(value)}`);
     out.push(
-      c.dim(
-        `  environment ${plan.simulation.environment}, request-id ${SIMULATED_REQUEST.requestId}, client-ip ${SIMULATED_REQUEST.clientIp}, base-url ${SIMULATED_REQUEST.baseUrl}; nothing is sent`,
-      ),
+      c.dim(`  environment ${plan.simulation.environment}, request-id ${SIMULATED_REQUEST.requestId}, client-ip ${SIMULATED_REQUEST.clientIp}, base-url ${SIMULATED_REQUEST.baseUrl}; nothing is sent`),
     );
     out.push('');
   }
@@ -37,12 +35,7 @@ function endpointText(endpoint: EndpointPlan, simulated: boolean, c: ChalkInstan
   if (endpoint.protections !== null) {
     out.push(`  protects  ${protectionSummary(endpoint.protections)}`);
     for (const check of endpoint.protections.checks ?? []) {
-      const mark =
-        check.outcome === 'passes'
-          ? c.green(`[${check.outcome}]`)
-          : check.outcome === 'not-checked'
-            ? c.yellow(`[${check.outcome}]`)
-            : c.red(`[${check.outcome}]`);
+      const mark = check.outcome === 'passes' ? c.green(`[${check.outcome}]`) : check.outcome === 'not-checked' ? c.yellow(`[${check.outcome}]`) : c.red(`[${check.outcome}]`);
       out.push(`    ${mark} ${check.check}: ${check.detail}`);
     }
   }
@@ -155,3 +148,4 @@ function indent(text: string, by: number): string[] {
   const pad = ' '.repeat(by);
   return text.split(/\r?\n/).map((line) => (line === '' ? '' : pad + line));
 }
+

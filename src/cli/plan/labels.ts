@@ -21,15 +21,14 @@ export function responseLabel(endpoint: EndpointPlan): string {
   return endpoint.protections === null ? label : `${label}\nafter ${protectionSummary(endpoint.protections)}`;
 }
 
+
 /**
  * Where the response stands among the tasks. With tasks="background" it is sent first and the
  * tasks with no dependency start after it; with tasks="wait" it is sent once every task has
  * ended, so it follows the tasks nothing else waits for. A response built from task results
  * (waitsFor) is drawn from those tasks instead, labelled so.
  */
-export function responseEdges(
-  endpoint: EndpointPlan,
-): { readonly from: string | null; readonly to: string | null; readonly label: string; readonly waits: boolean }[] {
+export function responseEdges(endpoint: EndpointPlan): { readonly from: string | null; readonly to: string | null; readonly label: string; readonly waits: boolean }[] {
   if (endpoint.tasks.length === 0) return [];
   if (endpoint.tasksMode === 'background') {
     return endpoint.tasks.filter((t) => t.dependsOn.length === 0).map((t) => ({ from: null, to: t.id, label: 'then, in the background', waits: false }));

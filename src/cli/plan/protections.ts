@@ -16,12 +16,7 @@ export function describeProtections(protections: Protections | null): Protection
     captcha:
       captcha === null
         ? null
-        : {
-            provider: captcha.provider,
-            parameter: captcha.parameter,
-            minScore: captcha.minScore,
-            verifyUrl: captcha.provider === 'altcha' ? null : captcha.verifyUrl.source,
-          },
+        : { provider: captcha.provider, parameter: captcha.parameter, minScore: captcha.minScore, verifyUrl: captcha.provider === 'altcha' ? null : captcha.verifyUrl.source },
     rateLimits: [...protections.limitsByClient, ...protections.limitsByParameter].map((rule) => ({
       requests: rule.requests,
       per: formatDuration(rule.perMs),
@@ -33,12 +28,7 @@ export function describeProtections(protections: Protections | null): Protection
 }
 
 /** The checks in serve's order, for a request with `raw` whose parameters `bound` (null: refused before). */
-export function simulateProtections(
-  protections: Protections,
-  raw: RawParameters,
-  bound: ReadonlyMap<string, string> | null,
-  clientIp: string,
-): ProtectionCheck[] {
+export function simulateProtections(protections: Protections, raw: RawParameters, bound: ReadonlyMap<string, string> | null, clientIp: string): ProtectionCheck[] {
   const checks: ProtectionCheck[] = [];
   for (const rule of protections.limitsByClient) checks.push(limitCheck(rule, clientIp));
   if (bound === null) return checks;
@@ -80,8 +70,7 @@ function byOf(rule: RateLimitRule): string {
 export function protectionSummary(plan: ProtectionPlan): string {
   const parts: string[] = [];
   if (plan.honeypot !== null) parts.push(`honeypot "${plan.honeypot}"`);
-  if (plan.captcha !== null)
-    parts.push(`captcha ${plan.captcha.provider} ("${plan.captcha.parameter}"${plan.captcha.minScore === null ? '' : `, min-score ${plan.captcha.minScore}`})`);
+  if (plan.captcha !== null) parts.push(`captcha ${plan.captcha.provider} ("${plan.captcha.parameter}"${plan.captcha.minScore === null ? '' : `, min-score ${plan.captcha.minScore}`})`);
   for (const l of plan.rateLimits) parts.push(`rate limit ${l.requests} per ${l.per} by ${l.by}${l.burst > 0 ? ` (+${l.burst} burst)` : ''}`);
   return parts.join('; ');
 }

@@ -23,22 +23,11 @@ export function decodeXml(bytes: Uint8Array): XmlDecodeResult {
     try {
       text = new TextDecoder(form, { fatal: true }).decode(bytes);
     } catch {
-      return {
-        ok: false,
-        code: 'xml-encoding',
-        message: `the file is not valid UTF-16 (it has a byte order mark, then an unpaired surrogate or an odd number of bytes): save it again as UTF-8 or UTF-16`,
-        ...firstInvalidUtf16(bytes, form),
-      };
+      return { ok: false, code: 'xml-encoding', message: `the file is not valid UTF-16 (it has a byte order mark, then an unpaired surrogate or an odd number of bytes): save it again as UTF-8 or UTF-16`, ...firstInvalidUtf16(bytes, form) };
     }
     const declared = declaredEncoding(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
     if (declared !== null && declared.label !== 'utf-16' && declared.label !== form) {
-      return {
-        ok: false,
-        code: 'xml-encoding',
-        message: `the file is UTF-16 (by its byte order mark) but its XML declaration names "${declared.name}": write encoding="UTF-16", or save the file as ${declared.name}`,
-        line: 1,
-        column: declared.column,
-      };
+      return { ok: false, code: 'xml-encoding', message: `the file is UTF-16 (by its byte order mark) but its XML declaration names "${declared.name}": write encoding="UTF-16", or save the file as ${declared.name}`, line: 1, column: declared.column };
     }
     return { ok: true, text };
   }
@@ -48,34 +37,16 @@ export function decodeXml(bytes: Uint8Array): XmlDecodeResult {
   const declared = declaredEncoding(head);
   if (declared !== null && declared.label !== 'utf-8' && declared.label !== 'utf8') {
     if (utf8Mark) {
-      return {
-        ok: false,
-        code: 'xml-encoding',
-        message: `the file starts with a UTF-8 byte order mark but its XML declaration names "${declared.name}": write encoding="UTF-8", or save the file as ${declared.name} without the mark`,
-        line: 1,
-        column: declared.column,
-      };
+      return { ok: false, code: 'xml-encoding', message: `the file starts with a UTF-8 byte order mark but its XML declaration names "${declared.name}": write encoding="UTF-8", or save the file as ${declared.name} without the mark`, line: 1, column: declared.column };
     }
     if (declared.label === 'utf-16' || declared.label === 'utf-16le' || declared.label === 'utf-16be') {
-      return {
-        ok: false,
-        code: 'xml-encoding',
-        message: `the XML declaration names "${declared.name}", but the file has no UTF-16 byte order mark and reads as ASCII: write encoding="UTF-8", or save the file as UTF-16 with its mark`,
-        line: 1,
-        column: declared.column,
-      };
+      return { ok: false, code: 'xml-encoding', message: `the XML declaration names "${declared.name}", but the file has no UTF-16 byte order mark and reads as ASCII: write encoding="UTF-8", or save the file as UTF-16 with its mark`, line: 1, column: declared.column };
     }
     let decoder: TextDecoder;
     try {
       decoder = new TextDecoder(declared.label);
     } catch {
-      return {
-        ok: false,
-        code: 'xml-encoding',
-        message: `the encoding "${declared.name}" named in the XML declaration is not supported: save the file as UTF-8`,
-        line: 1,
-        column: declared.column,
-      };
+      return { ok: false, code: 'xml-encoding', message: `the encoding "${declared.name}" named in the XML declaration is not supported: save the file as UTF-8`, line: 1, column: declared.column };
     }
     return { ok: true, text: decoder.decode(bytes) };
   }

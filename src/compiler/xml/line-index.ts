@@ -1,6 +1,7 @@
 // Offsets to lines and columns, for the few places that need a position after the parse (a
 // problem found, an encoding error): the parser itself tracks its line as it goes.
 
+
 /**
  * Maps offsets in the original text (line ends kept) to 1-based line and column. As XML 1.0
  * (section 2.11) reads line ends: LF, CRLF and a lone CR each end a line.
@@ -21,3 +22,4 @@ export class LineIndex {
     return { line: lo + 1, column: offset - this.starts[lo]! + 1 };
   }
 }
+

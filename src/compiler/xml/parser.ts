@@ -10,31 +10,8 @@ import { XmlDocument, type XmlElement } from '../xml-tree.js';
 import { asRead, internalized, Interner } from '../retained.js';
 import { LineIndex } from './line-index.js';
 import {
-  AMP,
-  BANG,
-  CR,
-  DQUOTE,
-  EQUALS,
-  GT,
-  HASH,
-  HYPHEN,
-  LF,
-  LT,
-  QUESTION,
-  RBRACKET,
-  SEMICOLON,
-  SLASH,
-  SPACE,
-  SQUOTE,
-  STOPS_TEXT,
-  STOPS_VALUE,
-  TAB,
-  isForbiddenCode,
-  isLegalCodePoint,
-  isNameCode,
-  isNameStartCode,
-  nameCharAt,
-  nameEnd,
+  AMP, BANG, CR, DQUOTE, EQUALS, GT, HASH, HYPHEN, LF, LT, QUESTION, RBRACKET, SEMICOLON, SLASH, SPACE, SQUOTE, STOPS_TEXT, STOPS_VALUE, TAB,
+  isForbiddenCode, isLegalCodePoint, isNameCode, isNameStartCode, nameCharAt, nameEnd,
 } from './chars.js';
 
 export type XmlParseResult =
@@ -74,6 +51,7 @@ class XmlProblem {
     readonly offset: number,
   ) {}
 }
+
 
 const PREDEFINED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
@@ -156,8 +134,7 @@ class Parser {
 
   /** The file ends inside something: where the content ends when no root element started yet, else at the very end. */
   private truncated(what: string): XmlProblem {
-    if (!this.rootStarted)
-      return new XmlProblem('xml-malformed', `malformed XML: the file ends inside ${what}, before any root element`, this.s.trimEnd().length);
+    if (!this.rootStarted) return new XmlProblem('xml-malformed', `malformed XML: the file ends inside ${what}, before any root element`, this.s.trimEnd().length);
     return new XmlProblem('xml-malformed', `malformed XML: the file ends inside ${what} (truncated?)`, this.n);
   }
 
@@ -251,11 +228,7 @@ class Parser {
       }
     }
     const open = doc.name(stack[stack.length - 1]!);
-    throw new XmlProblem(
-      'xml-malformed',
-      `malformed XML: the file ends while <${printable(open)}> is still open (truncated?); close it with </${printable(open)}>`,
-      n,
-    );
+    throw new XmlProblem('xml-malformed', `malformed XML: the file ends while <${printable(open)}> is still open (truncated?); close it with </${printable(open)}>`, n);
   }
 
   /** Appends a child reference for the innermost open element. */
@@ -331,8 +304,7 @@ class Parser {
       this.i = i;
       throw this.truncated(`the start tag <${printable(element)}>`);
     }
-    if (s.charCodeAt(i) !== EQUALS)
-      throw this.malformed(`the attribute "${printable(name)}" on <${printable(element)}> has no value (write ${printable(name)}="...")`, start);
+    if (s.charCodeAt(i) !== EQUALS) throw this.malformed(`the attribute "${printable(name)}" on <${printable(element)}> has no value (write ${printable(name)}="...")`, start);
     i = this.spaceFrom(i + 1);
     if (i >= n) {
       this.i = i;
@@ -677,10 +649,7 @@ class Parser {
     }
     if (target.length === 3 && target.toLowerCase() === 'xml') {
       // Production [17]: "xml" in any case is reserved, and the declaration is written in lower case.
-      throw this.malformed(
-        `<?${printable(target)} is not allowed: the XML declaration is written <?xml in lower case, and no other processing instruction may be named xml`,
-        open,
-      );
+      throw this.malformed(`<?${printable(target)} is not allowed: the XML declaration is written <?xml in lower case, and no other processing instruction may be named xml`, open);
     }
     let line = this.line;
     let lineStart = this.lineStart;
@@ -806,3 +775,4 @@ function sameText(text: string, s: string, start: number): boolean {
 function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+

@@ -47,14 +47,8 @@ export function compileEmail(ctx: CompileContext, read: ReadElement, scope: Name
     return t;
   };
   const to = toElements.map(recipient).filter((t): t is Template => t !== null);
-  const cc = read
-    .children('cc')
-    .map(recipient)
-    .filter((t): t is Template => t !== null);
-  const bcc = read
-    .children('bcc')
-    .map(recipient)
-    .filter((t): t is Template => t !== null);
+  const cc = read.children('cc').map(recipient).filter((t): t is Template => t !== null);
+  const bcc = read.children('bcc').map(recipient).filter((t): t is Template => t !== null);
   const replyToElement = single(ctx, read, 'reply-to');
   const replyTo = replyToElement ? address(replyToElement) : null;
   const subjectElement = required('subject');
@@ -162,3 +156,4 @@ function compileEmailBody(ctx: CompileContext, element: XmlElement, scope: NameS
   }
   return { contentType, template, inlineImages: exact(inlineImages) };
 }
+

@@ -88,10 +88,7 @@ export class EmailDelivery {
     const transport = this.transport;
     this.transport = null;
     // A transport still being created (nodemailer loading) is closed once it exists.
-    transport?.then(
-      (t) => t.close(),
-      () => {},
-    );
+    transport?.then((t) => t.close(), () => {});
   }
 
   private async deliverOne(message: PreparedEmail, label: string, options: DeliverOptions): Promise<number> {
@@ -195,8 +192,7 @@ export function toMailOptions(message: PreparedEmail): Mail.Options {
 function singleAddress(field: string, value: string): Mail.Address {
   const reading = readOneAddress(value);
   // The reason, not the value: this text reaches logs and stored jobs.
-  if (!reading.ok)
-    throw new Error(`the ${field} value is not exactly one email address${reading.reason === 'is not one email address' ? '' : `: it ${reading.reason}`}`);
+  if (!reading.ok) throw new Error(`the ${field} value is not exactly one email address${reading.reason === 'is not one email address' ? '' : `: it ${reading.reason}`}`);
   return { name: reading.mailbox.name, address: reading.mailbox.address };
 }
 
@@ -228,8 +224,7 @@ function smtpFailure(error: unknown, timeoutMs: number, server: string, label: s
   const code = responseCode !== null ? 'smtp-rejected' : 'connection';
   let text = e.message ?? String(error);
   // The refusal of requireTLS: say why the service stopped there, and what would work.
-  if (e.code === 'ETLS')
-    text += ' (credentials are sent only over TLS; give an SMTP server that offers STARTTLS, or TLS from the first byte: smtps:// or port 465)';
+  if (e.code === 'ETLS') text += ' (credentials are sent only over TLS; give an SMTP server that offers STARTTLS, or TLS from the first byte: smtps:// or port 465)';
   // "write EPIPE" and "read ECONNRESET" say only what the socket saw: the server went away
   // in the middle of the conversation (test/reliability/faults.e2e.test.ts cuts it mid-DATA).
   if (/\b(?:EPIPE|ECONNRESET)\b/.test(text)) {

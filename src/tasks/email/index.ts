@@ -74,8 +74,7 @@ export const emailKind: TaskKind<EmailTask, readonly PreparedEmail[], EmailServi
       const label = attachment.kind === 'static' ? (files[next++]?.filename ?? basename(attachment.filename)) : UPLOADS_LABEL;
       labels.push(maybe === null ? label : `${label} (if ${maybe})`);
     }
-    if (kept.some((k) => k.attachment.kind === 'uploads'))
-      input.note(`${task.id}: a dry-run has no uploaded files; serve attaches every file uploaded with the request`);
+    if (kept.some((k) => k.attachment.kind === 'uploads')) input.note(`${task.id}: a dry-run has no uploaded files; serve attaches every file uploaded with the request`);
 
     const settings = input.request.application.email;
     const secretHeaders = new Set((settings?.headers ?? []).filter((h) => h.value.parts.some((p) => p.kind === 'env')).map((h) => h.name));

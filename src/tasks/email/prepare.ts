@@ -124,9 +124,7 @@ function expandBody(template: Template, scope: ExpansionScope): string {
   if (!mailBodyTooLarge(content)) return content;
   const filled: FilledRange[] = [];
   expandTemplate(template, scope, filled);
-  const sizes = filled
-    .map((range) => ({ part: range.part, bytes: Buffer.byteLength(content.slice(range.start, range.end), 'utf8') }))
-    .sort((a, b) => b.bytes - a.bytes);
+  const sizes = filled.map((range) => ({ part: range.part, bytes: Buffer.byteLength(content.slice(range.start, range.end), 'utf8') })).sort((a, b) => b.bytes - a.bytes);
   let excess = Buffer.byteLength(content, 'utf8') - MAX_MAIL_BODY_BYTES;
   const culprits: PlaceholderPart[] = [];
   for (const { part, bytes } of sizes) {

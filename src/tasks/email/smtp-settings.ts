@@ -51,8 +51,7 @@ function connection(host: string, port: number | null, tlsAsked: boolean, auth: 
  */
 function schemeProblem(text: string, url: URL): string {
   const trimmed = text.trim();
-  if (/^[A-Za-z0-9.-]+:\d+$/.test(trimmed))
-    return `the SMTP URL needs smtp:// or smtps:// before the host: write smtp://${trimmed} (or smtps://${trimmed} for TLS from the first byte)`;
+  if (/^[A-Za-z0-9.-]+:\d+$/.test(trimmed)) return `the SMTP URL needs smtp:// or smtps:// before the host: write smtp://${trimmed} (or smtps://${trimmed} for TLS from the first byte)`;
   if (!trimmed.includes('//')) return 'the SMTP URL needs smtp:// or smtps:// before the host, as in smtp://[user:password@]host[:port]';
   return `the SMTP URL must start with smtp:// or smtps://, not ${url.protocol}//`;
 }

@@ -32,7 +32,9 @@ export interface EmailTask extends Task {
   readonly attachments: readonly EmailAttachment[];
 }
 
-export type PreparedAttachmentSource = { readonly kind: 'file'; readonly path: string } | { readonly kind: 'buffer'; readonly content: Buffer };
+export type PreparedAttachmentSource =
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'buffer'; readonly content: Buffer };
 
 export interface PreparedAttachment {
   readonly filename: string;

@@ -29,14 +29,19 @@ export interface AnswerForOutputs {
 
 type Format = 'json' | 'xml';
 
-export function extractOutputs(outputs: readonly OutputIntermediateValue[], answer: AnswerForOutputs): Map<string, string> {
+export function extractOutputs(
+  outputs: readonly OutputIntermediateValue[],
+  answer: AnswerForOutputs,
+): Map<string, string> {
   const values = new Map<string, string>();
   if (outputs.length === 0) return values;
   const body = new ParsedBody(answer);
   for (const output of outputs) {
     const raw = output.selector.kind === 'jsonpath' ? selectJson(output, body.json()) : selectXml(output, body.xml());
     if (output.regex !== null && !output.regex.matchesWhole(raw)) {
-      throw new OutputError(`output "${output.name}": the value ${quote(raw)} does not match the regular expression ${output.regex.source}`);
+      throw new OutputError(
+        `output "${output.name}": the value ${quote(raw)} does not match the regular expression ${output.regex.source}`,
+      );
     }
     values.set(output.name, raw);
   }
@@ -101,7 +106,9 @@ function selectJson(output: OutputIntermediateValue, json: unknown): string {
   if (typeof one === 'string') return one;
   if (typeof one === 'number' && Number.isFinite(one)) return String(one);
   if (typeof one === 'boolean') return String(one);
-  throw new OutputError(`output "${output.name}": JSONPath ${path} selected ${describeJson(one)}, not a string, number or boolean`);
+  throw new OutputError(
+    `output "${output.name}": JSONPath ${path} selected ${describeJson(one)}, not a string, number or boolean`,
+  );
 }
 
 // Node type numbers from the DOM standard; the lib has no DOM types.
