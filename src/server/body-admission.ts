@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestUploads } from '../upload.js';
 import type { ValueMap } from '../runtime/urlencoded.js';
 import { BodyCharge } from './body-budget.js';
-import { INCOMPLETE, mediaTypeOf, noRoom, tooLarge, unsupportedMediaType, type BodyIntake, type BodyResult } from './body-intake.js';
+import { INCOMPLETE, mediaTypeOf, tooLarge, unsupportedMediaType, type BodyIntake, type BodyResult } from './body-intake.js';
 import { readMultipart } from './body-multipart.js';
 import { readWhole } from './body-whole.js';
 import { readRaw } from './body-raw.js';
