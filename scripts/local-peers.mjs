@@ -17,7 +17,9 @@ const crm = http.createServer((req, res) => {
     if (req.url === '/relay') {
       // A relayed delivery: its size and hash, to compare with the file that was posted.
       const sha256 = createHash('sha256').update(bytes).digest('hex');
-      console.log(`relay ${req.method} ${req.url} ${req.headers['content-type'] ?? ''} X-GitHub-Event: ${req.headers['x-github-event'] ?? ''}, ${bytes.length} bytes, sha256 ${sha256}`);
+      console.log(
+        `relay ${req.method} ${req.url} ${req.headers['content-type'] ?? ''} X-GitHub-Event: ${req.headers['x-github-event'] ?? ''}, ${bytes.length} bytes, sha256 ${sha256}`,
+      );
       return void res.writeHead(200).end();
     }
     const body = bytes.toString('utf8');
@@ -42,7 +44,9 @@ const smtp = new SMTPServer({
     simpleParser(stream).then(
       (mail) => {
         const attachments = mail.attachments.map((a) => `${a.filename ?? '(inline)'} (${a.size} bytes)`).join(', ') || 'none';
-        console.log(`smtp  mail from ${session.envelope.mailFrom && session.envelope.mailFrom.address} to ${session.envelope.rcptTo.map((r) => r.address).join(', ')}`);
+        console.log(
+          `smtp  mail from ${session.envelope.mailFrom && session.envelope.mailFrom.address} to ${session.envelope.rcptTo.map((r) => r.address).join(', ')}`,
+        );
         console.log(`      subject: ${mail.subject}; attachments: ${attachments}`);
         console.log(`      ${(mail.text ?? '').trim().replace(/\n/g, '\n      ')}`);
         callback();

@@ -32,9 +32,13 @@ export function registerDryRun(program: Command, returning: Returning): void {
     .description('print the task plan without any network or SMTP I/O')
     .argument('<file>', 'the endpoints.xml')
     .addOption(new Option('--endpoint <name>', 'only this endpoint (repeatable)').argParser(collect).default([] as string[], 'every endpoint'))
-    .option('--param <name=value>', 'simulate a request with this parameter (repeatable; several values for one name are joined with the separator)', collectParam)
+    .option(
+      '--param <name=value>',
+      'simulate a request with this parameter (repeatable; several values for one name are joined with the separator)',
+      collectParam,
+    )
     .option('--body <file>', 'simulate a request with this body (a webhook delivery saved to a file)')
-    .option('--content-type <type>', 'the --body file\'s content type (default: application/json for .json, application/xml for .xml)')
+    .option('--content-type <type>', "the --body file's content type (default: application/json for .json, application/xml for .xml)")
     .option('--header <"Name: value">', 'simulate a request with this header (repeatable)', collectHeader)
     .addOption(new Option('--format <format>', 'output format').choices(FORMATS).default('text'))
     .addHelpText(
@@ -105,7 +109,11 @@ export function dryRun(file: string, options: DryRunOptions): ExitCode {
   let delivery: PlanOptions['delivery'];
   if (parameters !== null && (options.body !== undefined || options.header !== undefined || options.contentType !== undefined)) {
     const given = new Map(parameters);
-    const request = simulatedRequest(options, parameters, endpoints.every((e) => e.keepsRequestBody));
+    const request = simulatedRequest(
+      options,
+      parameters,
+      endpoints.every((e) => e.keepsRequestBody),
+    );
     if (request.kind === 'usage') {
       fail(request.message);
       return 2;

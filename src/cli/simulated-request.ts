@@ -85,5 +85,11 @@ export function simulatedRequest(options: RequestOptions, raw: Map<string, strin
     const refusal = unsupportedMediaType(mediaType);
     return { kind: 'refused', status: refusal.status, detail: refusal.detail };
   }
-  return { kind: 'request', sources: { headers, json }, body, raw: { contentType, size: bytes.length, source: { kind: 'buffer', content: bytes } }, headers: headerList };
+  return {
+    kind: 'request',
+    sources: { headers, json },
+    body,
+    raw: { contentType, size: bytes.length, source: { kind: 'buffer', content: bytes } },
+    headers: headerList,
+  };
 }

@@ -106,7 +106,6 @@ export interface ErrorResponse {
   readonly position: Position | null;
 }
 
-
 // ---------------------------------------------------------------------------------------
 // Tasks
 
@@ -136,9 +135,7 @@ export interface Task {
   readonly position: Position;
 }
 
-export type OutputSelector =
-  | { readonly kind: 'jsonpath'; readonly path: string }
-  | { readonly kind: 'xpath'; readonly path: string };
+export type OutputSelector = { readonly kind: 'jsonpath'; readonly path: string } | { readonly kind: 'xpath'; readonly path: string };
 
 export interface OutputIntermediateValue {
   readonly name: string;

@@ -74,7 +74,13 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   } else {
     // A security.xml that is present but broken is reported in that file; <include-in-hash> is not blamed for it too.
     const taskKinds = new TaskKindIndex(options.kinds);
-    compileFolder(ctx, parsed.root, { parameters: new Map(), separator: '||' }, { hasSecurity: existsSync(path.join(directory, 'security.xml')), taskKinds }, keep);
+    compileFolder(
+      ctx,
+      parsed.root,
+      { parameters: new Map(), separator: '||' },
+      { hasSecurity: existsSync(path.join(directory, 'security.xml')), taskKinds },
+      keep,
+    );
     progress?.({ phase: 'checking', endpoints: compiled });
     checkEndpointNames(ctx);
     checkForwards(ctx);
@@ -132,7 +138,9 @@ function withForwardedBodies(endpoints: Endpoint[]): Endpoint[] {
     }
     return false;
   };
-  return endpoints.map((e) => (e.keepsRequestBody || !e.successes.some((s) => s.action.kind === 'forward') || !reachesKeeper(e) ? e : { ...e, keepsRequestBody: true }));
+  return endpoints.map((e) =>
+    e.keepsRequestBody || !e.successes.some((s) => s.action.kind === 'forward') || !reachesKeeper(e) ? e : { ...e, keepsRequestBody: true },
+  );
 }
 
 /** Often enough for a spinner to move, rarely enough to cost nothing. */
@@ -224,10 +232,6 @@ function checkForwards(ctx: CompileContext): void {
 
 function sortDiagnostics(list: readonly Diagnostic[], mainFile: string): Diagnostic[] {
   return [...list].sort(
-    (a, b) =>
-      (a.file === mainFile ? 0 : 1) - (b.file === mainFile ? 0 : 1) ||
-      a.file.localeCompare(b.file) ||
-      a.line - b.line ||
-      a.column - b.column,
+    (a, b) => (a.file === mainFile ? 0 : 1) - (b.file === mainFile ? 0 : 1) || a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column,
   );
 }

@@ -1,7 +1,16 @@
 // <endpoint-folder> and <endpoint>: inherited parameters and separators, responses, tasks and
 // the checks that tie them together (references, intermediate values, cycles).
 
-import { HASH_JOINS, type Endpoint, type HashJoin, type ParameterDeclaration, type ParameterFormat, type ParameterRules, type SuccessResponse, type Task } from './ast.js';
+import {
+  HASH_JOINS,
+  type Endpoint,
+  type HashJoin,
+  type ParameterDeclaration,
+  type ParameterFormat,
+  type ParameterRules,
+  type SuccessResponse,
+  type Task,
+} from './ast.js';
 import { BY_NAME, parameterSource } from './parameter-sources.js';
 import { PARAMETER_FORMATS, ruleViolation } from './parameter-rules.js';
 import { SYSTEM_PARAMETERS } from '../template/types.js';
@@ -32,7 +41,13 @@ export interface EndpointEnvironment {
 }
 
 /** Compiles a folder and everything below it, handing each endpoint to `out` in file order. */
-export function compileFolder(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment, out: (endpoint: Endpoint) => void): void {
+export function compileFolder(
+  ctx: CompileContext,
+  element: XmlElement,
+  inherited: Inherited,
+  env: EndpointEnvironment,
+  out: (endpoint: Endpoint) => void,
+): void {
   const read = readElement(ctx, element, {
     attributes: ['multiple-value-separator'],
     children: ['parameter', 'endpoint-folder', 'endpoint', ...PROTECTION_ELEMENTS],
@@ -126,7 +141,13 @@ function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | 
   if (formatAttr) {
     if (!(PARAMETER_FORMATS as readonly string[]).includes(formatAttr.value)) {
       const suggestion = ctx.suggestions.closest(formatAttr.value, PARAMETER_FORMATS);
-      ctx.diagnostics.report('invalid-value', formatAttr.position, 'format', formatAttr.value, `${PARAMETER_FORMATS.map((f) => `"${f}"`).join(', ')}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`);
+      ctx.diagnostics.report(
+        'invalid-value',
+        formatAttr.position,
+        'format',
+        formatAttr.value,
+        `${PARAMETER_FORMATS.map((f) => `"${f}"`).join(', ')}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`,
+      );
       ok = false;
     } else format = formatAttr.value as ParameterFormat;
   }
@@ -190,11 +211,13 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
   }
   const produced = new Set(producers.keys());
   const checkAfter = (refs: readonly { id: string; position: Position }[]) => {
-    for (const ref of refs) if (!ids.has(ref.id) && !brokenIds.has(ref.id)) ctx.diagnostics.report('unknown-task', ref.position, ref.id, ctx.suggestions.closest(ref.id, ids.keys()));
+    for (const ref of refs)
+      if (!ids.has(ref.id) && !brokenIds.has(ref.id)) ctx.diagnostics.report('unknown-task', ref.position, ref.id, ctx.suggestions.closest(ref.id, ids.keys()));
   };
   const checkInputs = (refs: readonly { name: string; position: Position }[]) => {
     for (const ref of refs) {
-      if (!producers.has(ref.name) && !brokenOutputs.has(ref.name)) ctx.diagnostics.report('intermediate-value-not-produced', ref.position, ref.name, ctx.suggestions.closest(ref.name, produced));
+      if (!producers.has(ref.name) && !brokenOutputs.has(ref.name))
+        ctx.diagnostics.report('intermediate-value-not-produced', ref.position, ref.name, ctx.suggestions.closest(ref.name, produced));
     }
   };
 
@@ -316,4 +339,3 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     position: element.position,
   };
 }
-

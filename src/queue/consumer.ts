@@ -25,7 +25,18 @@ import { NO_TRACING, type Span, type Tracing } from '../tracing.js';
 import type { EffectLedger } from '../tasks/kind.js';
 import type { ExpansionScope } from '../template/expand.js';
 import { endpointFingerprint, hasPositionalTaskIds } from './fingerprint.js';
-import { FINISHED_OUTCOMES, readProgress, sealIntermediate, sealTaskError, unsealIntermediate, unsealRun, requestUploadsFromJob, type QueuedRun, type RunProgress, type SealedRun } from './job.js';
+import {
+  FINISHED_OUTCOMES,
+  readProgress,
+  sealIntermediate,
+  sealTaskError,
+  unsealIntermediate,
+  unsealRun,
+  requestUploadsFromJob,
+  type QueuedRun,
+  type RunProgress,
+  type SealedRun,
+} from './job.js';
 import { endJobSpan, startJobSpan } from './job-trace.js';
 import type { JobFields, QueueObserver, RunOutcome } from './observer.js';
 import { MAX_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
@@ -76,7 +87,13 @@ export class QueueConsumer {
    * `watch`: report the store's state and check its configuration (when no producer in the process does).
    * `tracing`: on, each run of a job is a span in the trace of the request that queued it.
    */
-  static async open(settings: QueueSettings, current: () => RunnableApplication, observer: QueueObserver, watch: boolean, tracing: Tracing = NO_TRACING): Promise<QueueConsumer> {
+  static async open(
+    settings: QueueSettings,
+    current: () => RunnableApplication,
+    observer: QueueObserver,
+    watch: boolean,
+    tracing: Tracing = NO_TRACING,
+  ): Promise<QueueConsumer> {
     const store = await openStore(settings, 'worker', () => {});
     const consumer = new QueueConsumer(settings, store, current, observer, tracing);
     if (watch) consumer.health = store.watch(observer);
@@ -158,7 +175,13 @@ export class QueueConsumer {
   }
 
   /** `endRun`: every way the run ends reports its outcome there, once. */
-  private async run(job: Job<QueuedRun>, token: string | undefined, fields: JobFields, span: Span, endRun: (outcome: RunOutcome, code?: string) => void): Promise<void> {
+  private async run(
+    job: Job<QueuedRun>,
+    token: string | undefined,
+    fields: JobFields,
+    span: Span,
+    endRun: (outcome: RunOutcome, code?: string) => void,
+  ): Promise<void> {
     const { bullmq } = this.store;
     const data = job.data;
     const jobId = fields.jobId;
@@ -286,7 +309,10 @@ export class QueueConsumer {
 
 /** Full jitter, as inside an attempt (tasks/retry.ts), on the scale of --queue-backoff; at least what the peer asked for. */
 export function backoffDelay(attemptsMade: number, error: Error | undefined, backoff: unknown, fallbackMs: number, random: () => number = Math.random): number {
-  const base = typeof backoff === 'object' && backoff !== null && typeof (backoff as { delay?: unknown }).delay === 'number' ? (backoff as { delay: number }).delay : fallbackMs;
+  const base =
+    typeof backoff === 'object' && backoff !== null && typeof (backoff as { delay?: unknown }).delay === 'number'
+      ? (backoff as { delay: number }).delay
+      : fallbackMs;
   const ceiling = Math.min(MAX_BACKOFF_MS, base * 2 ** Math.max(0, attemptsMade - 1));
   const delay = Math.floor(random() * ceiling);
   const asked = error instanceof RetryableRunError ? error.retryAfterMs : null;
@@ -351,12 +377,16 @@ class Checkpoint {
           if (previous.state === 'sending') {
             mail[step] = { ...previous, state: 'unknown', at: Date.now() };
             await this.write();
-            this.observer.log('warn', 'delivery-unknown: a crash left this message being sent; it is not sent again (--email-redelivery at-least-once would resend it)', {
-              ...this.fields,
-              task: taskId,
-              message: step + 1,
-              messageId: previous.messageId,
-            });
+            this.observer.log(
+              'warn',
+              'delivery-unknown: a crash left this message being sent; it is not sent again (--email-redelivery at-least-once would resend it)',
+              {
+                ...this.fields,
+                task: taskId,
+                message: step + 1,
+                messageId: previous.messageId,
+              },
+            );
             this.observer.deliveryUnknown(this.fields, taskId);
           }
           return 'unknown';
@@ -364,7 +394,8 @@ class Checkpoint {
         // The fence: a worker whose lock has passed to another must not send.
         if (this.token === undefined || (await this.job.extendLock(this.token, this.settings.lockDurationMs).catch(() => 0)) !== 1) return 'lost';
         mail[step] = { state: 'sending', messageId, at: Date.now() };
-        if (!(await this.write())) throw new TaskError('the sending marker could not be written to the queue; not sent', { code: 'connection', transient: true });
+        if (!(await this.write()))
+          throw new TaskError('the sending marker could not be written to the queue; not sent', { code: 'connection', transient: true });
         return 'go';
       },
       after: async (step) => {

@@ -159,7 +159,12 @@ export function unsealIntermediate(keys: readonly QueueKey[], jobId: string, sea
 export function readProgress(progress: unknown): RunProgress {
   if (typeof progress === 'object' && progress !== null && 'tasks' in progress && 'mail' in progress) {
     const p = progress as RunProgress;
-    return { tasks: { ...p.tasks }, mail: Object.fromEntries(Object.entries(p.mail).map(([k, v]) => [k, { ...v }])), ...(p.sealedIntermediate !== undefined ? { sealedIntermediate: p.sealedIntermediate } : {}), ...(p.config !== undefined ? { config: p.config } : {}) };
+    return {
+      tasks: { ...p.tasks },
+      mail: Object.fromEntries(Object.entries(p.mail).map(([k, v]) => [k, { ...v }])),
+      ...(p.sealedIntermediate !== undefined ? { sealedIntermediate: p.sealedIntermediate } : {}),
+      ...(p.config !== undefined ? { config: p.config } : {}),
+    };
   }
   return { tasks: {}, mail: {} };
 }

@@ -103,7 +103,10 @@ export class QueueProducer {
     const reason = describeError(error);
     const fallback = this.settings.fallback === 'in-process';
     if (!mayLand) {
-      this.observer.log('warn', fallback ? 'the queue cannot take the run; running its tasks in this process' : 'the queue cannot take the run; answered 503', { ...fields, reason });
+      this.observer.log('warn', fallback ? 'the queue cannot take the run; running its tasks in this process' : 'the queue cannot take the run; answered 503', {
+        ...fields,
+        reason,
+      });
       return fallback ? 'in-process' : 'refused';
     }
     this.observer.log('warn', 'the queue store did not take the run in time; making the job void so that it never runs', { ...fields, reason });
@@ -115,18 +118,25 @@ export class QueueProducer {
       // Still under way: a store that answers it late says whether the job ran after all.
       settling.then(
         (late) => {
-          if (late === 'started') this.observer.log('error', 'a run answered 503 was started by a worker: the store took the job, then stalled before the void', fields);
+          if (late === 'started')
+            this.observer.log('error', 'a run answered 503 was started by a worker: the store took the job, then stalled before the void', fields);
         },
         () => {},
       );
-      this.observer.log('warn', 'the void of the job is not confirmed; answered 503 without running the tasks here', { ...fields, reason: describeError(voidError) });
+      this.observer.log('warn', 'the void of the job is not confirmed; answered 503 without running the tasks here', {
+        ...fields,
+        reason: describeError(voidError),
+      });
       return 'refused';
     }
     if (fate === 'started') {
       this.observer.log('info', 'the queue store took the run late, and a worker has started it: answered as queued', fields);
       return 'queued';
     }
-    this.observer.log('warn', fallback ? 'the queue cannot take the run; running its tasks in this process' : 'the queue cannot take the run; answered 503', { ...fields, reason });
+    this.observer.log('warn', fallback ? 'the queue cannot take the run; running its tasks in this process' : 'the queue cannot take the run; answered 503', {
+      ...fields,
+      reason,
+    });
     return fallback ? 'in-process' : 'refused';
   }
 

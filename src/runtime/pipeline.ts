@@ -133,7 +133,12 @@ async function guarded(context: PipelineContext, input: DecisionInput, request: 
   if (guards === null) return execute(context, input, request, decision);
   if (protections.limitsByParameter.length > 0) {
     const parameters = decision.scope.parameters;
-    const exceeded = await guards.limit(request.endpoint, protections.limitsByParameter, (rule) => rateLimitKey(parameters.get(rule.byParameter!) ?? ''), info.requestId);
+    const exceeded = await guards.limit(
+      request.endpoint,
+      protections.limitsByParameter,
+      (rule) => rateLimitKey(parameters.get(rule.byParameter!) ?? ''),
+      info.requestId,
+    );
     if (exceeded !== null) return { response: tooManyRequests(exceeded.headers), outcome: 'error' };
   }
   const captcha = protections.captcha;
@@ -152,7 +157,9 @@ async function guarded(context: PipelineContext, input: DecisionInput, request: 
       requestId: info.requestId,
     });
     if (!verdict.ok) {
-      guards.noted(request.endpoint, { check: 'captcha', outcome: verdict.status === 503 ? 'unavailable' : 'refused' }, info.requestId, { reason: verdict.reason });
+      guards.noted(request.endpoint, { check: 'captcha', outcome: verdict.status === 503 ? 'unavailable' : 'refused' }, info.requestId, {
+        reason: verdict.reason,
+      });
       const response: RuntimeResponse =
         verdict.status === 503 ? { kind: 'problem', status: 503, detail: verdict.detail, headers: RETRY_SOON } : problem(403, verdict.detail);
       return { response, outcome: 'error' };
@@ -191,7 +198,13 @@ async function answerWithoutTasks(context: PipelineContext, input: DecisionInput
 }
 
 /** `prepared`: the tasks of a forward chain, prepared when the chain was decided; null at its start. */
-async function execute(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Decision, prepared: PreparedTasks | null = null): Promise<PipelineResult> {
+async function execute(
+  context: PipelineContext,
+  input: DecisionInput,
+  request: EndpointRequest,
+  decision: Decision,
+  prepared: PreparedTasks | null = null,
+): Promise<PipelineResult> {
   switch (decision.kind) {
     case 'refused':
       if (decision.environment === null) return { response: problem(decision.failure.status, decision.failure.detail), outcome: 'error' };
@@ -202,14 +215,29 @@ async function execute(context: PipelineContext, input: DecisionInput, request: 
       const preparation =
         prepared !== null
           ? ({ ok: true, prepared } as const)
-          : prepareBeforeSideEffects({ kinds: context.kinds, application: context.application, uploads: request.uploads.files, body: request.uploads.body, idempotencyKeys: context.idempotencyKeys }, decision);
+          : prepareBeforeSideEffects(
+              {
+                kinds: context.kinds,
+                application: context.application,
+                uploads: request.uploads.files,
+                body: request.uploads.body,
+                idempotencyKeys: context.idempotencyKeys,
+              },
+              decision,
+            );
       if (!preparation.ok) return renderError(context, preparation.endpoint, request, decision.environment, preparation.failure);
       return proceed(context, input, request, decision, preparation.prepared);
     }
   }
 }
 
-async function proceed(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Proceed, prepared: PreparedTasks): Promise<PipelineResult> {
+async function proceed(
+  context: PipelineContext,
+  input: DecisionInput,
+  request: EndpointRequest,
+  decision: Proceed,
+  prepared: PreparedTasks,
+): Promise<PipelineResult> {
   const { endpoint } = decision;
   let response: RuntimeResponse | null = null;
   if (decision.response !== null) {
@@ -222,11 +250,23 @@ async function proceed(context: PipelineContext, input: DecisionInput, request: 
   }
 
   if (endpoint.tasksMode === 'background' && context.enqueueTasks !== undefined) {
-    const queued = await context.enqueueTasks({ endpoint, requestId: request.info.requestId, scope: decision.scope, uploads: request.uploads.files, body: request.uploads.body, span: request.span ?? NO_SPAN });
+    const queued = await context.enqueueTasks({
+      endpoint,
+      requestId: request.info.requestId,
+      scope: decision.scope,
+      uploads: request.uploads.files,
+      body: request.uploads.body,
+      span: request.span ?? NO_SPAN,
+    });
     if (queued === 'queued') return { response: response ?? { kind: 'empty', status: 200 }, outcome: 'success' };
     if (queued === 'refused') {
       if (response !== null) discardResponse(response);
-      const refusal = { kind: 'problem', status: 503, detail: 'the tasks could not be queued; try again later', headers: { 'retry-after': String(QUEUE_RETRY_AFTER_SECONDS) } } as const;
+      const refusal = {
+        kind: 'problem',
+        status: 503,
+        detail: 'the tasks could not be queued; try again later',
+        headers: { 'retry-after': String(QUEUE_RETRY_AFTER_SECONDS) },
+      } as const;
       return { response: refusal, outcome: 'error' };
     }
   }
@@ -329,7 +369,12 @@ async function renderError(
   }
   const action = endpoint.error.action;
   if (action.kind === 'empty') return { response: problem(failure.status, failure.detail, failure.errors), outcome: 'error' };
-  const scope: ExpansionScope = { parameters: NO_PARAMETERS, system: systemFor(endpoint, info, environment), env: context.env, internalErrorText: failure.internal };
+  const scope: ExpansionScope = {
+    parameters: NO_PARAMETERS,
+    system: systemFor(endpoint, info, environment),
+    env: context.env,
+    internalErrorText: failure.internal,
+  };
   const decided = decideAction(action, scope, failure.status);
   let reason: string;
   switch (decided.kind) {

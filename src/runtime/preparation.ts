@@ -23,7 +23,8 @@ import type { RawBody, Upload } from '../upload.js';
 /** Prepared values by endpoint (a forward chain has several) and task id. */
 export type PreparedTasks = ReadonlyMap<Endpoint, ReadonlyMap<string, unknown>>;
 
-export type Preparation = { readonly ok: true; readonly prepared: PreparedTasks } | { readonly ok: false; readonly endpoint: Endpoint; readonly failure: ActionFailure };
+export type Preparation =
+  { readonly ok: true; readonly prepared: PreparedTasks } | { readonly ok: false; readonly endpoint: Endpoint; readonly failure: ActionFailure };
 
 export interface PreparationInput {
   readonly kinds: TaskKinds;
@@ -42,7 +43,13 @@ export function prepareBeforeSideEffects(input: PreparationInput, decision: Proc
   for (let step: Decision | null = decision; step !== null && step.kind === 'proceed'; step = step.response?.kind === 'forward' ? step.response.target : null) {
     const { endpoint, scope } = step;
     if (step.tasks.length === 0) continue;
-    const request: TaskRequest = { separator: endpoint.separator, uploads: input.uploads, body: input.body, application: input.application, idempotencyKeys: input.idempotencyKeys };
+    const request: TaskRequest = {
+      separator: endpoint.separator,
+      uploads: input.uploads,
+      body: input.body,
+      application: input.application,
+      idempotencyKeys: input.idempotencyKeys,
+    };
     const values = new Map<string, unknown>();
     for (const task of step.tasks) {
       if (task.inputs.length > 0 || !runsFor(task.condition, step)) continue;

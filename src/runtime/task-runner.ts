@@ -51,7 +51,13 @@ export class TaskEngine {
 
   start(request: TaskRunRequest): TaskRun {
     const { endpoint } = request;
-    const taskRequest: TaskRequest = { separator: endpoint.separator, uploads: request.uploads.files, body: request.uploads.body, application: this.options.application, idempotencyKeys: this.options.idempotencyKeys };
+    const taskRequest: TaskRequest = {
+      separator: endpoint.separator,
+      uploads: request.uploads.files,
+      body: request.uploads.body,
+      application: this.options.application,
+      idempotencyKeys: this.options.idempotencyKeys,
+    };
     const release = request.uploads.hold();
     let run: TaskRun;
     try {

@@ -18,7 +18,12 @@ export const MAX_UPLOADS = 20;
 /** An upload up to this size stays in memory; a larger one goes to a temporary file. */
 export const MEMORY_UPLOAD_BYTES = 64 * 1024;
 
-const STORAGE_FAILED: Refusal = { ok: false, status: 503, detail: 'an uploaded file could not be stored; try again later', retryAfterSeconds: BODY_RETRY_AFTER_S };
+const STORAGE_FAILED: Refusal = {
+  ok: false,
+  status: 503,
+  detail: 'an uploaded file could not be stored; try again later',
+  retryAfterSeconds: BODY_RETRY_AFTER_S,
+};
 
 /**
  * One uploaded file being received: its first MEMORY_UPLOAD_BYTES in memory, the rest streamed

@@ -218,7 +218,8 @@ export class HttpService {
     const origin = request.headers.origin;
     const originAllowed = setCorsHeaders(cors, origin, response);
 
-    if (endpoint === undefined && path.startsWith(this.altchaPrefix)) return this.answerAltcha(response, application, path.slice(this.altchaPrefix.length), method);
+    if (endpoint === undefined && path.startsWith(this.altchaPrefix))
+      return this.answerAltcha(response, application, path.slice(this.altchaPrefix.length), method);
     if (endpoint === undefined) return writeProblem(response, 404, `there is no endpoint at ${truncatePath(path)}`, requestId);
     if (method === 'OPTIONS' && cors !== null) return answerPreflight(request, response, originAllowed, requestId);
     if (method !== 'GET' && method !== 'POST') return methodNotAllowed(response, ENDPOINT_ALLOW);
@@ -235,7 +236,11 @@ export class HttpService {
     if (endpoint.protections !== null && endpoint.protections.limitsByClient.length > 0 && this.guards !== null) {
       const client = this.clientIp(request);
       const exceeded = this.guards.limit(endpoint, endpoint.protections.limitsByClient, () => client, requestId);
-      if (exceeded instanceof Promise) return this.withTimeout(response, exceeded.then((e) => this.afterLimit(e, request, response, application, endpoint, raw, requestId)));
+      if (exceeded instanceof Promise)
+        return this.withTimeout(
+          response,
+          exceeded.then((e) => this.afterLimit(e, request, response, application, endpoint, raw, requestId)),
+        );
       if (exceeded !== null) return this.tooManyRequests(exceeded, request, response, requestId);
     }
     return this.dispatch(request, response, application, endpoint, raw, requestId, false);
@@ -246,10 +251,25 @@ export class HttpService {
    * limits were counted elsewhere (`timed`: already within withTimeout). A GET answered
    * without I/O is written synchronously, without a promise.
    */
-  private dispatch(request: IncomingMessage, response: TrackedResponse, application: LoadedApplication, endpoint: Endpoint, raw: ValueMap, requestId: string, timed: boolean): void | Promise<void> {
+  private dispatch(
+    request: IncomingMessage,
+    response: TrackedResponse,
+    application: LoadedApplication,
+    endpoint: Endpoint,
+    raw: ValueMap,
+    requestId: string,
+    timed: boolean,
+  ): void | Promise<void> {
     let work: Promise<void>;
     if (request.method === 'GET') {
-      const result = runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, null), uploads: NO_UPLOADS, info: this.requestInfo(request, requestId), span: response.span });
+      const result = runRequest(application, {
+        endpoint,
+        raw,
+        sources: requestSources(request, endpoint, null),
+        uploads: NO_UPLOADS,
+        info: this.requestInfo(request, requestId),
+        span: response.span,
+      });
       if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
       work = result.then((answer) => this.answer(response, answer, requestId));
     } else {
@@ -285,9 +305,12 @@ export class HttpService {
 
   private async answerAltcha(response: TrackedResponse, application: LoadedApplication, name: string, method: string): Promise<void> {
     const captcha = application.application.endpointsByName.get(name)?.protections?.captcha;
-    if (captcha?.provider !== 'altcha' || this.guards === null) return writeProblem(response, 404, `there is no ALTCHA challenge at ${truncatePath(response.path)}`, response.requestId);
+    if (captcha?.provider !== 'altcha' || this.guards === null)
+      return writeProblem(response, 404, `there is no ALTCHA challenge at ${truncatePath(response.path)}`, response.requestId);
     if (method !== 'GET') return methodNotAllowed(response, 'GET');
-    const challenge = await this.guards.altchaChallenge(expandTemplate(captcha.secret, { parameters: new Map(), system: NO_SYSTEM_VALUES, env: application.env }));
+    const challenge = await this.guards.altchaChallenge(
+      expandTemplate(captcha.secret, { parameters: new Map(), system: NO_SYSTEM_VALUES, env: application.env }),
+    );
     // Each challenge is good for one solution: a cache must not hand the same one out twice.
     response.setHeader('cache-control', 'no-store');
     writeBody(response, 200, 'application/json', challenge);
@@ -330,7 +353,14 @@ export class HttpService {
     const release = body.uploads.hold();
     let result: PipelineResult;
     try {
-      result = await runRequest(application, { endpoint, raw, sources: requestSources(request, endpoint, body.json ?? null), uploads: body.uploads, info: this.requestInfo(request, requestId), span: response.span });
+      result = await runRequest(application, {
+        endpoint,
+        raw,
+        sources: requestSources(request, endpoint, body.json ?? null),
+        uploads: body.uploads,
+        info: this.requestInfo(request, requestId),
+        span: response.span,
+      });
     } finally {
       release();
     }

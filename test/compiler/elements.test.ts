@@ -87,7 +87,9 @@ describe('fixtures/contact-form (the bundled example)', () => {
     const body = (t.body as { template: { parts: unknown } }).template;
     // Re-serialised compactly; only the string values hold placeholders.
     expect(body.parts).toEqual([lit('{"name":"'), param('name'), lit('","email":"'), param('email'), lit('","source":"contact-form"}')]);
-    expect(t.outputs.map((o) => ({ ...o, regex: o.regex?.source }))).toEqual([{ name: 'contact-id', selector: { kind: 'jsonpath', path: '$.id' }, regex: '[0-9]+' }]);
+    expect(t.outputs.map((o) => ({ ...o, regex: o.regex?.source }))).toEqual([
+      { name: 'contact-id', selector: { kind: 'jsonpath', path: '$.id' }, regex: '[0-9]+' },
+    ]);
     expect(t.outputs[0]!.regex!.matchesWhole('17')).toBe(true);
     expect(t.outputs[0]!.regex!.matchesWhole('17a')).toBe(false);
   });
@@ -214,7 +216,9 @@ describe('folders, parameters and separators', () => {
   });
 
   it('decodes character references (&#233; &#x41;) in text and attributes, once', () => {
-    const e = endpointOf(`<parameter name="p" default-value="caf&#233; &amp;#233;"/><success><response-body>&#x41;&#60;b&#62; &amp;lt; <![CDATA[&#233;]]></response-body></success>`);
+    const e = endpointOf(
+      `<parameter name="p" default-value="caf&#233; &amp;#233;"/><success><response-body>&#x41;&#60;b&#62; &amp;lt; <![CDATA[&#233;]]></response-body></success>`,
+    );
     expect(e.parametersByName.get('p')!.defaultValue).toBe('café &#233;');
     const a = e.successes[0]!.action;
     if (a.kind !== 'body') throw new Error('body expected');
@@ -235,7 +239,9 @@ describe('folders, parameters and separators', () => {
   });
 
   it('gives a declared parameter named like a system parameter precedence in templates (with a warning)', () => {
-    const r = compileXml('<endpoint-folder><endpoint name="e"><parameter name="endpoint"/><success><response-body>${endpoint} ${environment}</response-body></success></endpoint></endpoint-folder>');
+    const r = compileXml(
+      '<endpoint-folder><endpoint name="e"><parameter name="endpoint"/><success><response-body>${endpoint} ${environment}</response-body></success></endpoint></endpoint-folder>',
+    );
     expect(r.diagnostics.map((d) => d.code)).toEqual(['parameter-shadows-system']);
     const action = r.application!.endpoints[0]!.successes[0]!.action as { body: { parts: unknown } };
     expect(action.body.parts).toEqual([param('endpoint'), lit(' '), { kind: 'system', name: 'environment' }]);
@@ -274,7 +280,9 @@ describe('actions', () => {
   });
 
   it('response-from-url with a url template and a literal download-filename', () => {
-    const e = endpointOf(`<parameter name="q"/><success><response-from-url download-filename="out.csv"><url>https://data.example/export?q=\${q}</url></response-from-url></success>`);
+    const e = endpointOf(
+      `<parameter name="q"/><success><response-from-url download-filename="out.csv"><url>https://data.example/export?q=\${q}</url></response-from-url></success>`,
+    );
     const a = e.successes[0]!.action;
     expect(a.kind).toBe('url');
     if (a.kind !== 'url') return;
@@ -342,7 +350,9 @@ describe('actions', () => {
   });
 
   it('response-body XML: parsed, literal text and attributes XML-escaped, values escaped per request', () => {
-    const e = endpointOf(`<parameter name="id"/><success><response-body content-type="application/xml"><![CDATA[<r id="\${id}" k="a&amp;b"><t>x &lt; y \${id}</t></r>]]></response-body></success>`);
+    const e = endpointOf(
+      `<parameter name="id"/><success><response-body content-type="application/xml"><![CDATA[<r id="\${id}" k="a&amp;b"><t>x &lt; y \${id}</t></r>]]></response-body></success>`,
+    );
     const a = e.successes[0]!.action;
     if (a.kind !== 'body') throw new Error('body expected');
     expect(a.body.escaping).toBe('xml');
@@ -350,7 +360,9 @@ describe('actions', () => {
   });
 
   it('response-body HTML: markup kept, values HTML-escaped', () => {
-    const e = endpointOf(`<parameter name="n"/><success><response-body content-type="text/html"><![CDATA[<p>Hello <b>\${n}</b></p>]]></response-body></success>`);
+    const e = endpointOf(
+      `<parameter name="n"/><success><response-body content-type="text/html"><![CDATA[<p>Hello <b>\${n}</b></p>]]></response-body></success>`,
+    );
     const a = e.successes[0]!.action;
     if (a.kind !== 'body') throw new Error('body expected');
     expect(a.body.escaping).toBe('html');
@@ -367,7 +379,9 @@ describe('actions', () => {
 
   it('an empty <success> or none at all means an empty 200; conditional successes keep file order', () => {
     expect(endpointOf('').successes).toEqual([]);
-    const e = endpointOf(`<parameter name="p"/><success if="\${p}" equals="a"><response-body>A</response-body></success><success if="\${p}" equals="b"/><success/>`);
+    const e = endpointOf(
+      `<parameter name="p"/><success if="\${p}" equals="a"><response-body>A</response-body></success><success if="\${p}" equals="b"/><success/>`,
+    );
     expect(e.successes.map((s) => [s.condition?.text ?? null, s.action.kind])).toEqual([
       ['${p} equals "a"', 'body'],
       ['${p} equals "b"', 'empty'],
@@ -429,10 +443,14 @@ describe('conditions', () => {
 
 describe('HttpRequest tasks', () => {
   it('accepts short and long class names; className is kept as written', () => {
-    const e = endpointOf(`<task class="HttpRequest"><url>https://a.example/</url></task>
+    const e = endpointOf(
+      `<task class="HttpRequest"><url>https://a.example/</url></task>
       <task class="endpoints.task.HttpRequestTask"><url>https://a.example/</url></task>
       <task class="Email"><from>a@x.example</from><to>b@x.example</to><subject>s</subject><body>b</body></task>
-      <task class="endpoints.task.EmailTask"><from>a@x.example</from><to>b@x.example</to><subject>s</subject><body>b</body></task>`, {}, { smtpUrlGiven: true });
+      <task class="endpoints.task.EmailTask"><from>a@x.example</from><to>b@x.example</to><subject>s</subject><body>b</body></task>`,
+      {},
+      { smtpUrlGiven: true },
+    );
     expect(e.tasks.map((t) => [t.kind, t.className])).toEqual([
       ['http-request', 'HttpRequest'],
       ['http-request', 'endpoints.task.HttpRequestTask'],
@@ -491,11 +509,15 @@ describe('HttpRequest tasks', () => {
 
   it('reads request headers and basic auth as header templates', () => {
     const t = http(
-      endpointOf(`<parameter name="tenant"/><task class="HttpRequest"><url>https://a.example/</url>
+      endpointOf(
+        `<parameter name="tenant"/><task class="HttpRequest"><url>https://a.example/</url>
         <request-header name="X-Tenant">t-\${tenant}</request-header>
         <request-header name="Content-Type">application/vnd.api+json</request-header>
         <basic-access-authentication username="svc-\${tenant}" password="\${env:API_PASSWORD}"/>
-        <json-body>{}</json-body></task>`, {}, { env: { API_PASSWORD: 'pw' } }).tasks[0],
+        <json-body>{}</json-body></task>`,
+        {},
+        { env: { API_PASSWORD: 'pw' } },
+      ).tasks[0],
     );
     expect(t.headers.map((h) => [h.name, h.value.escaping, h.value.parts])).toEqual([
       ['X-Tenant', 'header', [lit('t-'), param('tenant')]],
@@ -545,7 +567,9 @@ describe('HttpRequest tasks', () => {
 
   it('xml-body in CDATA compiles like the inline form', () => {
     const t = http(
-      endpointOf(`<parameter name="id"/><task class="HttpRequest"><url>https://a.example/</url><xml-body><![CDATA[<order id="\${id}"><n>1 &lt; 2</n></order>]]></xml-body></task>`).tasks[0],
+      endpointOf(
+        `<parameter name="id"/><task class="HttpRequest"><url>https://a.example/</url><xml-body><![CDATA[<order id="\${id}"><n>1 &lt; 2</n></order>]]></xml-body></task>`,
+      ).tasks[0],
     );
     const b = t.body as { kind: 'xml'; template: { parts: unknown } };
     expect(b.template.parts).toEqual([lit('<order id="'), param('id'), lit('"><n>1 &lt; 2</n></order>')]);
@@ -570,7 +594,17 @@ describe('HttpRequest tasks', () => {
   });
 
   it('accepts the usual JSONPath and XPath forms (no false syntax errors)', () => {
-    const jsonpaths = ['$', '$.id', '$..id', "$['a-b'].c", '$.items[*].id', '$.items[0]', '$.items[-1:]', "$.items[?(@.name=='x')].id", '$.items[?(@.n > 1 &amp;&amp; @.m)].id'];
+    const jsonpaths = [
+      '$',
+      '$.id',
+      '$..id',
+      "$['a-b'].c",
+      '$.items[*].id',
+      '$.items[0]',
+      '$.items[-1:]',
+      "$.items[?(@.name=='x')].id",
+      '$.items[?(@.n > 1 &amp;&amp; @.m)].id',
+    ];
     const xpaths = ['/r/id', "//item[@k='v']/text()", 'count(//a)', 'string(/a)', '/a/@id', 'name(/*)'];
     const outputs = [
       ...jsonpaths.map((p, i) => `<output-intermediate-value name="j${i}" jsonpath="${p}"/>`),
@@ -673,7 +707,12 @@ welcome.
 
   it('reads attachments in order, with their conditions', () => {
     expect(t.attachments).toHaveLength(2);
-    expect(t.attachments[0]).toMatchObject({ kind: 'static', filename: 'terms.pdf', condition: null, absolutePath: path.join(app.staticDirectory, 'terms.pdf') });
+    expect(t.attachments[0]).toMatchObject({
+      kind: 'static',
+      filename: 'terms.pdf',
+      condition: null,
+      absolutePath: path.join(app.staticDirectory, 'terms.pdf'),
+    });
     expect(t.attachments[1]).toMatchObject({ kind: 'uploads', condition: { kind: 'predicate', operator: 'isempty', expected: false } });
   });
 
@@ -739,7 +778,9 @@ describe('files and positions', () => {
     const file = writeApp(`<endpoint-folder><endpoint name="e"/></endpoint-folder>`, { 'security.xml': '<secrets/>' });
     const relative = path.relative(process.cwd(), file);
     const r = compileApplication(relative, { kinds: TASK_KINDS.list, mode: 'validate', env: {} });
-    expect(r.diagnostics.map((d) => [d.file, d.code, d.line, d.column])).toEqual([[path.join(path.dirname(relative), 'security.xml'), 'wrong-root-element', 1, 1]]);
+    expect(r.diagnostics.map((d) => [d.file, d.code, d.line, d.column])).toEqual([
+      [path.join(path.dirname(relative), 'security.xml'), 'wrong-root-element', 1, 1],
+    ]);
   });
 
   it('reports an unreadable endpoints.xml as unreadable, not as a diagnostic', () => {
@@ -750,7 +791,11 @@ describe('files and positions', () => {
   });
 
   it('accepts a symlink inside static/ that points inside static/', () => {
-    const file = writeApp(`<endpoint-folder><endpoint name="e"><success><response-from-static filename="alias.txt"/></success></endpoint></endpoint-folder>`, { 'static/real/a.txt': 'a' }, { 'static/alias.txt': 'real/a.txt' });
+    const file = writeApp(
+      `<endpoint-folder><endpoint name="e"><success><response-from-static filename="alias.txt"/></success></endpoint></endpoint-folder>`,
+      { 'static/real/a.txt': 'a' },
+      { 'static/alias.txt': 'real/a.txt' },
+    );
     const r = compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: {} });
     expect(r.diagnostics).toEqual([]);
   });
@@ -760,11 +805,17 @@ describe('an unset variable used many times', () => {
   // One endpoint per line, each using ${env:KEY} once: line n+1 holds endpoint n.
   const many = (n: number) =>
     '<endpoint-folder>\n' +
-    Array.from({ length: n }, (_, i) => `<endpoint name="e${i}"><task class="HttpRequest"><url>https://x.example/\${env:KEY}</url></task></endpoint>\n`).join('') +
+    Array.from({ length: n }, (_, i) => `<endpoint name="e${i}"><task class="HttpRequest"><url>https://x.example/\${env:KEY}</url></task></endpoint>\n`).join(
+      '',
+    ) +
     '</endpoint-folder>\n';
 
   it('is one diagnostic per command, counted once, with every other use in otherPositions', () => {
-    for (const [mode, severity] of [['validate', 'warning'], ['dry-run', 'warning'], ['serve', 'error']] as const) {
+    for (const [mode, severity] of [
+      ['validate', 'warning'],
+      ['dry-run', 'warning'],
+      ['serve', 'error'],
+    ] as const) {
       const r = compileXml(many(8), {}, { mode, smtpUrlGiven: true });
       expect(r.diagnostics.map((d) => [d.severity, d.code, d.line])).toEqual([[severity, 'env-not-set', 2]]);
       expect([r.errorCount, r.warningCount]).toEqual(severity === 'error' ? [1, 0] : [0, 1]);

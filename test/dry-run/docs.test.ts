@@ -20,7 +20,9 @@ describe('docs/dry-run.md', () => {
   });
 
   it('shows the simulation the command prints', async () => {
-    const run = await dryRun([SHOP, '--endpoint', 'signup', '--param', 'email=ann@example.com', '--param', 'newsletter=yes', '--param', 'name=Ann'], { ...SECRETS });
+    const run = await dryRun([SHOP, '--endpoint', 'signup', '--param', 'email=ann@example.com', '--param', 'newsletter=yes', '--param', 'name=Ann'], {
+      ...SECRETS,
+    });
     const shown = blocks('text')[1]!.split('\n').slice(2).join('\n');
     expect(shown).toBe(run.stdout);
   });

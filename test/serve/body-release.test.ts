@@ -91,7 +91,8 @@ function open(service: RunningService, bytes: string | Buffer, localAddress?: st
   return { socket, status, continued, closed };
 }
 
-const jsonHead = (length: number, extra = '') => `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${extra}\r\n`;
+const jsonHead = (length: number, extra = '') =>
+  `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${extra}\r\n`;
 const jsonOf = (length: number) => `{"name":"${'j'.repeat(length - 11)}"}`;
 
 const BOUNDARY = 'release-boundary';
@@ -127,7 +128,9 @@ describe('a body still arriving when --request-timeout fires', () => {
 
   beforeAll(async () => {
     dir = uploadDir();
-    service = await startServe(APP, ['--smtp-url', smtp.url, '--request-timeout', '1s', '--max-body-size', '10MiB', '--upload-dir', dir], { PEER: peer.origin });
+    service = await startServe(APP, ['--smtp-url', smtp.url, '--request-timeout', '1s', '--max-body-size', '10MiB', '--upload-dir', dir], {
+      PEER: peer.origin,
+    });
   });
   afterAll(async () => {
     await service?.stop();
@@ -247,7 +250,8 @@ describe('a raw body kept for a task that forwards it', () => {
     await service?.stop();
   });
 
-  const rawHead = (length: number) => `POST /relay HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
+  const rawHead = (length: number) =>
+    `POST /relay HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
 
   it('is in a temporary file while its task runs, removed and its charge given back when the task is done', async () => {
     let release!: () => void;
@@ -296,7 +300,11 @@ describe('the budget charges what arrives', () => {
 
   it('one client address holds at most its share: another address is answered at once while it stalls', async () => {
     // Budget 256 KiB, largest body 64 KiB: an address may hold 64 KiB (a quarter, at least the largest body).
-    const service = await startServe(APP, ['--smtp-url', smtp.url, '--max-body-size', '64KiB', '--max-inflight-body-size', '256KiB', '--upload-dir', uploadDir()], { PEER: peer.origin });
+    const service = await startServe(
+      APP,
+      ['--smtp-url', smtp.url, '--max-body-size', '64KiB', '--max-inflight-body-size', '256KiB', '--upload-dir', uploadDir()],
+      { PEER: peer.origin },
+    );
     try {
       const body = jsonOf(65_536);
       // Four bodies from one address, each sent but its last byte: together they would fill the

@@ -17,7 +17,7 @@ describe('prepareHttpRequest: URL and query', () => {
       getParameters: [named('q', '${q}', 'form'), named('sort by', 'name asc', 'form')],
     });
     const prepared = prepareHttpRequest(task, scope({ q: "a&b=c d!'" }));
-    expect(prepared.url).toBe("https://api.example/search?q=a%26b%3Dc+d%21%27&sort+by=name+asc");
+    expect(prepared.url).toBe('https://api.example/search?q=a%26b%3Dc+d%21%27&sort+by=name+asc');
   });
 
   it('joins an existing query with & and keeps the fragment last', () => {
@@ -153,7 +153,11 @@ describe('prepareHttpRequest: bodies', () => {
 describe('secretParameters: what jobs show --reveal masks', () => {
   it('names the parameters written into a secret header or basic authentication, once each', () => {
     const task = httpTask({
-      headers: [named('Authorization', 'Bearer ${token}', 'header'), named('X-Api-Key', '${env:KEY}-${tenant}', 'header'), named('X-Customer', '${customer}', 'header')],
+      headers: [
+        named('Authorization', 'Bearer ${token}', 'header'),
+        named('X-Api-Key', '${env:KEY}-${tenant}', 'header'),
+        named('X-Customer', '${customer}', 'header'),
+      ],
       basicAuth: { username: tpl('${user}', 'header'), password: tpl('${token}', 'header') },
     });
     expect(secretParameters(task)).toEqual(['token', 'tenant', 'user']);

@@ -5,7 +5,16 @@
 import type { Application, Endpoint, ErrorAction, SuccessAction, SuccessResponse, Task } from '../../compiler/ast.js';
 import { closest } from '../../compiler/suggest.js';
 import { prepareBeforeSideEffects } from '../../runtime/preparation.js';
-import { actionStatus, decideRequest, decideResponse, type ActionFailure, type Decision, type DecisionInput, type Proceed, type ResponseDecision } from '../../runtime/decision.js';
+import {
+  actionStatus,
+  decideRequest,
+  decideResponse,
+  type ActionFailure,
+  type Decision,
+  type DecisionInput,
+  type Proceed,
+  type ResponseDecision,
+} from '../../runtime/decision.js';
 import { ignoredParameters, parseEnvironment, type RawParameters, type RequestFacts } from '../../runtime/parameters.js';
 import { describeError } from '../../errors.js';
 import { NO_SOURCES, sourcedValues, type RequestSources } from '../../runtime/sources.js';
@@ -58,7 +67,9 @@ export function buildPlan(application: Application, options: PlanOptions): Plan 
       raw === null
         ? null
         : {
-            parameters: [...(options.delivery?.given ?? raw).entries()].map(([name, values]) => [name, name === 'hash' ? values.map(() => SECRET_MASK) : values] as [string, string[]]),
+            parameters: [...(options.delivery?.given ?? raw).entries()].map(
+              ([name, values]) => [name, name === 'hash' ? values.map(() => SECRET_MASK) : values] as [string, string[]],
+            ),
             environment: parsed?.ok === true ? parsed.environment : 'live',
             // Only with --body or --header: plans of other requests keep exactly their shape.
             ...(options.delivery === undefined ? {} : deliveryInfo(options.delivery)),
@@ -90,7 +101,15 @@ class EndpointPlanner {
     this.input =
       options.parameters === null
         ? null
-        : { application, endpoint, raw: options.parameters, sources: options.sources ?? NO_SOURCES, info: SIMULATED_REQUEST, env: options.env, secretKeys: null };
+        : {
+            application,
+            endpoint,
+            raw: options.parameters,
+            sources: options.sources ?? NO_SOURCES,
+            info: SIMULATED_REQUEST,
+            env: options.env,
+            secretKeys: null,
+          };
   }
 
   plan(): EndpointPlan {
@@ -120,7 +139,9 @@ class EndpointPlanner {
     }
     // The honeypot and CAPTCHA fields are read without being declared: not ignored.
     const guardFields = [endpoint.protections?.honeypot, endpoint.protections?.captcha?.parameter];
-    const ignored = ignoredParameters(endpoint, this.options.delivery?.given ?? this.input.raw).filter((name) => !guardFields.includes(name)).map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
+    const ignored = ignoredParameters(endpoint, this.options.delivery?.given ?? this.input.raw)
+      .filter((name) => !guardFields.includes(name))
+      .map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
     // A --param named like a parameter with another source reaches it no more than a query
     // parameter would reach it in serve: said, so the plan is not read as using it.
     for (const name of (this.options.delivery?.given ?? this.input.raw).keys()) {
@@ -133,14 +154,19 @@ class EndpointPlanner {
     // The checks serve makes before preparation (runtime/pipeline.ts, guarded): a filled
     // honeypot answers as the success without tasks, a missing CAPTCHA token is a 403.
     const checks =
-      endpoint.protections === null ? null : simulateProtections(endpoint.protections, this.input.raw, decision.kind === 'proceed' ? decision.scope.parameters : null, SIMULATED_REQUEST.clientIp);
+      endpoint.protections === null
+        ? null
+        : simulateProtections(endpoint.protections, this.input.raw, decision.kind === 'proceed' ? decision.scope.parameters : null, SIMULATED_REQUEST.clientIp);
     const caught = checks?.some((c) => c.outcome === 'caught') === true;
     const captchaRefused = checks?.some((c) => c.check === 'captcha' && c.outcome === 'refused') === true;
     // The same check serve makes before its first side effect: a value no task can use fails
     // the request, and nothing is sent (so nothing is printed as sent).
     const preparation =
       decision.kind === 'proceed' && !caught && !captchaRefused
-        ? prepareBeforeSideEffects({ kinds: this.options.kinds, application: this.application, uploads: [], body: this.simulatedBody, idempotencyKeys: true }, decision)
+        ? prepareBeforeSideEffects(
+            { kinds: this.options.kinds, application: this.application, uploads: [], body: this.simulatedBody, idempotencyKeys: true },
+            decision,
+          )
         : null;
     const outcome = captchaRefused
       ? this.refusedOutcome(endpoint, { status: 403, detail: 'the CAPTCHA was not solved', internal: 'no CAPTCHA token' })
@@ -177,7 +203,12 @@ class EndpointPlanner {
       return {
         name: declaration.name,
         value: secret.has(declaration.name) || declaration.name === 'hash' ? SECRET_MASK : value,
-        source: source.kind === 'jsonpath' ? { kind: 'jsonpath', path: source.path } : source.kind === 'header' ? { kind: 'header', header: source.header } : { kind: 'name' },
+        source:
+          source.kind === 'jsonpath'
+            ? { kind: 'jsonpath', path: source.path }
+            : source.kind === 'header'
+              ? { kind: 'header', header: source.header }
+              : { kind: 'name' },
         isDefault: sent === undefined || !Array.isArray(sent) || sent.length === 0,
       };
     });
@@ -191,7 +222,13 @@ class EndpointPlanner {
       case 'undecided': {
         // serve would fail the same way; say so rather than guess.
         const fallback = listResponses(this.application, decision.endpoint).find((r) => r.condition === null)!;
-        return { response: fallback, chosen: false, note: `the response cannot be chosen before the tasks run: ${decision.reason}`, failure: null, deferred: false };
+        return {
+          response: fallback,
+          chosen: false,
+          note: `the response cannot be chosen before the tasks run: ${decision.reason}`,
+          failure: null,
+          deferred: false,
+        };
       }
       case 'proceed': {
         const { success } = decision;
@@ -219,10 +256,24 @@ class EndpointPlanner {
       }
       case 'undecidable':
         if (success.action.kind === 'forward') {
-          return { response: own, chosen: true, note: `the forwarded parameters are only known when the request runs (${response.reason})`, failure: null, deferred };
+          return {
+            response: own,
+            chosen: true,
+            note: `the forwarded parameters are only known when the request runs (${response.reason})`,
+            failure: null,
+            deferred,
+          };
         }
-        this.notes.push(`${endpoint.name}: "${response.template.source}" cannot be checked without ${deferred ? 'the task results' : 'its value'} (${response.reason})`);
-        return { response: describeSuccess(this.application, endpoint, success, shownTarget(success.action, this.shown(decision.scope))), chosen: true, note: null, failure: null, deferred };
+        this.notes.push(
+          `${endpoint.name}: "${response.template.source}" cannot be checked without ${deferred ? 'the task results' : 'its value'} (${response.reason})`,
+        );
+        return {
+          response: describeSuccess(this.application, endpoint, success, shownTarget(success.action, this.shown(decision.scope))),
+          chosen: true,
+          note: null,
+          failure: null,
+          deferred,
+        };
       case 'forward': {
         const inner = this.outcome(response.target);
         // The target refused the request (its parameters): its <error> answers, as in serve.
@@ -238,7 +289,13 @@ class EndpointPlanner {
       case 'respond':
       case 'static':
       case 'url':
-        return { response: describeSuccess(this.application, endpoint, success, shownTarget(success.action, this.shown(decision.scope))), chosen: true, note: null, failure: null, deferred };
+        return {
+          response: describeSuccess(this.application, endpoint, success, shownTarget(success.action, this.shown(decision.scope))),
+          chosen: true,
+          note: null,
+          failure: null,
+          deferred,
+        };
     }
   }
 
@@ -376,7 +433,10 @@ function summarize(action: SuccessAction | ErrorAction): string {
     case 'url':
       return `body of GET ${action.url.source}` + download(action.downloadFilename);
     case 'forward':
-      return `forward to endpoint ${action.endpoint}` + (action.inputParameters === null ? '' : ` with ${action.inputParameters.map((p) => `${p.name}=${p.value.source}`).join(', ')}`);
+      return (
+        `forward to endpoint ${action.endpoint}` +
+        (action.inputParameters === null ? '' : ` with ${action.inputParameters.map((p) => `${p.name}=${p.value.source}`).join(', ')}`)
+      );
     case 'body':
       return `body (${action.contentType})`;
   }
@@ -397,7 +457,9 @@ function shownTarget(action: SuccessAction, shown: ExpansionScope): string | nul
     case 'redirect':
       return expandTemplate(action.url, shown);
     case 'url':
-      return `GET ${expandTemplate(action.url, shown)}` + (action.downloadFilename === null ? '' : `, download as ${expandTemplate(action.downloadFilename, shown)}`);
+      return (
+        `GET ${expandTemplate(action.url, shown)}` + (action.downloadFilename === null ? '' : `, download as ${expandTemplate(action.downloadFilename, shown)}`)
+      );
     case 'static':
       return action.downloadFilename === null ? null : `download as ${expandTemplate(action.downloadFilename, shown)}`;
     case 'body':

@@ -13,7 +13,17 @@ import type { NamedTemplate, Template } from '../../template/types.js';
 import type { HttpMethod, HttpRequestTask, RequestBody } from './types.js';
 import { exact } from '../../compiler/retained.js';
 
-export const HTTP_REQUEST_CHILDREN = ['url', 'method', 'get-parameter', 'post-parameter', 'request-header', 'basic-access-authentication', 'json-body', 'xml-body', 'forward-request-body'];
+export const HTTP_REQUEST_CHILDREN = [
+  'url',
+  'method',
+  'get-parameter',
+  'post-parameter',
+  'request-header',
+  'basic-access-authentication',
+  'json-body',
+  'xml-body',
+  'forward-request-body',
+];
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 const NAMED_VALUE_SHAPE: ElementShape = { attributes: ['name'], children: [], text: true };
 
@@ -112,7 +122,11 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
   bodies.sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
   if (bodies.length > 1) {
     const names = { json: '<json-body>', xml: '<xml-body>', form: '<post-parameter>', forward: '<forward-request-body/>' };
-    ctx.diagnostics.report('conflicting-body', bodies[1]!.position, `A task may have one body kind, but this one has ${names[bodies[0]!.kind]} and ${names[bodies[1]!.kind]}: keep one`);
+    ctx.diagnostics.report(
+      'conflicting-body',
+      bodies[1]!.position,
+      `A task may have one body kind, but this one has ${names[bodies[0]!.kind]} and ${names[bodies[1]!.kind]}: keep one`,
+    );
     ok = false;
   }
   if (bodies.some((b) => b.body === null)) ok = false;
@@ -133,4 +147,3 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
     body: bodies[0]?.body ?? null,
   });
 }
-

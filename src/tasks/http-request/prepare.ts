@@ -28,7 +28,10 @@ function isSecretHeader(header: NamedTemplate): boolean {
 
 /** The parameters written into a secret header or into basic authentication: secrets too. */
 export function secretParameters(task: HttpRequestTask): string[] {
-  const templates = [...task.headers.filter(isSecretHeader).map((h) => h.value), ...(task.basicAuth !== null ? [task.basicAuth.username, task.basicAuth.password] : [])];
+  const templates = [
+    ...task.headers.filter(isSecretHeader).map((h) => h.value),
+    ...(task.basicAuth !== null ? [task.basicAuth.username, task.basicAuth.password] : []),
+  ];
   return [...new Set(templates.flatMap((t) => t.parts.flatMap((p) => (p.kind === 'parameter' ? [p.name] : []))))];
 }
 

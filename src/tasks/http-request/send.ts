@@ -6,7 +6,16 @@ import type { Agents, Got } from 'got';
 import type { HostAllowlist } from '../host-allowlist.js';
 import { TaskError } from '../errors.js';
 import { parseRetryAfter, withRetries } from '../retry.js';
-import { CrossOriginRedirectError, crossOriginRedirectOf, crossOriginRefusal, gotGuards, isPolicyRefusal, OPEN_POLICY, urlRefusal, type OutboundPolicy } from '../outbound.js';
+import {
+  CrossOriginRedirectError,
+  crossOriginRedirectOf,
+  crossOriginRefusal,
+  gotGuards,
+  isPolicyRefusal,
+  OPEN_POLICY,
+  urlRefusal,
+  type OutboundPolicy,
+} from '../outbound.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { PreparedHttpRequest } from './types.js';
@@ -103,20 +112,24 @@ type AttemptResult =
 export async function sendHttpRequest(client: HttpClient, request: PreparedHttpRequest, options: SendOptions): Promise<HttpAnswer> {
   const target = describeTarget(request);
   const [got, errors] = await Promise.all([client.got(), loadGot()]);
-  const { value, attempts } = await withRetries(async (_n, span) => {
-    const result = await attemptOnce(got, errors, request, options.timeoutMs, client.policy, span);
-    if (result.kind === 'answer') span.setAttribute(ATTR.status, result.status);
-    if (result.kind === 'error') throw new TaskError(`${target} failed: ${result.error.message}`, { code: result.error.code, transient: result.error.transient, cause: result.error });
-    if (result.status < 200 || result.status > 299) {
-      const transient = result.status === 429 || result.status >= 500;
-      throw new TaskError(`${target} answered ${result.status}${result.statusMessage ? ' ' + result.statusMessage : ''}`, {
-        code: 'http-status',
-        transient,
-        retryAfterMs: transient ? parseRetryAfter(result.headers['retry-after']) : null,
-      });
-    }
-    return result;
-  }, { retries: options.retries, span: options.span });
+  const { value, attempts } = await withRetries(
+    async (_n, span) => {
+      const result = await attemptOnce(got, errors, request, options.timeoutMs, client.policy, span);
+      if (result.kind === 'answer') span.setAttribute(ATTR.status, result.status);
+      if (result.kind === 'error')
+        throw new TaskError(`${target} failed: ${result.error.message}`, { code: result.error.code, transient: result.error.transient, cause: result.error });
+      if (result.status < 200 || result.status > 299) {
+        const transient = result.status === 429 || result.status >= 500;
+        throw new TaskError(`${target} answered ${result.status}${result.statusMessage ? ' ' + result.statusMessage : ''}`, {
+          code: 'http-status',
+          transient,
+          retryAfterMs: transient ? parseRetryAfter(result.headers['retry-after']) : null,
+        });
+      }
+      return result;
+    },
+    { retries: options.retries, span: options.span },
+  );
   return { status: value.status, headers: value.headers, body: value.body, attempts };
 }
 
@@ -130,7 +143,14 @@ export function describeTarget(request: Pick<PreparedHttpRequest, 'method' | 'ur
   }
 }
 
-function attemptOnce(client: Got, errors: GotModule, request: PreparedHttpRequest, timeoutMs: number, policy: OutboundPolicy, span: Span): Promise<AttemptResult> {
+function attemptOnce(
+  client: Got,
+  errors: GotModule,
+  request: PreparedHttpRequest,
+  timeoutMs: number,
+  policy: OutboundPolicy,
+  span: Span,
+): Promise<AttemptResult> {
   return new Promise<AttemptResult>((resolve) => {
     let url: URL;
     try {
@@ -233,7 +253,11 @@ const KEPT_ACROSS_ORIGINS: ReadonlySet<string> = new Set(['content-type', 'idemp
  * is refused (crossOriginRefusal), or, when --allow-task-host names its host, followed without
  * the task's own headers; once dropped they stay dropped for the rest of the chain.
  */
-function originGuard(policy: OutboundPolicy, origin: URL, request: PreparedHttpRequest): (next: { url?: string | URL; headers: Record<string, unknown> }) => void {
+function originGuard(
+  policy: OutboundPolicy,
+  origin: URL,
+  request: PreparedHttpRequest,
+): (next: { url?: string | URL; headers: Record<string, unknown> }) => void {
   return (next) => {
     const to = new URL(String(next.url));
     if (to.origin === origin.origin) return;
