@@ -1,19 +1,32 @@
 #!/usr/bin/env node
-// The peers of the bundled contact form, on loopback, for trying it out by hand:
-// a small CRM API on 127.0.0.1:4000 and an SMTP server on 127.0.0.1:2525 that prints each mail.
+// The peers of the bundled examples, on loopback, for trying them out by hand: a small CRM API
+// on 127.0.0.1:4000 (with a chat webhook at /chat and a relay receiver at /relay for the
+// webhooks example) and an SMTP server on 127.0.0.1:2525 that prints each mail.
 //   node scripts/local-peers.mjs
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser } from 'mailparser';
 
 let nextId = 1000;
 const crm = http.createServer((req, res) => {
-  let body = '';
-  req.setEncoding('utf8');
-  req.on('data', (chunk) => (body += chunk));
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
-    console.log(`crm   ${req.method} ${req.url} ${req.headers['content-type'] ?? ''} ${body}`);
-    if (req.method === 'POST' && req.url === '/crm/contacts') {
+    const bytes = Buffer.concat(chunks);
+    if (req.url === '/relay') {
+      // A relayed delivery: its size and hash, to compare with the file that was posted.
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      console.log(
+        `relay ${req.method} ${req.url} ${req.headers['content-type'] ?? ''} X-GitHub-Event: ${req.headers['x-github-event'] ?? ''}, ${bytes.length} bytes, sha256 ${sha256}`,
+      );
+      return void res.writeHead(200).end();
+    }
+    const body = bytes.toString('utf8');
+    console.log(`${req.url === '/chat' ? 'chat ' : 'crm  '} ${req.method} ${req.url} ${req.headers['content-type'] ?? ''} ${body}`);
+    if (req.method === 'POST' && req.url === '/chat') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    } else if (req.method === 'POST' && req.url === '/crm/contacts') {
       res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: nextId++ }));
     } else if (req.method === 'POST' && /^\/crm\/contacts\/\d+\/notes$/.test(req.url ?? '')) {
       res.writeHead(201, { 'content-type': 'application/json' }).end('{"ok":true}');

@@ -3,7 +3,7 @@
 // is streamed to a temporary file while it arrives (server/spool.ts) and read from there when it
 // is used, so a request's uploads cost little memory however long its tasks take.
 
-/** Where an upload's bytes are: in memory (a small file) or in a temporary file. */
+/** Where kept bytes are (an upload's, or a raw request body's): in memory (a small one) or in a temporary file. */
 export type UploadSource = { readonly kind: 'buffer'; readonly content: Buffer } | { readonly kind: 'file'; readonly path: string };
 
 /** A file uploaded with a multipart request. */
@@ -16,12 +16,25 @@ export interface Upload {
   readonly source: UploadSource;
 }
 
+/**
+ * The request body exactly as received, kept only for an endpoint that needs it (a task forwards
+ * it: Endpoint.keepsRequestBody). A form or JSON body collected whole is this very buffer; any
+ * other body stays in memory up to 64 KiB and is streamed to a temporary file beyond it.
+ */
+export interface RawBody {
+  /** The request's Content-Type header as sent, parameters (charset) included. */
+  readonly contentType: string;
+  /** Bytes. */
+  readonly size: number;
+  readonly source: UploadSource;
+}
+
 const NO_FILES: readonly Upload[] = [];
 const NO_FIELDS: ReadonlySet<string> = new Set();
 const NOTHING_TO_RELEASE = (): void => {};
 
 /**
- * The uploads one request kept for its tasks, and what keeps them: temporary files, memory
+ * The uploads (and the raw body, when kept) one request kept for its tasks, and what keeps them: temporary files, memory
  * counted against --max-inflight-body-size. Whoever still needs them after the request's
  * handler is done takes a hold (the task engine, for as long as the request's tasks run;
  * background runs included); when the last hold is released, `onReleased` removes the files and
@@ -40,6 +53,8 @@ export class RequestUploads {
     private readonly onReleased: () => void,
     /** The field names of every file part the request sent, kept or dropped (an empty, nameless part is no file). */
     private readonly fileFields: ReadonlySet<string> = NO_FIELDS,
+    /** The body as received, for an endpoint that keeps it; released with the files. */
+    readonly body: RawBody | null = null,
   ) {}
 
   /** Whether the request sent a file in the field `name` (kept or not). */

@@ -109,7 +109,11 @@ export function dryRun(file: string, options: DryRunOptions): ExitCode {
   let delivery: PlanOptions['delivery'];
   if (parameters !== null && (options.body !== undefined || options.header !== undefined || options.contentType !== undefined)) {
     const given = new Map(parameters);
-    const request = simulatedRequest(options, parameters);
+    const request = simulatedRequest(
+      options,
+      parameters,
+      endpoints.every((e) => e.keepsRequestBody),
+    );
     if (request.kind === 'usage') {
       fail(request.message);
       return 2;
@@ -120,7 +124,7 @@ export function dryRun(file: string, options: DryRunOptions): ExitCode {
       return 1;
     }
     sources = request.sources;
-    delivery = { body: request.body, headers: request.headers, given };
+    delivery = { body: request.body, headers: request.headers, given, raw: request.raw };
   }
 
   const plan = buildPlan(application, { endpoints, parameters, sources, ...(delivery === undefined ? {} : { delivery }), env: process.env, kinds: TASK_KINDS });

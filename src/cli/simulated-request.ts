@@ -11,6 +11,7 @@ import { NO_SOURCES, type JsonBody, type RequestSources } from '../runtime/sourc
 import { parseUrlEncoded } from '../runtime/urlencoded.js';
 import { mediaTypeOf, unsupportedMediaType } from '../server/body-intake.js';
 import type { SimulatedBody } from './plan/model.js';
+import type { RawBody } from '../upload.js';
 
 /** RFC 9110 field-name, as the compiler checks a parameter's `header`. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -31,6 +32,8 @@ export type SimulatedRequest =
       readonly kind: 'request';
       readonly sources: RequestSources;
       readonly body: SimulatedBody | null;
+      /** The body as a task that forwards it would send it. */
+      readonly raw: RawBody | null;
       readonly headers: readonly (readonly [string, string])[];
     }
   /** Not simulated: the options cannot be used (exit 2). */
@@ -44,14 +47,18 @@ export interface RequestOptions {
   readonly header: readonly [string, string][] | undefined;
 }
 
-/** Reads --body and --header; the body's parameters by name go into `raw`, after the --param values. */
-export function simulatedRequest(options: RequestOptions, raw: Map<string, string[]>): SimulatedRequest {
+/**
+ * Reads --body and --header; the body's parameters by name go into `raw`, after the --param
+ * values. `anyType`: every simulated endpoint keeps the body raw for a task that forwards it, and
+ * accepts any content type, as serve does (no 415).
+ */
+export function simulatedRequest(options: RequestOptions, raw: Map<string, string[]>, anyType = false): SimulatedRequest {
   const headerList = options.header ?? [];
   const headers: Record<string, string[]> = {};
   for (const [name, value] of headerList) (headers[name.toLowerCase()] ??= []).push(value);
   if (options.body === undefined) {
     if (options.contentType !== undefined) return { kind: 'usage', message: '--content-type describes the --body file: give --body too' };
-    return { kind: 'request', sources: headerList.length === 0 ? NO_SOURCES : { headers, json: null }, body: null, headers: headerList };
+    return { kind: 'request', sources: headerList.length === 0 ? NO_SOURCES : { headers, json: null }, body: null, raw: null, headers: headerList };
   }
   let bytes: Buffer;
   try {
@@ -74,9 +81,15 @@ export function simulatedRequest(options: RequestOptions, raw: Map<string, strin
     if (problem !== null) return { kind: 'refused', status: 400, detail: problem };
   } else if (mediaType === 'multipart/form-data') {
     return { kind: 'usage', message: 'dry-run does not read a multipart body: give its fields with --param' };
-  } else {
+  } else if (!anyType) {
     const refusal = unsupportedMediaType(mediaType);
     return { kind: 'refused', status: refusal.status, detail: refusal.detail };
   }
-  return { kind: 'request', sources: { headers, json }, body, headers: headerList };
+  return {
+    kind: 'request',
+    sources: { headers, json },
+    body,
+    raw: { contentType, size: bytes.length, source: { kind: 'buffer', content: bytes } },
+    headers: headerList,
+  };
 }

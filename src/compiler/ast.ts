@@ -211,6 +211,12 @@ export interface Endpoint {
   readonly readsHeaders: boolean;
   /** A parameter reads the JSON body with a JSONPath: only then is the parsed body kept for the request. */
   readonly readsJsonPaths: boolean;
+  /**
+   * A task of the endpoint, or of an endpoint it may forward to, uses the request body as
+   * received: the body is kept raw for the request (and its queued job), and any content type
+   * is accepted.
+   */
+  readonly keepsRequestBody: boolean;
   readonly separator: string;
   readonly tasksMode: TasksMode;
   /** Parameter names, in order; null when the endpoint has no <include-in-hash>. */

@@ -97,15 +97,16 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   const sorted = sortDiagnostics(diagnostics.list, file);
   const errorCount = sorted.filter((d) => d.severity === 'error').length;
   const warningCount = sorted.length - errorCount;
+  const final = errorCount > 0 || options.diagnosticsOnly === true ? null : withForwardedBodies(endpoints);
   const application: Application | null =
-    errorCount > 0 || options.diagnosticsOnly === true
+    final === null
       ? null
       : {
           file,
           directory,
           staticDirectory: ctx.staticDirectory,
-          endpoints,
-          endpointsByName: new Map(endpoints.map((e) => [e.name, e])),
+          endpoints: final,
+          endpointsByName: new Map(final.map((e) => [e.name, e])),
           email,
           security,
         };
@@ -113,6 +114,35 @@ export function compileApplication(file: string, options: CompileOptions): Compi
 }
 
 function discard(): void {}
+
+/**
+ * A forward's target runs its tasks on the request the first endpoint read: an endpoint that
+ * may forward (directly or along a chain) to one that keeps the request body keeps it too, for
+ * its targets. Decided once here, so the server only reads the flag.
+ */
+function withForwardedBodies(endpoints: Endpoint[]): Endpoint[] {
+  const byName = new Map(endpoints.map((e) => [e.name, e]));
+  const reachesKeeper = (start: Endpoint): boolean => {
+    // Forward chains are short and acyclic (forward-cycle is an error); `seen` bounds them anyway.
+    const seen = new Set<Endpoint>();
+    const pending = [start];
+    while (pending.length > 0) {
+      const next = pending.pop()!;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      if (next.keepsRequestBody) return true;
+      for (const success of next.successes) {
+        if (success.action.kind !== 'forward') continue;
+        const target = byName.get(success.action.endpoint);
+        if (target !== undefined) pending.push(target);
+      }
+    }
+    return false;
+  };
+  return endpoints.map((e) =>
+    e.keepsRequestBody || !e.successes.some((s) => s.action.kind === 'forward') || !reachesKeeper(e) ? e : { ...e, keepsRequestBody: true },
+  );
+}
 
 /** Often enough for a spinner to move, rarely enough to cost nothing. */
 const PROGRESS_EVERY = 250;

@@ -223,6 +223,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
 
   // Tasks, second pass.
   const tasks: Task[] = [];
+  let keepsRequestBody = false;
   for (const h of headers) {
     checkAfter(h.after);
     checkInputs(h.inputs);
@@ -237,7 +238,10 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
       clientGuards,
     };
     const task = compileTask(ctx, env.taskKinds, h, scope);
-    if (task) tasks.push(task);
+    if (task) {
+      tasks.push(task);
+      if (h.kind.readsRequestBody?.(task) === true) keepsRequestBody = true;
+    }
   }
 
   const graph = ctx.graphs.of(
@@ -321,6 +325,8 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     parametersByName: parameters,
     readsHeaders: [...parameters.values()].some((p) => p.source.kind === 'header'),
     readsJsonPaths: [...parameters.values()].some((p) => p.source.kind === 'jsonpath'),
+    // Its own tasks here; an endpoint that forwards to one that keeps it too, once all are compiled (compile.ts).
+    keepsRequestBody,
     separator,
     tasksMode,
     includeInHash,

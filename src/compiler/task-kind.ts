@@ -19,6 +19,11 @@ export interface TaskKindSyntax<T extends Task = Task> {
   /** Whether its tasks send mail, so the application needs SMTP settings (smtp-not-configured). */
   readonly sendsMail: boolean;
   /**
+   * Whether the task uses the request body as received (HttpRequest <forward-request-body/>):
+   * its endpoint then keeps the raw body and accepts any content type. Without it, no.
+   */
+  readsRequestBody?(task: T): boolean;
+  /**
    * The kind's own elements. `base` holds everything common, already checked; return the task
    * (base plus the kind's fields, `kind` set), or null after reporting why it is invalid.
    */

@@ -25,7 +25,6 @@ import { NO_TRACING, type Span, type Tracing } from '../tracing.js';
 import type { EffectLedger } from '../tasks/kind.js';
 import type { ExpansionScope } from '../template/expand.js';
 import { endpointFingerprint, hasPositionalTaskIds } from './fingerprint.js';
-import { RequestUploads } from '../upload.js';
 import {
   FINISHED_OUTCOMES,
   readProgress,
@@ -33,7 +32,7 @@ import {
   sealTaskError,
   unsealIntermediate,
   unsealRun,
-  uploadsFromJob,
+  requestUploadsFromJob,
   type QueuedRun,
   type RunProgress,
   type SealedRun,
@@ -282,7 +281,7 @@ export class QueueConsumer {
       endpoint,
       scope,
       // The job's own copy, in memory: nothing to remove when the run is over.
-      uploads: new RequestUploads(uploadsFromJob(sealed.uploads), () => {}),
+      uploads: requestUploadsFromJob(sealed),
       requestId: data.requestId,
       // The job's span when tracing is on (NO_SPAN otherwise): the tasks' spans go under it.
       span,

@@ -1,6 +1,6 @@
 // The job model: one job per task run (a request and an endpoint; a forward makes two). What is
 // stored in clear says what the job is and where it stands; what came from the request (bound
-// parameters, system values, uploads an Email task attaches) and the intermediate values are
+// parameters, system values, uploads an Email task attaches, the raw body a task forwards) and the intermediate values are
 // sealed (seal.ts). Never stored: ${env:…} values, settings files, `hash`, expanded requests —
 // the worker expands the tasks again with its own configuration and environment.
 
@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import type { TaskOutcome } from '../runtime/observer.js';
 import type { TaskErrorCode } from '../tasks/errors.js';
 import type { SystemParameter } from '../template/types.js';
-import type { Upload } from '../upload.js';
+import { RequestUploads, type RawBody, type Upload } from '../upload.js';
 import { seal, unseal, type QueueKey } from './seal.js';
 
 /** job.data: written once, at enqueue. */
@@ -41,6 +41,8 @@ export interface SealedRun {
   readonly parameters: readonly (readonly [string, string])[];
   readonly system: Record<SystemParameter, string>;
   readonly uploads?: readonly { readonly fieldName: string; readonly filename: string; readonly contentType: string; readonly content: string }[];
+  /** The request body as received, base64, for a task that forwards it; absent when the endpoint does not keep it. */
+  readonly body?: { readonly contentType: string; readonly content: string };
   /** The parameters the queuing configuration keeps secret, masked by `jobs show --reveal` (reveal.ts); absent in jobs queued before it was recorded. */
   readonly secret?: readonly string[];
 }
@@ -119,6 +121,22 @@ export function uploadsFromJob(uploads: SealedRun['uploads']): Upload[] {
     const content = Buffer.from(u.content, 'base64');
     return { fieldName: u.fieldName, filename: u.filename, contentType: u.contentType, size: content.length, source: { kind: 'buffer', content } };
   });
+}
+
+/** The job's own copy of the raw body, read from memory or from the request's temporary file, which goes with the request. */
+export async function bodyToJob(body: RawBody): Promise<NonNullable<SealedRun['body']>> {
+  const content = body.source.kind === 'buffer' ? body.source.content : await readFile(body.source.path);
+  return { contentType: body.contentType, content: content.toString('base64') };
+}
+
+/** What the run's tasks get of the request: the job's own copies, in memory, with nothing to remove when the run is over. */
+export function requestUploadsFromJob(sealed: SealedRun): RequestUploads {
+  let body: RawBody | null = null;
+  if (sealed.body !== undefined) {
+    const content = Buffer.from(sealed.body.content, 'base64');
+    body = { contentType: sealed.body.contentType, size: content.length, source: { kind: 'buffer', content } };
+  }
+  return new RequestUploads(uploadsFromJob(sealed.uploads), () => {}, undefined, body);
 }
 
 /** A task's failure text, sealed for its job and task (TaskRecord.sealedError). */

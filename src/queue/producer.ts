@@ -13,7 +13,7 @@ import type { BackgroundRun } from '../runtime/pipeline.js';
 import type { TaskKinds } from '../tasks/registry.js';
 import { endpointFingerprint } from './fingerprint.js';
 import { traceOf } from './job-trace.js';
-import { jobIdFor, sealRun, uploadsToJob, type QueuedRun, type SealedRun } from './job.js';
+import { bodyToJob, jobIdFor, sealRun, uploadsToJob, type QueuedRun, type SealedRun } from './job.js';
 import type { EnqueueOutcome, QueueObserver } from './observer.js';
 import { secretParameterNames } from './reveal.js';
 import type { JobFate } from './fate.js';
@@ -57,6 +57,8 @@ export class QueueProducer {
         system: run.scope.system,
         secret: secretParameterNames(endpoint, this.kinds),
         ...(run.uploads.length > 0 && endpoint.tasks.some((t) => this.kinds.of(t).readsUploads(t)) ? { uploads: await uploadsToJob(run.uploads) } : {}),
+        // Only for the endpoint whose own task sends it: a forward's source keeps it for its target.
+        ...(run.body !== null && endpoint.tasks.some((t) => this.kinds.of(t).readsRequestBody?.(t) === true) ? { body: await bodyToJob(run.body) } : {}),
       };
       const trace = traceOf(run.span);
       const data: QueuedRun = {

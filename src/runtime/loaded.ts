@@ -30,6 +30,20 @@ export interface LoadOptions {
   readonly guards?: Guards;
 }
 
+/** What a request's body is read for beyond its parameters: its uploaded files, its raw bytes. */
+export interface BodyKeeping {
+  readonly uploads: boolean;
+  readonly raw: boolean;
+}
+
+/** The four combinations, shared: nothing is allocated per request. */
+const KEEPING: readonly BodyKeeping[] = [
+  { uploads: false, raw: false },
+  { uploads: true, raw: false },
+  { uploads: false, raw: true },
+  { uploads: true, raw: true },
+];
+
 export class LoadedApplication implements PipelineContext {
   readonly secretKeys: readonly Buffer[] | null;
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -68,6 +82,11 @@ export class LoadedApplication implements PipelineContext {
    */
   keepsUploads(endpoint: Endpoint): boolean {
     return this.uploadReaders.has(endpoint);
+  }
+
+  /** What a request to `endpoint` keeps of its body: uploads (keepsUploads) and the raw bytes (Endpoint.keepsRequestBody). */
+  bodyKeeping(endpoint: Endpoint): BodyKeeping {
+    return KEEPING[(this.uploadReaders.has(endpoint) ? 1 : 0) + (endpoint.keepsRequestBody ? 2 : 0)]!;
   }
 
   taskEngine(): TaskEngine {

@@ -4,7 +4,7 @@
 
 import type { Application, Endpoint } from '../compiler/ast.js';
 import type { ExpansionScope } from '../template/expand.js';
-import type { RequestUploads, Upload } from '../upload.js';
+import type { RawBody, RequestUploads, Upload } from '../upload.js';
 import { openStatic, requestUpstream, type ActionContext } from './actions.js';
 import {
   decideAction,
@@ -65,6 +65,8 @@ export interface BackgroundRun {
   /** Bound parameters and system values (env stays out: the worker uses its own). */
   readonly scope: ExpansionScope;
   readonly uploads: readonly Upload[];
+  /** The request body as received, when the endpoint keeps it for a task that forwards it. */
+  readonly body: RawBody | null;
   /** The request's span (NO_SPAN without tracing): the queued run continues its trace. */
   readonly span: Span;
 }
@@ -214,7 +216,13 @@ async function execute(
         prepared !== null
           ? ({ ok: true, prepared } as const)
           : prepareBeforeSideEffects(
-              { kinds: context.kinds, application: context.application, uploads: request.uploads.files, idempotencyKeys: context.idempotencyKeys },
+              {
+                kinds: context.kinds,
+                application: context.application,
+                uploads: request.uploads.files,
+                body: request.uploads.body,
+                idempotencyKeys: context.idempotencyKeys,
+              },
               decision,
             );
       if (!preparation.ok) return renderError(context, preparation.endpoint, request, decision.environment, preparation.failure);
@@ -247,6 +255,7 @@ async function proceed(
       requestId: request.info.requestId,
       scope: decision.scope,
       uploads: request.uploads.files,
+      body: request.uploads.body,
       span: request.span ?? NO_SPAN,
     });
     if (queued === 'queued') return { response: response ?? { kind: 'empty', status: 200 }, outcome: 'success' };

@@ -18,7 +18,7 @@ import { evaluateCondition } from '../template/condition.js';
 import { MissingValueError, usesIntermediate } from '../template/expand.js';
 import type { Condition } from '../template/types.js';
 import { unsafeValueFailure, type ActionFailure, type Decision, type Proceed } from './decision.js';
-import type { Upload } from '../upload.js';
+import type { RawBody, Upload } from '../upload.js';
 
 /** Prepared values by endpoint (a forward chain has several) and task id. */
 export type PreparedTasks = ReadonlyMap<Endpoint, ReadonlyMap<string, unknown>>;
@@ -30,6 +30,8 @@ export interface PreparationInput {
   readonly kinds: TaskKinds;
   readonly application: Application;
   readonly uploads: readonly Upload[];
+  /** The request body as received, when its endpoint keeps it. */
+  readonly body: RawBody | null;
   readonly idempotencyKeys: boolean;
 }
 
@@ -44,6 +46,7 @@ export function prepareBeforeSideEffects(input: PreparationInput, decision: Proc
     const request: TaskRequest = {
       separator: endpoint.separator,
       uploads: input.uploads,
+      body: input.body,
       application: input.application,
       idempotencyKeys: input.idempotencyKeys,
     };

@@ -54,6 +54,7 @@ export class TaskEngine {
     const taskRequest: TaskRequest = {
       separator: endpoint.separator,
       uploads: request.uploads.files,
+      body: request.uploads.body,
       application: this.options.application,
       idempotencyKeys: this.options.idempotencyKeys,
     };

@@ -3,8 +3,9 @@
 // "Request bodies and uploads"): read as a stream, counted as they arrive, and abandoned as soon
 // as a limit is crossed so a large body costs nothing more. This module decides whether a body
 // is read at all (length, content type, room in the process's budget) and hands it to its
-// reader: body-whole.ts for forms and JSON, body-multipart.ts for multipart. Every chunk is
-// charged to the budget (body-budget.ts) before it is parsed.
+// reader: body-whole.ts for forms and JSON, body-multipart.ts for multipart, body-raw.ts for any
+// other type when the endpoint keeps the raw body. Every chunk is charged to the budget
+// (body-budget.ts) before it is parsed.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestUploads } from '../upload.js';
@@ -13,10 +14,13 @@ import { BodyCharge } from './body-budget.js';
 import { INCOMPLETE, mediaTypeOf, tooLarge, unsupportedMediaType, type BodyIntake, type BodyResult } from './body-intake.js';
 import { readMultipart } from './body-multipart.js';
 import { readWhole } from './body-whole.js';
+import { readRaw } from './body-raw.js';
+import type { BodyKeeping } from '../runtime/loaded.js';
 
 /**
- * Adds the body's parameters to `into`; `keepUploads`: whether a task of the endpoint may use
- * uploaded files (else they are dropped as they arrive); `client`: the client's address, whose
+ * Adds the body's parameters to `into`; `keep.uploads`: whether a task of the endpoint may use
+ * uploaded files (else they are dropped as they arrive); `keep.raw`: whether the body is kept as
+ * received (a task forwards it), in which case any content type is read; `client`: the client's address, whose
  * share of the budget the body is charged to. On success the body's uploads hold its memory and
  * temporary files until released (upload.ts); on a refusal, or when the request ends before its
  * body (the response closes: answered, timed out, the client gone), nothing is left held.
@@ -26,7 +30,7 @@ export function readBody(
   response: ServerResponse,
   into: ValueMap,
   intake: BodyIntake,
-  keepUploads: boolean,
+  keep: BodyKeeping,
   client: string,
 ): Promise<BodyResult> | BodyResult {
   const headers = request.headers;
@@ -36,17 +40,22 @@ export function readBody(
   if (!chunked && (length === undefined || length === '0')) return { ok: true, uploads: RequestUploads.NONE };
   if (length !== undefined && Number(length) > maxBytes) return tooLarge(maxBytes);
 
-  const mediaType = mediaTypeOf(headers['content-type'] ?? '');
+  const contentType = headers['content-type'] ?? '';
+  const mediaType = mediaTypeOf(contentType);
   const multipart = mediaType === 'multipart/form-data';
-  if (!multipart && mediaType !== 'application/x-www-form-urlencoded' && mediaType !== 'application/json') return unsupportedMediaType(mediaType);
+  const parsed = multipart || mediaType === 'application/x-www-form-urlencoded' || mediaType === 'application/json';
+  if (!parsed && !keep.raw) return unsupportedMediaType(mediaType);
   // Answered already (timed out while its rate limits were counted) or the client gone: no reader would ever end.
   if (response.writableEnded || response.destroyed) return INCOMPLETE;
 
   // Nothing is charged before a byte arrives: a declared length is only a claim (body-budget.ts).
   const charge = new BodyCharge(intake.budget, client);
+  const rawType = keep.raw ? contentType : null;
   const result = multipart
-    ? readMultipart(request, response, into, intake, charge, keepUploads)
-    : readWhole(request, response, into, mediaType, intake, charge);
+    ? readMultipart(request, response, into, intake, charge, keep.uploads, rawType)
+    : parsed
+      ? readWhole(request, response, into, mediaType, intake, charge, rawType)
+      : readRaw(request, response, intake, charge, contentType);
   return result.then((body) => {
     if (!body.ok) charge.release();
     return body;

@@ -1,6 +1,7 @@
 // A multipart/form-data body, parsed by busboy as it arrives: fields into the request's
 // parameters, files kept only when a task of the endpoint reads uploads, in memory up to
-// MEMORY_UPLOAD_BYTES and streamed to a temporary file (spool.ts) beyond it.
+// MEMORY_UPLOAD_BYTES and streamed to a temporary file (spool.ts) beyond it. For an endpoint
+// that keeps the raw body, the bytes are kept beside the parsing as they arrive (body-raw.ts).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -10,6 +11,8 @@ import type { ValueMap } from '../runtime/urlencoded.js';
 import { BODY_RETRY_AFTER_S, type BodyCharge } from './body-budget.js';
 import { ChargedChunks } from './body-chunks.js';
 import type { BodyIntake, BodyResult, Refusal } from './body-intake.js';
+import { KeptBody, RAW_STORAGE_FAILED } from './body-raw.js';
+import type { RawBody } from '../upload.js';
 
 export const MAX_UPLOADS = 20;
 /** An upload up to this size stays in memory; a larger one goes to a temporary file. */
@@ -114,6 +117,7 @@ class IncomingFile {
   }
 }
 
+/** `rawType`: the Content-Type to keep the raw body with (the endpoint keeps it), else null. */
 export function readMultipart(
   request: IncomingMessage,
   response: ServerResponse,
@@ -121,6 +125,7 @@ export function readMultipart(
   intake: BodyIntake,
   charge: BodyCharge,
   keepUploads: boolean,
+  rawType: string | null = null,
 ): Promise<BodyResult> {
   const { maxBytes, spool } = intake;
   return new Promise((resolve) => {
@@ -161,10 +166,14 @@ export function readMultipart(
       parser.destroy();
       // Removed once closed: a file still being opened would otherwise be created after its removal.
       const paths = temporaryPaths();
-      void Promise.all(files.map((f) => f.abandon())).then(() => spool.remove(paths));
+      void Promise.all([...files.map((f) => f.abandon()), kept?.abandon()]).then(() => spool.remove(paths));
       resolve(result);
     };
-    const temporaryPaths = () => files.map((f) => f.tempPath).filter((p): p is string => p !== null);
+    const temporaryPaths = () => [...files.map((f) => f.tempPath), kept?.tempPath ?? null].filter((p): p is string => p !== null);
+    // The raw bytes, beside the parsing; the memory is accounted for as the parts are (the raw
+    // copy in memory is the same buffers, at most MEMORY_RAW_BYTES of them).
+    const kept = rawType === null ? null : new KeptBody(spool, null, () => finish(RAW_STORAGE_FAILED), block, unblock);
+    let raw: RawBody | null = null;
 
     parser.on('field', (name, value) => {
       const list = into.get(name);
@@ -204,8 +213,8 @@ export function readMultipart(
     parser.on('close', () => {
       if (done) return;
       stopReading();
-      void Promise.all(files.map((f) => f.stored)).then((stored) => {
-        if (!stored.every(Boolean)) return finish(STORAGE_FAILED);
+      void Promise.all([...files.map((f) => f.stored), kept?.stored ?? true]).then((stored) => {
+        if (!stored.every(Boolean)) return finish(kept !== null && stored[stored.length - 1] === false ? RAW_STORAGE_FAILED : STORAGE_FAILED);
         const paths = temporaryPaths();
         finish({
           ok: true,
@@ -216,18 +225,23 @@ export function readMultipart(
               charge.release();
             },
             fileFields,
+            raw,
           ),
         });
       });
     });
     const reading = new ChargedChunks(request, response, intake, charge, {
       chunk: (chunk) => {
+        kept?.data(chunk);
         if (!parser.write(chunk)) {
           block();
           parser.once('drain', unblock);
         }
       },
-      end: () => parser.end(),
+      end: () => {
+        if (kept !== null) raw = kept.end(rawType!);
+        parser.end();
+      },
       refused: finish,
       pause: block,
       resume: unblock,

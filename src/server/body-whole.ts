@@ -1,9 +1,10 @@
 // A form (application/x-www-form-urlencoded) or JSON body: collected whole, then parsed into
 // the request's parameters (a JSON body by runtime/json-body.ts, which dry-run --body uses
-// too). Its memory stays charged until the request's uploads are released.
+// too). Its memory stays charged until the request's uploads are released. For an endpoint that
+// keeps the raw body, the collected buffer is that body: kept as it is, not copied.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RequestUploads } from '../upload.js';
+import { RequestUploads, type RawBody } from '../upload.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 import { readJsonBody } from '../runtime/json-body.js';
 import type { BodyCharge } from './body-budget.js';
@@ -12,6 +13,7 @@ import type { BodyIntake, BodyResult, Refusal } from './body-intake.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** `rawType`: the Content-Type to keep the raw body with (the endpoint keeps it), else null. */
 export async function readWhole(
   request: IncomingMessage,
   response: ServerResponse,
@@ -19,17 +21,20 @@ export async function readWhole(
   mediaType: string,
   intake: BodyIntake,
   charge: BodyCharge,
+  rawType: string | null = null,
 ): Promise<BodyResult> {
   const body = await collect(request, response, intake, charge);
   if (!body.ok) return body;
+  const raw: RawBody | null = rawType === null ? null : { contentType: rawType, size: body.bytes.length, source: { kind: 'buffer', content: body.bytes } };
+  const uploads = new RequestUploads([], () => charge.release(), undefined, raw);
   if (mediaType === 'application/json') {
     // Parsed once here for every parameter: by name, and the document for JSONPath.
     const json = readJsonBody(body.bytes, into);
     if (!json.ok) return { ok: false, status: 400, detail: json.detail };
-    return { ok: true, uploads: new RequestUploads([], () => charge.release()), json: json.json };
+    return { ok: true, uploads, json: json.json };
   }
   const problem = readForm(body.bytes, into);
-  return problem ?? { ok: true, uploads: new RequestUploads([], () => charge.release()) };
+  return problem ?? { ok: true, uploads };
 }
 
 function decode(bytes: Buffer): string | null {

@@ -376,7 +376,7 @@ export class HttpService {
     raw: ValueMap,
     requestId: string,
   ): Promise<void> {
-    const body = await readBody(request, response, raw, this.bodies, application.keepsUploads(endpoint), this.clientIp(request));
+    const body = await readBody(request, response, raw, this.bodies, application.bodyKeeping(endpoint), this.clientIp(request));
     if (!body.ok) {
       if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
       return this.refuse(request, response, body.status, body.detail, requestId);

@@ -8,7 +8,7 @@ import type { TaskKindSyntax } from '../compiler/task-kind.js';
 import type { ExpansionScope } from '../template/expand.js';
 import type { Condition } from '../template/types.js';
 import type { Span } from '../tracing.js';
-import type { Upload } from '../upload.js';
+import type { RawBody, Upload } from '../upload.js';
 import type { HostAllowlist } from './host-allowlist.js';
 
 /** What prepare sees of the request beyond its scope. */
@@ -16,6 +16,8 @@ export interface TaskRequest {
   /** The endpoint's multiple-value-separator, for conditions. */
   readonly separator: string;
   readonly uploads: readonly Upload[];
+  /** The request body as received: kept only for an endpoint whose tasks use it (Endpoint.keepsRequestBody), else null. */
+  readonly body: RawBody | null;
   readonly application: Application;
   /** HttpRequest tasks send an Idempotency-Key on POST and PATCH (serve --no-idempotency-key: false). */
   readonly idempotencyKeys: boolean;

@@ -849,3 +849,33 @@ describe('files inside the application folder', () => {
     expect(result.diagnostics.map((d) => d.code)).toContain('file-outside-folder');
   });
 });
+
+describe('<forward-request-body/>: which endpoints keep the request body', () => {
+  const app = compileOk(`<endpoint-folder>
+  <endpoint name="relay">
+    <task class="HttpRequest"><url>https://example.com/in</url><forward-request-body/></task>
+  </endpoint>
+  <endpoint name="front"><success><forward-to-endpoint endpoint-name="middle"/></success></endpoint>
+  <endpoint name="middle"><success><forward-to-endpoint endpoint-name="relay"/></success></endpoint>
+  <endpoint name="json">
+    <task class="HttpRequest"><url>https://example.com/in</url><json-body>{"a": "b"}</json-body></task>
+  </endpoint>
+  <endpoint name="other"><success><forward-to-endpoint endpoint-name="json"/></success></endpoint>
+</endpoint-folder>`);
+  const keeps = (name: string) => app.endpointsByName.get(name)!.keepsRequestBody;
+
+  it('an endpoint whose task forwards it, and every endpoint that may forward to that one', () => {
+    expect(['relay', 'front', 'middle'].map(keeps)).toEqual([true, true, true]);
+    expect(app.endpoints.filter((e) => e.keepsRequestBody).map((e) => e.name)).toEqual(['relay', 'front', 'middle']);
+  });
+
+  it('no other endpoint', () => {
+    expect(['json', 'other'].map(keeps)).toEqual([false, false]);
+  });
+
+  it('defaults the method to POST and compiles a forward body', () => {
+    const task = app.endpointsByName.get('relay')!.tasks[0] as unknown as { method: string; body: { kind: string } };
+    expect(task.method).toBe('POST');
+    expect(task.body).toEqual({ kind: 'forward' });
+  });
+});

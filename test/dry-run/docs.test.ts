@@ -55,4 +55,33 @@ describe('README.md', () => {
     expect(run.stderr).toContain('env-not-set');
     expect(shown).toBe(run.stderr + run.stdout);
   });
+
+  it('shows the webhooks example simulated from its payload file as the command prints it', async () => {
+    const block = /```text\n(\$ CHAT_WEBHOOK_URL=[\s\S]*?fixtures\/webhooks\/endpoints\.xml)\n([\s\S]*?)```/.exec(README)!;
+    expect(block[1]).toBe(
+      [
+        '$ CHAT_WEBHOOK_URL=http://127.0.0.1:4000/chat RELAY_URL=http://127.0.0.1:4000/relay \\',
+        '  npx endpoint-service dry-run --endpoint github --body fixtures/webhooks/issues-opened.json \\',
+        "  --header 'X-GitHub-Event: issues' --header 'X-GitHub-Delivery: 72d3162e-cc78-11e3-81ab-4c9367dc0958' \\",
+        '  fixtures/webhooks/endpoints.xml',
+      ].join('\n'),
+    );
+    const run = await dryRun(
+      [
+        '--endpoint',
+        'github',
+        '--body',
+        'fixtures/webhooks/issues-opened.json',
+        '--header',
+        'X-GitHub-Event: issues',
+        '--header',
+        'X-GitHub-Delivery: 72d3162e-cc78-11e3-81ab-4c9367dc0958',
+        'fixtures/webhooks/endpoints.xml',
+      ],
+      { CHAT_WEBHOOK_URL: 'http://127.0.0.1:4000/chat', RELAY_URL: 'http://127.0.0.1:4000/relay' },
+      ROOT,
+    );
+    expect(run.exitCode).toBe(0);
+    expect(block[2]).toBe(run.stderr + run.stdout);
+  });
 });

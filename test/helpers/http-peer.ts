@@ -12,6 +12,8 @@ export interface RecordedRequest {
   readonly query: URLSearchParams;
   readonly headers: http.IncomingHttpHeaders;
   readonly body: string;
+  /** The body's bytes as received (body is their UTF-8 text). */
+  readonly bytes: Buffer;
   /** performance.now() when the request line arrived. */
   readonly startedAt: number;
   /** performance.now() when the answer was fully written; null while in progress or when the client went away. */
@@ -112,7 +114,10 @@ export class HttpPeer {
       path: parsed.pathname,
       query: parsed.searchParams,
       headers: req.headers,
-      body: Buffer.concat(chunks).toString('utf8'),
+      bytes: Buffer.concat(chunks),
+      get body() {
+        return this.bytes.toString('utf8');
+      },
       startedAt,
       endedAt: null,
     };

@@ -238,6 +238,48 @@ describe('a body whose request ends another way', () => {
   });
 });
 
+describe('a raw body kept for a task that forwards it', () => {
+  let service: RunningService;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = uploadDir();
+    service = await startServe(APP, ['--smtp-url', smtp.url, '--max-body-size', '10MiB', '--upload-dir', dir], { PEER: peer.origin });
+  });
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  const rawHead = (length: number) =>
+    `POST /relay HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
+
+  it('is in a temporary file while its task runs, removed and its charge given back when the task is done', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    peer.route('/relay-held', { status: 200, body: 'ok', hold: () => held });
+    const before = peer.requestsTo('/relay-held').length;
+    const body = randomBytes(2 * MiB);
+    const client = open(service, Buffer.concat([Buffer.from(rawHead(body.length)), body]));
+    await peer.waitForRequests(before + 1, '/relay-held');
+    expect(tempFiles(dir).map((f) => f.size)).toEqual([2 * MiB]);
+    release();
+    expect(await client.status).toBe(200);
+    await eventually(() => tempFiles(dir).length === 0);
+    await eventually(async () => (await metric(service, IN_FLIGHT)) === 0);
+  });
+
+  it('client gone half sent: its file is removed, its charge given back, nothing is forwarded', async () => {
+    const before = peer.requestsTo('/relay-held').length;
+    const client = open(service, rawHead(4 * MiB));
+    client.socket.write(randomBytes(MiB));
+    await eventually(() => tempFiles(dir).some((f) => f.size > 64 * 1024));
+    client.socket.end();
+    await eventually(() => tempFiles(dir).length === 0);
+    await eventually(async () => (await metric(service, IN_FLIGHT)) === 0);
+    expect(peer.requestsTo('/relay-held')).toHaveLength(before);
+  });
+});
+
 describe('the budget charges what arrives', () => {
   it('50 header-only connections declaring 10 MiB hold nothing, and a POST meanwhile is answered at once', async () => {
     const service = await startServe(APP, ['--smtp-url', smtp.url, '--max-body-size', '10MiB', '--upload-dir', uploadDir()], { PEER: peer.origin });

@@ -112,7 +112,7 @@ describe('prepareHttpRequest: bodies', () => {
   it('expands a JSON body JSON-escaped with a default content type', () => {
     const task = httpTask({ method: 'POST', body: { kind: 'json', template: tpl('{"name":"${name}"}', 'json') } });
     const prepared = prepareHttpRequest(task, scope({ name: 'Ann "the" \\ \n' }));
-    expect(JSON.parse(prepared.body!)).toEqual({ name: 'Ann "the" \\ \n' });
+    expect(JSON.parse(prepared.body as string)).toEqual({ name: 'Ann "the" \\ \n' });
     expect(prepared.headers['content-type']).toBe('application/json');
   });
 
@@ -139,7 +139,7 @@ describe('prepareHttpRequest: bodies', () => {
     });
     const prepared = prepareHttpRequest(task, scope({ email: 'a+b@x.example&admin=1' }));
     expect(prepared.body).toBe('e+mail=a%2Bb%40x.example%26admin%3D1&plan=gold');
-    expect(Object.fromEntries(new URLSearchParams(prepared.body!))).toEqual({ 'e mail': 'a+b@x.example&admin=1', plan: 'gold' });
+    expect(Object.fromEntries(new URLSearchParams(prepared.body as string))).toEqual({ 'e mail': 'a+b@x.example&admin=1', plan: 'gold' });
     expect(prepared.headers['content-type']).toBe('application/x-www-form-urlencoded');
   });
 
@@ -195,5 +195,28 @@ describe('prepareHttpRequest: header values node:http would refuse', () => {
   it('sends TAB and Latin-1 as node:http does', () => {
     const task = httpTask({ headers: [named('X-Name', '${name}', 'header')] });
     expect(prepareHttpRequest(task, scope({ name: 'a\tb é' })).headers['x-name']).toBe('a\tb é');
+  });
+});
+
+describe('prepareHttpRequest: <forward-request-body/>', () => {
+  const forward = () => httpTask({ method: 'POST', body: { kind: 'forward' } });
+
+  it('sends the request body as received, with its Content-Type (charset included)', () => {
+    const received = { contentType: 'application/json; charset=utf-8', size: 9, source: { kind: 'buffer', content: Buffer.from('{"a": 1}\n') } } as const;
+    const prepared = prepareHttpRequest(forward(), scope(), { idempotencyKeys: true, body: received });
+    expect(prepared.body).toBe(received);
+    expect(prepared.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+
+  it('lets a Content-Type the task writes win', () => {
+    const task = httpTask({ method: 'POST', body: { kind: 'forward' }, headers: [named('Content-Type', 'text/plain', 'header')] });
+    const received = { contentType: 'application/json', size: 2, source: { kind: 'buffer', content: Buffer.from('{}') } } as const;
+    expect(prepareHttpRequest(task, scope(), { idempotencyKeys: true, body: received }).headers['content-type']).toBe('text/plain');
+  });
+
+  it('forwards an empty body without a type when the request had none', () => {
+    const prepared = prepareHttpRequest(forward(), scope(), { idempotencyKeys: true, body: null });
+    expect(prepared.body).toBe('');
+    expect(prepared.headers['content-type']).toBeUndefined();
   });
 });

@@ -104,6 +104,7 @@ export function endpoint(tasks: readonly Task[], name = 'test'): Endpoint {
     parametersByName: new Map(),
     readsHeaders: false,
     readsJsonPaths: false,
+    keepsRequestBody: tasks.some((t) => t.kind === 'http-request' && (t as { body?: { kind: string } | null }).body?.kind === 'forward'),
     separator: '||',
     tasksMode: 'wait',
     includeInHash: null,

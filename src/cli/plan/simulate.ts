@@ -24,6 +24,7 @@ import { expandTemplate, MissingValueError, type ExpansionScope, type Placeholde
 import type { Condition, Template } from '../../template/types.js';
 import type { BoundParameter, EndpointPlan, Plan, PrimaryFailure, ResponsePlan, SimulatedBody, SimulationInfo, TaskPlan } from './model.js';
 import { describeProtections, simulateProtections } from './protections.js';
+import type { RawBody } from '../../upload.js';
 
 /** The request a simulation pretends to receive: fixed so plans are reproducible. */
 export const SIMULATED_REQUEST: Omit<RequestFacts, 'environment'> = {
@@ -48,6 +49,8 @@ export interface PlanOptions {
     readonly headers: readonly (readonly [string, string])[];
     /** The --param values alone, shown and checked for names the endpoint ignores; a body's members are not. */
     readonly given: RawParameters;
+    /** The --body bytes and type, as a task that forwards the request body would send them. */
+    readonly raw?: RawBody | null;
   };
   /** What ${env:NAME} reads when a condition or a check needs the real value (never printed). */
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -85,12 +88,15 @@ const HONEYPOT_NOT_RUN = 'the honeypot is filled, so no task runs';
 class EndpointPlanner {
   private readonly notes: string[] = [];
   private readonly input: DecisionInput | null;
+  /** The --body as received, for a task that forwards it; null without one. */
+  private readonly simulatedBody: RawBody | null;
 
   constructor(
     private readonly application: Application,
     private readonly endpoint: Endpoint,
     private readonly options: PlanOptions,
   ) {
+    this.simulatedBody = options.delivery?.raw ?? null;
     // dry-run checks no hash: it has the configuration, not the request's secret.
     this.input =
       options.parameters === null
@@ -157,7 +163,10 @@ class EndpointPlanner {
     // the request, and nothing is sent (so nothing is printed as sent).
     const preparation =
       decision.kind === 'proceed' && !caught && !captchaRefused
-        ? prepareBeforeSideEffects({ kinds: this.options.kinds, application: this.application, uploads: [], idempotencyKeys: true }, decision)
+        ? prepareBeforeSideEffects(
+            { kinds: this.options.kinds, application: this.application, uploads: [], body: this.simulatedBody, idempotencyKeys: true },
+            decision,
+          )
         : null;
     const outcome = captchaRefused
       ? this.refusedOutcome(endpoint, { status: 403, detail: 'the CAPTCHA was not solved', internal: 'no CAPTCHA token' })
@@ -316,7 +325,7 @@ class EndpointPlanner {
       const detail = kind.describe(task, {
         real,
         shown: this.shown(real),
-        request: { separator: endpoint.separator, uploads: [], application: this.application, idempotencyKeys: true },
+        request: { separator: endpoint.separator, uploads: [], body: this.simulatedBody, application: this.application, idempotencyKeys: true },
         decide: (condition) => this.decide(condition, real).value,
         note: (text) => {
           const note = `${endpoint.name}/${text}`;

@@ -22,6 +22,7 @@ export const HTTP_REQUEST_CHILDREN = [
   'basic-access-authentication',
   'json-body',
   'xml-body',
+  'forward-request-body',
 ];
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 const NAMED_VALUE_SHAPE: ElementShape = { attributes: ['name'], children: [], text: true };
@@ -109,13 +110,18 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
     const template = compileXmlBody(ctx, xmlElement, textOf(xmlElement), scope);
     bodies.push({ kind: 'xml', position: xmlElement.position, body: template && { kind: 'xml', template } });
   }
+  const forwardElement = single(ctx, read, 'forward-request-body');
+  if (forwardElement) {
+    readElement(ctx, forwardElement, { attributes: [], children: [] });
+    bodies.push({ kind: 'forward', position: forwardElement.position, body: { kind: 'forward' } });
+  }
   if (postParameters.length > 0 || read.children('post-parameter').length > 0) {
     const first = read.children('post-parameter')[0]!;
     bodies.push({ kind: 'form', position: first.position, body: { kind: 'form', parameters: postParameters } });
   }
   bodies.sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
   if (bodies.length > 1) {
-    const names = { json: '<json-body>', xml: '<xml-body>', form: '<post-parameter>' };
+    const names = { json: '<json-body>', xml: '<xml-body>', form: '<post-parameter>', forward: '<forward-request-body/>' };
     ctx.diagnostics.report(
       'conflicting-body',
       bodies[1]!.position,

@@ -11,6 +11,18 @@ import { extractOutputs } from './outputs.js';
 import { prepareHttpRequest, secretParameters } from './prepare.js';
 import { createHttpClient, sendHttpRequest, type HttpClient } from './send.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
+import type { RawBody } from '../../upload.js';
+
+/** What dry-run shows of a forwarded body: its size and type, never its bytes; without --body, only that it is forwarded. */
+interface ShownForwardedBody {
+  readonly forwarded: 'request-body';
+  readonly size?: number;
+  readonly contentType?: string;
+}
+
+function forwardedBody(received: RawBody | null): ShownForwardedBody {
+  return received === null ? { forwarded: 'request-body' } : { forwarded: 'request-body', size: received.size, contentType: received.contentType };
+}
 
 export const SECRET_MASK = '***';
 
@@ -26,6 +38,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
   sendsMail: false,
   deliversLast: false,
   readsUploads: () => false,
+  readsRequestBody: (task) => task.body?.kind === 'forward',
   secretParameters,
   compile: compileHttpRequest,
   prepare: (task, scope, request) => prepareHttpRequest(task, scope, request),
@@ -57,12 +70,21 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
     const prepared = prepareHttpRequest(task, input.shown, input.request);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(prepared.headers)) headers[name] = prepared.secretHeaders.includes(name) ? SECRET_MASK : value;
-    const request = { method: prepared.method, url: prepared.url, headers, body: prepared.body };
+    const body = task.body?.kind === 'forward' ? forwardedBody(input.request.body) : prepared.body;
+    const request = { method: prepared.method, url: prepared.url, headers, body };
     const text: TextLine[] = [{ indent: 6, head: request.method, headStyle: 'bold', text: request.url }];
     for (const [name, value] of Object.entries(headers)) text.push({ indent: 6, text: `${name}: ${value}` });
-    if (request.body !== null) {
+    if (typeof body === 'string') {
       text.push({ indent: 0, text: '' });
-      for (const line of request.body.split(/\r?\n/)) text.push({ indent: 6, text: line });
+      for (const line of body.split(/\r?\n/)) text.push({ indent: 6, text: line });
+    } else if (body !== null) {
+      text.push({ indent: 0, text: '' });
+      text.push({
+        indent: 6,
+        headStyle: 'dim',
+        head: 'the request body, forwarded as received:',
+        text: body.size === undefined ? 'its bytes and Content-Type' : `${body.size} bytes, ${body.contentType || 'no Content-Type'}`,
+      });
     }
     return { member: 'request', json: request, text };
   },

@@ -12,6 +12,7 @@ import { escapeForm, placeholdersOf, UnsafeValueError } from '../../template/esc
 import { expandTemplate, usesEnv, type ExpansionScope } from '../../template/expand.js';
 import { expandUrl } from '../../template/url.js';
 import { requestTargetProblem } from './target.js';
+import type { RawBody } from '../../upload.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
 
 /**
@@ -37,6 +38,8 @@ export function secretParameters(task: HttpRequestTask): string[] {
 export interface HttpPrepareOptions {
   /** Send an Idempotency-Key on POST and PATCH (serve --no-idempotency-key turns it off). */
   readonly idempotencyKeys: boolean;
+  /** The request body as received, for <forward-request-body/>; null: the request had none. */
+  readonly body?: RawBody | null;
 }
 
 export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope, options: HttpPrepareOptions = { idempotencyKeys: true }): PreparedHttpRequest {
@@ -79,7 +82,7 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope,
     secret.add('authorization');
   }
 
-  let body: string | null = null;
+  let body: string | RawBody | null = null;
   let defaultContentType: string | null = null;
   if (task.body !== null) {
     switch (task.body.kind) {
@@ -95,6 +98,14 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope,
         body = formEncode(task.body.parameters, scope);
         defaultContentType = 'application/x-www-form-urlencoded';
         break;
+      case 'forward': {
+        // Byte for byte, with the type it was sent with (its charset too); a request without a
+        // body forwards an empty one, without a type.
+        const received = options.body ?? null;
+        body = received ?? '';
+        if (received !== null && received.contentType !== '') defaultContentType = received.contentType;
+        break;
+      }
     }
   }
   if (defaultContentType !== null && !('content-type' in headers)) headers['content-type'] = defaultContentType;

@@ -16,6 +16,8 @@ import {
   urlRefusal,
   type OutboundPolicy,
 } from '../outbound.js';
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { PreparedHttpRequest } from './types.js';
 import { ATTR, setTargetAttributes, type Span } from '../../tracing.js';
 
@@ -181,10 +183,11 @@ function attemptOnce(
       // The upstream's own spans then join this trace, under this attempt.
       span.inject(sent);
     }
+    const body = wireBody(request.body, sent);
     const stream = client.stream(url, {
       method: request.method as 'GET',
       headers: sent,
-      ...(request.body !== null ? { body: request.body } : {}),
+      ...(body !== null ? { body } : {}),
       timeout: { request: timeoutMs },
       hooks: { beforeRedirect: [originGuard(policy, url, request)] },
     });
@@ -224,6 +227,18 @@ function attemptOnce(
       finish(classify(error, errors, timeoutMs));
     });
   });
+}
+
+/**
+ * What got sends for a prepared body. A forwarded body kept in a temporary file is streamed
+ * from it, a new stream per attempt, with its length declared (no chunked encoding: the peer
+ * gets the bytes as the client sent them, framed the same way).
+ */
+function wireBody(body: PreparedHttpRequest['body'], headers: Record<string, string | string[] | undefined>): string | Buffer | Readable | null {
+  if (body === null || typeof body === 'string') return body;
+  if (body.source.kind === 'buffer') return body.source.content;
+  headers['content-length'] = String(body.size);
+  return createReadStream(body.source.path);
 }
 
 /**

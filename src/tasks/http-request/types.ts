@@ -3,13 +3,16 @@
 
 import type { Task } from '../../compiler/ast.js';
 import type { NamedTemplate, Template } from '../../template/types.js';
+import type { RawBody } from '../../upload.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
 export type RequestBody =
   | { readonly kind: 'json'; readonly template: Template }
   | { readonly kind: 'xml'; readonly template: Template }
-  | { readonly kind: 'form'; readonly parameters: readonly NamedTemplate[] };
+  | { readonly kind: 'form'; readonly parameters: readonly NamedTemplate[] }
+  /** <forward-request-body/>: the request body as received, with its Content-Type. */
+  | { readonly kind: 'forward' };
 
 export interface HttpRequestTask extends Task {
   readonly kind: 'http-request';
@@ -27,7 +30,8 @@ export interface PreparedHttpRequest {
   readonly url: string;
   /** Header names lower-case. Includes content-type for bodies and authorization for basic auth. */
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: string | null;
+  /** Text the task wrote, or the request's own body forwarded byte for byte. */
+  readonly body: string | RawBody | null;
   /** Lower-case names of headers whose value is secret (basic auth, ${env:...}): masked in plans and logs. */
   readonly secretHeaders: readonly string[];
 }
