@@ -4,19 +4,19 @@
 // that keeps the raw body, the bytes are kept beside the parsing as they arrive (body-raw.ts).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import busboy from 'busboy';
 import { RequestUploads, type Upload } from '../upload.js';
 import type { ValueMap } from '../runtime/urlencoded.js';
 import { BODY_RETRY_AFTER_S, type BodyCharge } from './body-budget.js';
 import { ChargedChunks } from './body-chunks.js';
 import type { BodyIntake, BodyResult, Refusal } from './body-intake.js';
-import { KeptBody, RAW_STORAGE_FAILED } from './body-raw.js';
+import { RAW_STORAGE_FAILED } from './body-raw.js';
+import { MEMORY_SPOOL_BYTES, SpooledBytes } from './spooled-bytes.js';
 import type { RawBody } from '../upload.js';
 
 export const MAX_UPLOADS = 20;
 /** An upload up to this size stays in memory; a larger one goes to a temporary file. */
-export const MEMORY_UPLOAD_BYTES = 64 * 1024;
+export const MEMORY_UPLOAD_BYTES = MEMORY_SPOOL_BYTES;
 
 const STORAGE_FAILED: Refusal = {
   ok: false,
@@ -24,98 +24,6 @@ const STORAGE_FAILED: Refusal = {
   detail: 'an uploaded file could not be stored; try again later',
   retryAfterSeconds: BODY_RETRY_AFTER_S,
 };
-
-/**
- * One uploaded file being received: its first MEMORY_UPLOAD_BYTES in memory, the rest streamed
- * to a temporary file opened once it grows beyond that. Bytes written to the file leave the
- * budget as soon as the write is done. While a write is pending the request itself is paused
- * (`block`), not only the part: the chunks the parser and the request would otherwise buffer
- * meanwhile cost memory per upload in flight (docs/performance.md, "P8").
- */
-class IncomingFile {
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-  private file: WriteStream | null = null;
-  private path: string | null = null;
-  /** Paused until the file drains. */
-  private waiting = false;
-  /** Settles when the file is complete on disk (at once for a file kept in memory); false when it failed. */
-  stored: Promise<boolean> = Promise.resolve(true);
-
-  constructor(
-    private readonly stream: NodeJS.ReadableStream,
-    private readonly intake: BodyIntake,
-    private readonly charge: BodyCharge,
-    private readonly failed: () => void,
-    private readonly block: () => void,
-    private readonly unblock: () => void,
-  ) {}
-
-  get tempPath(): string | null {
-    return this.path;
-  }
-
-  data(chunk: Buffer): void {
-    this.size += chunk.length;
-    if (this.file === null) {
-      this.chunks.push(chunk);
-      if (this.size <= MEMORY_UPLOAD_BYTES) return;
-      this.open();
-      for (const held of this.chunks.splice(0)) this.write(held);
-      return;
-    }
-    this.write(chunk);
-  }
-
-  /** The part ended: the upload, once `stored` settles. */
-  end(fieldName: string, filename: string, contentType: string): Upload {
-    if (this.file === null) {
-      const content = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
-      return { fieldName, filename, contentType, size: this.size, source: { kind: 'buffer', content } };
-    }
-    this.file.end();
-    return { fieldName, filename, contentType, size: this.size, source: { kind: 'file', path: this.path! } };
-  }
-
-  /** Stops writing (the body was refused); resolves once the file is closed, so it can be removed. */
-  abandon(): Promise<void> {
-    const file = this.file;
-    if (file === null || file.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      file.once('close', () => resolve());
-      file.destroy();
-    });
-  }
-
-  private open(): void {
-    this.path = this.intake.spool.newFile();
-    const file = createWriteStream(this.path, { flags: 'wx', mode: 0o600 });
-    this.file = file;
-    this.stored = new Promise((resolve) => {
-      file.once('close', () => resolve(file.writableFinished));
-      file.on('error', () => {
-        resolve(false);
-        this.failed();
-      });
-    });
-    file.on('drain', () => {
-      if (!this.waiting) return;
-      this.waiting = false;
-      this.stream.resume();
-      this.unblock();
-    });
-  }
-
-  private write(chunk: Buffer): void {
-    const more = this.file!.write(chunk, (error) => {
-      if (!error) this.charge.left(chunk.length);
-    });
-    if (more || this.waiting) return;
-    this.waiting = true;
-    this.stream.pause();
-    this.block();
-  }
-}
 
 /** `rawType`: the Content-Type to keep the raw body with (the endpoint keeps it), else null. */
 export function readMultipart(
@@ -142,7 +50,7 @@ export function readMultipart(
       return;
     }
     const uploads: Upload[] = [];
-    const files: IncomingFile[] = [];
+    const files: SpooledBytes[] = [];
     // Every file part's field, kept or dropped: a honeypot sent as a file is still filled (runtime/pipeline.ts).
     const fileFields = new Set<string>();
     let done = false;
@@ -171,8 +79,8 @@ export function readMultipart(
     };
     const temporaryPaths = () => [...files.map((f) => f.tempPath), kept?.tempPath ?? null].filter((p): p is string => p !== null);
     // The raw bytes, beside the parsing; the memory is accounted for as the parts are (the raw
-    // copy in memory is the same buffers, at most MEMORY_RAW_BYTES of them).
-    const kept = rawType === null ? null : new KeptBody(spool, null, () => finish(RAW_STORAGE_FAILED), block, unblock);
+    // copy in memory is the same buffers, at most MEMORY_SPOOL_BYTES of them).
+    const kept = rawType === null ? null : new SpooledBytes(spool, null, () => finish(RAW_STORAGE_FAILED), block, unblock);
     let raw: RawBody | null = null;
 
     parser.on('field', (name, value) => {
@@ -197,11 +105,20 @@ export function readMultipart(
         });
         return;
       }
-      const file = new IncomingFile(stream, intake, charge, () => finish(STORAGE_FAILED), block, unblock);
+      // While a write to its file is pending, the part and the request are both paused: the
+      // chunks the parser and the request would otherwise buffer meanwhile cost memory per upload
+      // in flight (docs/performance.md, "P8").
+      const file = new SpooledBytes(
+        spool,
+        charge,
+        () => finish(STORAGE_FAILED),
+        () => (stream.pause(), block()),
+        () => (stream.resume(), unblock()),
+      );
       files.push(file);
       stream.on('data', (chunk: Buffer) => file.data(chunk));
       stream.on('end', () => {
-        const upload = file.end(fieldName, info.filename ?? fieldName, info.mimeType);
+        const upload: Upload = { fieldName, filename: info.filename ?? fieldName, contentType: info.mimeType, ...file.end() };
         // A browser sends an empty file input as a nameless, empty part: nothing was uploaded.
         if (info.filename === undefined && upload.size === 0) return;
         uploads.push(upload);
@@ -239,7 +156,7 @@ export function readMultipart(
         }
       },
       end: () => {
-        if (kept !== null) raw = kept.end(rawType!);
+        if (kept !== null) raw = { contentType: rawType!, ...kept.end() };
         parser.end();
       },
       refused: finish,
