@@ -3,7 +3,9 @@
 // in-process run, taking up where the checkpoint says:
 //
 // - after each task outcome, the outcome and the intermediate values (sealed) are written to the
-//   job's progress, so a retried or recovered job runs only what is unfinished;
+//   job's progress, so a retried or recovered job runs only what is unfinished; the record of a
+//   run that succeeded goes with its completion instead (the job's return value, job.ts), in the
+//   same store write that completes it;
 // - around each mail message a sending/sent marker is written, after checking that this worker
 //   still holds the job's lock; a message left "sending" by a crash is not sent again unless
 //   --email-redelivery at-least-once (it is reported delivery-unknown);
@@ -175,7 +177,8 @@ export class QueueConsumer {
     return this.active.size;
   }
 
-  private async process(job: Job<QueuedRun>, token: string | undefined): Promise<void> {
+  /** Resolves to the record of a run that succeeded: BullMQ stores it as the job's return value (job.ts, finalRecord). */
+  private async process(job: Job<QueuedRun>, token: string | undefined): Promise<RunProgress | undefined> {
     const data = job.data;
     const fields: JobFields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id!, attempt: job.attemptsMade + 1 };
     const span = startJobSpan(this.tracing, data, fields);
@@ -187,7 +190,7 @@ export class QueueConsumer {
       this.observer.finished(fields, outcome);
     };
     try {
-      await this.run(job, token, fields, span, endRun);
+      return await this.run(job, token, fields, span, endRun);
     } finally {
       endJobSpan(span, ended.outcome, ended.code);
     }
@@ -200,7 +203,7 @@ export class QueueConsumer {
     fields: JobFields,
     span: Span,
     endRun: (outcome: RunOutcome, code?: string) => void,
-  ): Promise<void> {
+  ): Promise<RunProgress | undefined> {
     const { bullmq } = this.store;
     const data = job.data;
     const jobId = fields.jobId;
@@ -274,7 +277,7 @@ export class QueueConsumer {
     this.observer.started(fields, firstStart ? Math.max(0, Date.now() - data.enqueuedAt) / 1000 : null);
     this.observer.log('info', job.stalledCounter > 0 ? 'job resumed after a stall' : 'job started', { ...fields, finishedTasks: finished.size });
 
-    const checkpoint = new Checkpoint(job, token, progress, intermediate, this.settings, this.observer, fields);
+    const checkpoint = new Checkpoint(job, token, progress, intermediate, this.settings, this.observer, fields, endpoint.tasks.length - finished.size);
     this.checkpoints.set(jobId, checkpoint);
     const scope: ExpansionScope = { parameters, system: sealed.system, env: loaded.env };
     const run = loaded.taskEngine().start({
@@ -296,12 +299,16 @@ export class QueueConsumer {
     };
     this.active.add(active);
     let result;
+    // The record of a run that succeeded, to complete the job with; null: lost, or not a success.
+    let record: RunProgress | null = null;
     try {
       result = await run.result;
       if (!result.ok && active.interrupted) await Promise.race([run.settled, new Promise((resolve) => setTimeout(resolve, HAND_BACK_GRACE_MS))]);
       else await run.settled;
-      // The last task's outcome too: `jobs show` reads every task's from here.
-      await checkpoint.flush();
+      // The last task's outcome too: `jobs show` reads every task's from the record. A run that
+      // succeeded hands it to BullMQ's completion (one store write fewer); any other is written.
+      if (result.ok) record = await checkpoint.completing();
+      else await checkpoint.flush();
     } finally {
       this.active.delete(active);
       this.checkpoints.delete(jobId);
@@ -316,10 +323,10 @@ export class QueueConsumer {
       throw new bullmq.DelayedError();
     }
     if (result.ok) {
-      checkpoint.close();
       this.observer.log('info', 'job completed', { ...fields });
       endRun('completed');
-      return;
+      // Null only when the lock was lost, handled above.
+      return record ?? undefined;
     }
     if (active.interrupted) {
       checkpoint.close();
@@ -378,9 +385,14 @@ class Checkpoint {
     private readonly settings: QueueSettings,
     private readonly observer: QueueObserver,
     private readonly fields: JobFields,
+    /** How many task outcomes this run reports (the tasks not finished before it). */
+    private readonly toReport: number,
   ) {
     this.renewedAt = job.processedOn ?? Date.now();
   }
+
+  /** Outcomes reported in this run. */
+  private reported = 0;
 
   lockRenewed(at: number): void {
     this.renewedAt = at;
@@ -419,8 +431,15 @@ class Checkpoint {
       for (const [name, value] of report.outputs) this.intermediate.set(name, value);
       this.progress.sealedIntermediate = sealIntermediate(this.settings.keys, this.job.id!, this.intermediate);
     }
-    this.writeSoon();
+    // The run's last outcome is written when the run ends: with the job's completion when it
+    // succeeded (completing()), else by flush(). A crash before then runs the last task again,
+    // as a crash before its write would have: the window is one store round trip either way.
+    if (++this.reported >= this.toReport) this.unwritten = true;
+    else this.writeSoon();
   }
+
+  /** An outcome is recorded in memory and waits for the end of the run to be written. */
+  private unwritten = false;
 
   /**
    * A task outcome is written a tick later, so outcomes reported together (a stage's tasks, a
@@ -484,12 +503,24 @@ class Checkpoint {
   }
 
   flush(): Promise<boolean> {
+    if (this.pending !== null || this.unwritten) void this.write();
+    return this.chain;
+  }
+
+  /**
+   * The run succeeded: the record to complete the job with, once the writes under way have
+   * landed, and while this worker still holds the job (asked of the store only after a hold-up,
+   * as for every write); null when another worker has it. The checkpoint is closed either way.
+   */
+  async completing(): Promise<RunProgress | null> {
     if (this.pending !== null) {
       clearImmediate(this.pending);
       this.pending = null;
-      void this.write();
     }
-    return this.chain;
+    await this.chain;
+    const held = await this.holdsLock(false);
+    this.close();
+    return held ? this.progress : null;
   }
 
   /** The job is leaving this worker: later outcomes must not overwrite another worker's record. */
@@ -503,6 +534,7 @@ class Checkpoint {
       clearImmediate(this.pending);
       this.pending = null;
     }
+    this.unwritten = false;
     const snapshot = structuredClone(this.progress);
     this.chain = this.chain.then(async () =>
       !(await this.holdsLock(false))

@@ -47,7 +47,11 @@ export interface SealedRun {
   readonly secret?: readonly string[];
 }
 
-/** The checkpoint, in job.progress: rewritten after each task outcome and around each mail message. */
+/**
+ * The checkpoint, in job.progress: rewritten after each task outcome and around each mail
+ * message; a run that succeeded completes its job with it as the return value instead of a last
+ * write (jobRecord reads either).
+ */
 export interface RunProgress {
   readonly tasks: Record<string, TaskRecord>;
   /** Per Email task, per message index. */
@@ -161,9 +165,22 @@ export function unsealIntermediate(keys: readonly QueueKey[], jobId: string, sea
   return new Map(JSON.parse(unseal(keys, sealed, jobId + INTERMEDIATE)) as [string, string][]);
 }
 
+/**
+ * The record of a job as `jobs` shows it: a completed job's is its return value (the worker
+ * completes a run that succeeded with its record, in the same store write); every other job's,
+ * and a job completed by an earlier version, is its progress.
+ */
+export function jobRecord(job: { readonly progress: unknown; readonly returnvalue: unknown }): RunProgress {
+  return readProgress(isRecord(job.returnvalue) ? job.returnvalue : job.progress);
+}
+
+function isRecord(value: unknown): value is RunProgress {
+  return typeof value === 'object' && value !== null && 'tasks' in value && 'mail' in value;
+}
+
 /** job.progress as written by this version, or an empty record (a new job, or someone else's number). */
 export function readProgress(progress: unknown): RunProgress {
-  if (typeof progress === 'object' && progress !== null && 'tasks' in progress && 'mail' in progress) {
+  if (isRecord(progress)) {
     const p = progress as RunProgress;
     return {
       tasks: { ...p.tasks },

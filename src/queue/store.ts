@@ -28,6 +28,9 @@ export function loadEngine(): Promise<{ bullmq: Bullmq; Redis: typeof RedisClien
   return loaded;
 }
 
+/** The name the fate script is defined under on a connection (ioredis defineCommand). */
+const SETTLE_FATE_COMMAND = 'endpointServiceSettleFate';
+
 /** What each use needs of its connection. */
 export type ConnectionRole =
   /** serve's enqueue: fails at once while the store is down (no offline queue), so the answer can be a 503. */
@@ -90,6 +93,12 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     return client;
   };
   const client = connect(role);
+  // By its SHA (EVALSHA), as BullMQ sends its own scripts: the script's text is not sent and
+  // hashed again for every job; ioredis sends it once more when Redis has forgotten it.
+  client.defineCommand(SETTLE_FATE_COMMAND, { numberOfKeys: 1, lua: SETTLE_FATE_SCRIPT });
+  const settle = (client as unknown as Record<typeof SETTLE_FATE_COMMAND, (key: string, fate: JobFate, ms: number) => Promise<unknown>>)[
+    SETTLE_FATE_COMMAND
+  ].bind(client);
   let wasReady = false;
   // The first connection, which commands wait for (one listener, however many wait).
   const firstReady = new Promise<void>((resolve) =>
@@ -117,7 +126,7 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     // connection still being made is waited for, as BullMQ waits with the add.
     settleFate: async (jobId, fate) => {
       if (!wasReady) await firstReady;
-      return parseFate(await client.eval(SETTLE_FATE_SCRIPT, 1, fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
+      return parseFate(await settle(fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
     },
     forgetFates: async () => {},
     newQueue(options = {}) {
