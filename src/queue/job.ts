@@ -99,8 +99,16 @@ export const FINISHED_OUTCOMES: ReadonlySet<TaskOutcome> = new Set(['succeeded',
  */
 export function jobIdFor(requestId: string, endpoint: string): string {
   const safe = requestId.replace(/[^A-Za-z0-9_-]/g, '_');
-  return `${safe}.${createHash('sha256').update(endpoint).digest('hex').slice(0, 8)}`;
+  let hash = endpointHashes.get(endpoint);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(endpoint).digest('hex').slice(0, 8);
+    endpointHashes.set(endpoint, hash);
+  }
+  return `${safe}.${hash}`;
 }
+
+/** By endpoint name, once per name: an application has few. */
+const endpointHashes = new Map<string, string>();
 
 export function sealRun(keys: readonly QueueKey[], jobId: string, run: SealedRun): string {
   return seal(keys, JSON.stringify(run), jobId);

@@ -72,6 +72,8 @@ export interface Store {
    * it after the caller has given up on it. The caller bounds the wait. PostgreSQL: true.
    */
   ready(): Promise<boolean>;
+  /** Whether ready() would resolve true at once: a command given now goes to the store. */
+  connected(): boolean;
   /** Whether `error`, from a command, says the command never left this process (nothing of it can land later). */
   sentNothing(error: unknown): boolean;
   /** Settles a job's fate (fate.ts); resolves to the fate that holds, which may be the other one. */
@@ -115,6 +117,7 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
       await client.ping();
     },
     answers: async () => client.status === 'ready',
+    connected: () => client.status === 'ready',
     ready: async () => {
       if (client.status === 'ready') return true;
       if (wasReady) return false;
@@ -212,6 +215,7 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
         () => false,
       ),
     ready: async () => true,
+    connected: () => true,
     sentNothing: (error) => typeof error === 'object' && error !== null && UNSENT_PG_CODES.has(String((error as { code?: unknown }).code)),
     settleFate: async (jobId, fate) => parseFate((await (await fatePool()).query(POSTGRES_SETTLE_FATE, [settings.name, jobId, fate])).rows[0]?.fate),
     forgetFates: async () => {
