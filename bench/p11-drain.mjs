@@ -1,14 +1,18 @@
 // P11: how fast one `endpoint-service worker` drains queued background jobs, against a
 // hand-written BullMQ 6 worker doing the same HTTP calls with got (p11-bullmq-worker.mjs), same
 // concurrency, same Redis, same upstream, in the same run. The jobs are stored by
-// `serve --queue --no-queue-consume` (one serve per queue, so both workers get jobs of the same
-// shape and options) while the queue is paused; then the queue is resumed and the time until
+// `serve --queue --no-queue-consume` (one serve per queue, so every worker gets jobs of the same
+// shape and options) while the queue is paused; then the queue is resumed, and the time until
 // every call reached the upstream and no job is left is the drain. Two jobs: `one` (one POST) and
-// `two` (a POST, then a POST with the id the first answer carries).
+// `two` (a POST, then a POST with the id the first answer carries). Workers are measured in
+// turn (A B A B …, the order reversed every other round), each idling on its empty queue while
+// another drains. Besides jobs/s, the worker's CPU time per job (/proc): steadier on a busy machine.
 // Redis: a redis-server of its own on a free port (lib/redis-server.mjs), stopped at the end.
 // Target: worker jobs/s >= 0.9x the baseline's, for each job.
+// --before DIR adds the worker of the build in DIR (a copy of an earlier version), fed by that
+// build's serve.
 //
-//   node bench/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C]
+//   node bench/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR]
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Queue } from 'bullmq';
@@ -22,15 +26,15 @@ import {
   LOAD_CPU,
   median,
   options,
+  planRow,
   requireBuild,
   spread,
   startProcess,
   startScript,
-  startService,
 } from './lib/common.mjs';
 import { startRedis } from './lib/redis-server.mjs';
 
-const USAGE = `Usage: node bench/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C]
+const USAGE = `Usage: node bench/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR]
 
 P11: endpoint-service worker draining N queued background jobs (one HTTP POST each; and two
 dependent POSTs) against a hand-written BullMQ worker with got, same run, own redis-server.
@@ -39,10 +43,11 @@ Target: worker jobs/s >= 0.90x the BullMQ worker's.
   --quick          fewer jobs and rounds (3 rounds x 1,500 jobs instead of 5 x 3,000)
   --rounds N       rounds per worker and job
   --jobs N         jobs per round
-  --concurrency C  jobs at once, both workers (default 64)
+  --concurrency C  jobs at once, every worker (default 64)
+  --before DIR     also measure the build in DIR (DIR/bin/endpoint-service.js, e.g. a copy of main)
   -h, --help       this text
 `;
-const o = options(USAGE, { rounds: [5, 3], jobs: [3000, 1500], concurrency: [64, 64] });
+const o = options(USAGE, { rounds: [5, 3], jobs: [3000, 1500], concurrency: [64, 64] }, { before: { type: 'string' } });
 requireBuild();
 const redis = await startRedis();
 if (redis === null) {
@@ -53,9 +58,13 @@ if (redis === null) {
 const app = path.join(benchDir, 'p11-drain/endpoints.xml');
 const key = randomBytes(32).toString('base64');
 const suffix = randomBytes(3).toString('hex');
-const names = { service: `es-bench-p11-service-${suffix}`, baseline: `es-bench-p11-bullmq-${suffix}` };
+// The workers measured: this build's, the BullMQ baseline, and with --before an earlier build's.
+const VARIANTS = ['service', 'baseline', ...(o.before !== undefined ? ['before'] : [])];
+const LABELS = { service: 'endpoint-service worker', baseline: 'BullMQ + got', before: 'worker of --before' };
+const bins = { service: bin, baseline: bin, before: o.before !== undefined ? path.resolve(o.before, 'bin/endpoint-service.js') : bin };
+const names = Object.fromEntries(VARIANTS.map((v) => [v, `es-bench-p11-${v}-${suffix}`]));
 const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
-const queues = { service: new Queue(names.service, { connection }), baseline: new Queue(names.baseline, { connection }) };
+const queues = Object.fromEntries(VARIANTS.map((v) => [v, new Queue(names[v], { connection })]));
 const started = [];
 const start = async (p) => {
   const s = await p;
@@ -67,43 +76,59 @@ const upstream = await start(startScript('p9-upstream.mjs', [], { cpu: LOAD_CPU 
 const env = { ...process.env, UPSTREAM: upstream.url, ENDPOINT_SERVICE_QUEUE_KEY: key };
 // The producers: idle while a queue drains, so on the load core with Redis and the upstream.
 const serve = {};
-for (const v of ['service', 'baseline']) {
+for (const v of VARIANTS) {
   await queues[v].pause();
-  serve[v] = await start(startService(app, { cpu: LOAD_CPU, env, extra: ['--queue', redis.url, '--queue-name', names[v], '--no-queue-consume'] }));
-}
-// The workers under test, on the server core; each idles on its empty queue while the other drains.
-const workers = {
-  service: await start(
+  serve[v] = await start(
     startProcess(
       [
         process.execPath,
-        bin,
-        'worker',
+        bins[v],
+        'serve',
         app,
+        '--port',
+        '0',
+        '--workers',
+        '1',
+        '--log-format',
+        'json',
         '--queue',
         redis.url,
         '--queue-name',
-        names.service,
-        '--port',
-        '0',
-        '--concurrency',
-        String(o.concurrency),
-        '--log-format',
-        'json',
+        names[v],
+        '--no-queue-consume',
       ],
-      { env, ready: /^endpoint-service worker listening on (\S+)$/m },
+      { cpu: LOAD_CPU, env, ready: /^endpoint-service listening on (\S+)$/m },
     ),
-  ),
-  baseline: await start(
-    startScript(
-      'p11-bullmq-worker.mjs',
-      ['--redis', redis.url, '--queue', names.baseline, '--upstream', upstream.url, '--concurrency', String(o.concurrency)],
-      {
-        ready: /^(ready)$/m,
-      },
-    ),
-  ),
-};
+  );
+}
+// The workers under test, on the server core.
+const workers = {};
+for (const v of VARIANTS)
+  workers[v] = await start(
+    v === 'baseline'
+      ? startScript('p11-bullmq-worker.mjs', ['--redis', redis.url, '--queue', names[v], '--upstream', upstream.url, '--concurrency', String(o.concurrency)], {
+          ready: /^(ready)$/m,
+        })
+      : startProcess(
+          [
+            process.execPath,
+            bins[v],
+            'worker',
+            app,
+            '--queue',
+            redis.url,
+            '--queue-name',
+            names[v],
+            '--port',
+            '0',
+            '--concurrency',
+            String(o.concurrency),
+            '--log-format',
+            'json',
+          ],
+          { env, ready: /^endpoint-service worker listening on (\S+)$/m },
+        ),
+  );
 
 async function upstreamCount() {
   return (await (await fetch(`${upstream.url}/_probes`)).json()).count;
@@ -117,7 +142,7 @@ async function fill(v, endpoint, n) {
       next++;
       const response = await fetch(`${serve[v].url}/${endpoint}`);
       await response.arrayBuffer();
-      if (response.status !== 202 && response.status !== 200) throw new Error(`serve answered ${response.status} to /${endpoint}`);
+      if (response.status !== 200) throw new Error(`serve answered ${response.status} to /${endpoint}`);
     }
   };
   await Promise.all(Array.from({ length: 32 }, one));
@@ -150,16 +175,16 @@ const JOBS = [
 ];
 const results = {};
 try {
-  // A warm-up drain each, so both run JIT-compiled code.
+  // A warm-up drain each, so every worker runs JIT-compiled code.
   for (const job of JOBS)
-    for (const v of ['service', 'baseline']) {
+    for (const v of VARIANTS) {
       await fill(v, job.endpoint, Math.min(500, o.jobs));
       await drain(v, Math.min(500, o.jobs), job.calls);
     }
   for (const job of JOBS) {
-    results[job.endpoint] = { service: [], baseline: [] };
+    results[job.endpoint] = Object.fromEntries(VARIANTS.map((v) => [v, []]));
     for (let round = 0; round < o.rounds; round++) {
-      for (const v of round % 2 === 0 ? ['service', 'baseline'] : ['baseline', 'service']) {
+      for (const v of round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
         await fill(v, job.endpoint, o.jobs);
         results[job.endpoint][v].push(await drain(v, o.jobs, job.calls));
       }
@@ -173,21 +198,39 @@ try {
 }
 
 console.log(
-  `P11 drain: ${o.jobs} queued jobs per round, ${o.rounds} rounds per worker, alternating; concurrency ${o.concurrency}; worker on core 0; Redis, upstream and serve (idle) on core 1`,
+  `P11 drain: ${o.jobs} queued jobs per round, ${o.rounds} rounds per worker, alternating; concurrency ${o.concurrency}; workers on core 0; Redis, upstream and serve (idle) on core 1`,
 );
 const checks = [];
+const plan = [];
+const ratioOf = (r, v, field) => median(r[v].map((x) => x[field])) / median(r.baseline.map((x) => x[field]));
 for (const job of JOBS) {
   const r = results[job.endpoint];
-  for (const v of ['service', 'baseline'])
+  for (const v of VARIANTS)
     console.log(
-      `  ${job.endpoint} (${job.what}) ${v === 'service' ? 'endpoint-service worker' : 'BullMQ + got        '}  jobs/s ${spread(r[v].map((x) => x.jobsPerSecond))}   CPU ${spread(
+      `  ${job.endpoint} (${job.what}) ${LABELS[v].padEnd(23)}  jobs/s ${spread(r[v].map((x) => x.jobsPerSecond))}   CPU ${spread(
         r[v].map((x) => x.cpuUsPerJob),
       )} µs/job   CPU ${spread(r[v].map((x) => x.cpuPct))}%`,
     );
-  const jobsRatio = median(r.service.map((x) => x.jobsPerSecond)) / median(r.baseline.map((x) => x.jobsPerSecond));
-  const cpuRatio = median(r.service.map((x) => x.cpuUsPerJob)) / median(r.baseline.map((x) => x.cpuUsPerJob));
+  const jobsRatio = ratioOf(r, 'service', 'jobsPerSecond');
+  const cpuRatio = ratioOf(r, 'service', 'cpuUsPerJob');
   console.log(`  ${job.endpoint}: ratios (of medians) jobs/s ${jobsRatio.toFixed(2)}x, CPU per job ${cpuRatio.toFixed(2)}x`);
   checks.push(check(`P11 drain jobs/s vs BullMQ+got (${job.endpoint})`, `${jobsRatio.toFixed(3)}x`, '>= 0.90x', jobsRatio >= 0.9));
   checks.push(check(`P11 (info) CPU per job vs BullMQ+got (${job.endpoint})`, `${cpuRatio.toFixed(2)}x`, 'information', null));
+  const medianOf = (v) => median(r[v].map((x) => x.jobsPerSecond)).toFixed(0);
+  plan.push(
+    planRow(
+      `one worker (--concurrency ${o.concurrency}): jobs/s, ${job.what}`,
+      `${medianOf('service')} jobs/s (${jobsRatio.toFixed(2)}x)`,
+      `BullMQ + got ${medianOf('baseline')} jobs/s`,
+    ),
+  );
+  if (o.before !== undefined) {
+    const before = ratioOf(r, 'before', 'jobsPerSecond');
+    const beforeCpu = ratioOf(r, 'before', 'cpuUsPerJob');
+    console.log(`  ${job.endpoint}: --before against the same baseline: jobs/s ${before.toFixed(2)}x, CPU per job ${beforeCpu.toFixed(2)}x`);
+    checks.push(
+      check(`P11 (info) --before jobs/s vs BullMQ+got (${job.endpoint})`, `${before.toFixed(3)}x (CPU ${beforeCpu.toFixed(2)}x)`, 'information', null),
+    );
+  }
 }
-emitResult('p11', checks);
+emitResult('p11', checks, { plan });

@@ -7,7 +7,20 @@
 //   node bench/p12-enqueue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { benchDir, check, emitResult, measureServer, median, options, requireBuild, spread, startScript, startService, warmup } from './lib/common.mjs';
+import {
+  benchDir,
+  check,
+  emitResult,
+  measureServer,
+  median,
+  options,
+  planRow,
+  requireBuild,
+  spread,
+  startScript,
+  startService,
+  warmup,
+} from './lib/common.mjs';
 import { startRedis } from './lib/redis-server.mjs';
 
 const USAGE = `Usage: node bench/p12-enqueue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
@@ -75,7 +88,19 @@ const [service, baseline] = servers;
 const rps = median(service.samples.map((x) => x.rps)) / median(baseline.samples.map((x) => x.rps));
 const cpu = median(service.samples.map((x) => x.cpuUsPerReq)) / median(baseline.samples.map((x) => x.cpuUsPerReq));
 console.log(`  ratios (of medians): req/s ${rps.toFixed(2)}x, server CPU per request ${cpu.toFixed(2)}x`);
-emitResult('p12', [
-  check('P12 enqueue req/s vs node:http + Queue.add', `${rps.toFixed(3)}x`, '>= 0.80x', rps >= 0.8),
-  check('P12 (info) enqueue CPU per request vs baseline', `${cpu.toFixed(2)}x`, 'information', null),
-]);
+emitResult(
+  'p12',
+  [
+    check('P12 enqueue req/s vs node:http + Queue.add', `${rps.toFixed(3)}x`, '>= 0.80x', rps >= 0.8),
+    check('P12 (info) enqueue CPU per request vs baseline', `${cpu.toFixed(2)}x`, 'information', null),
+  ],
+  {
+    plan: [
+      planRow(
+        'one serve process (--workers 1): background endpoint with --queue (stored, not run)',
+        `${median(service.samples.map((x) => x.rps)).toFixed(0)} req/s (${rps.toFixed(2)}x)`,
+        `node:http + Queue.add ${median(baseline.samples.map((x) => x.rps)).toFixed(0)} req/s`,
+      ),
+    ],
+  },
+);
