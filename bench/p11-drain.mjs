@@ -154,6 +154,7 @@ async function fill(v, endpoint, n) {
 async function drain(v, n, calls) {
   const before = await upstreamCount();
   const cpu0 = cpuSeconds(workers[v].pid);
+  const redis0 = cpuSeconds(redis.pid);
   const t0 = performance.now();
   await queues[v].resume();
   for (;;) {
@@ -165,8 +166,10 @@ async function drain(v, n, calls) {
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(workers[v].pid) - cpu0;
+  // Redis's share, for planning how many workers one Redis serves (the polling here included: a few commands every 10 ms).
+  const redisCpu = cpuSeconds(redis.pid) - redis0;
   await queues[v].pause();
-  return { jobsPerSecond: n / seconds, cpuUsPerJob: (cpu * 1e6) / n, cpuPct: (100 * cpu) / seconds };
+  return { jobsPerSecond: n / seconds, cpuUsPerJob: (cpu * 1e6) / n, cpuPct: (100 * cpu) / seconds, redisUsPerJob: (redisCpu * 1e6) / n };
 }
 
 const JOBS = [
@@ -209,7 +212,7 @@ for (const job of JOBS) {
     console.log(
       `  ${job.endpoint} (${job.what}) ${LABELS[v].padEnd(23)}  jobs/s ${spread(r[v].map((x) => x.jobsPerSecond))}   CPU ${spread(
         r[v].map((x) => x.cpuUsPerJob),
-      )} µs/job   CPU ${spread(r[v].map((x) => x.cpuPct))}%`,
+      )} µs/job   CPU ${spread(r[v].map((x) => x.cpuPct))}%   Redis CPU ${spread(r[v].map((x) => x.redisUsPerJob))} µs/job`,
     );
   const jobsRatio = ratioOf(r, 'service', 'jobsPerSecond');
   const cpuRatio = ratioOf(r, 'service', 'cpuUsPerJob');

@@ -10,6 +10,7 @@ import path from 'node:path';
 import {
   benchDir,
   check,
+  cpuSeconds,
   emitResult,
   measureServer,
   median,
@@ -47,6 +48,12 @@ const app = path.join(benchDir, 'p11-drain/endpoints.xml');
 const suffix = randomBytes(3).toString('hex');
 const env = { ...process.env, UPSTREAM: 'http://127.0.0.1:9', ENDPOINT_SERVICE_QUEUE_KEY: randomBytes(32).toString('base64') };
 const servers = [];
+/** measureServer, plus the CPU Redis spent per stored job meanwhile. */
+async function measureWithRedis(server, url) {
+  const redis0 = cpuSeconds(redis.pid);
+  const r = await measureServer(server, url, { connections: o.connections, duration: o.duration });
+  return { ...r, redisUsPerReq: ((cpuSeconds(redis.pid) - redis0) * 1e6) / r.total };
+}
 try {
   servers.push({
     name: 'serve --queue',
@@ -61,8 +68,7 @@ try {
   const url = (v) => `${v.server.url}/one?ref=${'r'.repeat(16)}`;
   for (const v of servers) await warmup(url(v), o.connections);
   for (let round = 0; round < o.rounds; round++)
-    for (const v of round % 2 === 0 ? servers : [...servers].reverse())
-      v.samples.push(await measureServer(v.server, url(v), { connections: o.connections, duration: o.duration }));
+    for (const v of round % 2 === 0 ? servers : [...servers].reverse()) v.samples.push(await measureWithRedis(v.server, url(v)));
 } finally {
   for (const v of servers) await v.server.stop();
   await redis.stop();
@@ -81,7 +87,10 @@ for (const v of servers) {
     )}   server CPU ${spread(
       s.map((x) => x.cpuUsPerReq),
       1,
-    )} µs/req (${spread(s.map((x) => x.cpuPct))}% of a core)`,
+    )} µs/req (${spread(s.map((x) => x.cpuPct))}% of a core)   Redis CPU ${spread(
+      s.map((x) => x.redisUsPerReq),
+      1,
+    )} µs/req`,
   );
 }
 const [service, baseline] = servers;
