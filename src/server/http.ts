@@ -27,6 +27,7 @@ import { ATTR, NO_SPAN, NO_TRACING, type Span, type Tracing } from '../tracing.j
 import { expandTemplate } from '../template/expand.js';
 import { SYSTEM_PARAMETERS, type SystemParameter } from '../template/types.js';
 import { compileTrust, forwardedClientIp, socketAddress, type TrustFunction } from './client-ip.js';
+import { answerWebhook, checkWebhook, rawBytes } from './webhooks.js';
 
 /** How long the headers of a request may take. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -277,6 +278,7 @@ export class HttpService {
   ): void | Promise<void> {
     let work: Promise<void>;
     if (request.method === 'GET') {
+      if (endpoint.webhook !== null && this.webhookAnswered(request, response, endpoint, raw, Buffer.alloc(0), undefined, requestId)) return;
       const result = runRequest(application, {
         endpoint,
         raw,
@@ -376,6 +378,8 @@ export class HttpService {
     raw: ValueMap,
     requestId: string,
   ): Promise<void> {
+    // A handshake reads the query alone: a form body's fields are added to `raw` as it is read.
+    const query = endpoint.webhook?.handshake ? new Map(raw) : raw;
     const body = await readBody(request, response, raw, this.bodies, application.bodyKeeping(endpoint), this.clientIp(request));
     if (!body.ok) {
       if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
@@ -385,6 +389,12 @@ export class HttpService {
     const release = body.uploads.hold();
     let result: PipelineResult;
     try {
+      if (endpoint.webhook !== null) {
+        const bytes = rawBytes(body.uploads.body);
+        const received = bytes instanceof Promise ? await bytes : bytes;
+        if (this.webhookAnswered(request, response, endpoint, query, received, body.json?.document, requestId)) return;
+      }
+      if (body.unparsed !== undefined) return this.refuse(request, response, body.unparsed.status, body.unparsed.detail, requestId);
       result = await runRequest(application, {
         endpoint,
         raw,
@@ -397,6 +407,21 @@ export class HttpService {
       release();
     }
     return this.answer(response, result, requestId);
+  }
+
+  /** <signature> and <handshake> (server/webhooks.ts): true when they answered the request, which then goes no further. */
+  private webhookAnswered(
+    request: IncomingMessage,
+    response: TrackedResponse,
+    endpoint: Endpoint,
+    query: ValueMap,
+    body: Buffer,
+    json: unknown,
+    requestId: string,
+  ): boolean {
+    if (response.headersSent || response.destroyed) return true;
+    const checked = { method: request.method ?? 'GET', query, headers: request.headersDistinct, body, json };
+    return answerWebhook(checkWebhook(endpoint.webhook!, checked, Date.now()), endpoint, response, requestId, this.metrics, this.logger);
   }
 
   private answer(response: TrackedResponse, result: PipelineResult, requestId: string): void | Promise<void> {
