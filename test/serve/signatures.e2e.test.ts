@@ -121,6 +121,19 @@ describe('github (X-Hub-Signature-256), with two secrets while rotating', () => 
     await expectRefused('github', () => post('github', malformed, {}), MISSING);
   });
 
+  it('verifies a body larger than the 64 KiB kept in memory, read back from its temporary file', async () => {
+    const large = JSON.stringify({ action: 'large', padding: 'x'.repeat(200 * 1024) });
+    const header = await octokitSign(SECRETS.GITHUB_SECRET, large);
+    await expectAccepted('github', () => post('github', large, { 'X-Hub-Signature-256': header }), 'ran large');
+    await expectRefused('github', () => post('github', tampered(large), { 'X-Hub-Signature-256': header }), NO_MATCH);
+  });
+
+  it('sends no WWW-Authenticate with its 401: senders retry, they answer no challenge', async () => {
+    const response = await post('github', body, {});
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBeNull();
+  });
+
   it('verifies a GET too, over its empty body', async () => {
     const response = await fetch(`${service.url}/github?action=x`);
     expect(response.status).toBe(401);
@@ -284,6 +297,12 @@ describe('folders', () => {
       /X-Token header is missing/,
     );
     await expectAccepted('replaces', () => post('replaces', body, { 'X-Token': SECRETS.GITLAB_TOKEN }), 'ran');
+  });
+});
+
+describe('forwards', () => {
+  it('does not check the signature of the endpoint forwarded to: the request was the forwarding one', async () => {
+    await expectAccepted('inherits', () => post('forwards', '{}', {}), 'ran');
   });
 });
 
