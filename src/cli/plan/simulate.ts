@@ -24,6 +24,7 @@ import { expandTemplate, MissingValueError, type ExpansionScope, type Placeholde
 import type { Condition, Template } from '../../template/types.js';
 import type { BoundParameter, EndpointPlan, Plan, PrimaryFailure, ResponsePlan, SimulatedBody, SimulationInfo, TaskPlan } from './model.js';
 import { describeProtections, simulateProtections } from './protections.js';
+import { describeWebhook, simulateWebhook } from './webhook.js';
 import type { RawBody } from '../../upload.js';
 
 /** The request a simulation pretends to receive: fixed so plans are reproducible. */
@@ -124,6 +125,7 @@ class EndpointPlanner {
       edges: endpoint.taskGraph.edges,
       notes: this.notes,
       protections: describeProtections(endpoint.protections),
+      webhook: describeWebhook(endpoint.webhook),
     };
     if (this.input === null) {
       return {
@@ -178,6 +180,7 @@ class EndpointPlanner {
     return {
       ...base,
       protections: base.protections === null ? null : { ...base.protections, checks },
+      webhook: base.webhook === null ? null : { ...base.webhook, checks: simulateWebhook(base.webhook) },
       response: outcome.response,
       responseChosen: outcome.chosen,
       responseNote: outcome.note,
