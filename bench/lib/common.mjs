@@ -156,8 +156,25 @@ export function loadTest(url, { driver = 'autocannon', ...opts } = {}) {
   return autocannonTest(url, opts);
 }
 
-function autocannonTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false } = {}) {
-  const argv = pinned(cpu, [process.execPath, autocannonCli, '-c', String(connections), '-d', String(duration), '-m', method, '-n', '--json', url]);
+/** `input`: a file posted as each request's body; `headers`: extra request headers, { name: value }. */
+function autocannonTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false, input, headers = {} } = {}) {
+  const body = input === undefined ? [] : ['-i', input];
+  const extra = Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}=${value}`]);
+  const argv = pinned(cpu, [
+    process.execPath,
+    autocannonCli,
+    '-c',
+    String(connections),
+    '-d',
+    String(duration),
+    '-m',
+    method,
+    ...body,
+    ...extra,
+    '-n',
+    '--json',
+    url,
+  ]);
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

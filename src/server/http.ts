@@ -46,6 +46,8 @@ const PROBE_ALLOW = 'GET, HEAD';
 const LINGER_MS = 5000;
 const LINGER_MIN_BYTES = 16 * 1024 * 1024;
 const NO_UPLOADS = RequestUploads.NONE;
+/** A GET's body, for its <signature>. */
+const NO_BODY = Buffer.alloc(0);
 /** A key is ${env:...} only: it reads no system value. */
 const NO_SYSTEM_VALUES = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
 const HEALTHY = '{"status":"ok"}';
@@ -278,7 +280,7 @@ export class HttpService {
   ): void | Promise<void> {
     let work: Promise<void>;
     if (request.method === 'GET') {
-      if (endpoint.webhook !== null && this.webhookAnswered(request, response, endpoint, raw, Buffer.alloc(0), undefined, requestId)) return;
+      if (endpoint.webhook !== null && this.webhookAnswered(request, response, endpoint, raw, NO_BODY, undefined, requestId)) return;
       const result = runRequest(application, {
         endpoint,
         raw,
