@@ -489,7 +489,8 @@ class Checkpoint {
       if (this.lost) return false;
       try {
         // Fenced in the store: a worker held up past its lock writes nothing over the record of the one that took the job over.
-        const written = this.token === undefined ? (await this.job.updateProgress(snapshot), true) : await this.store.writeProgress(this.job.id!, this.token, snapshot);
+        const written =
+          this.token === undefined ? (await this.job.updateProgress(snapshot), true) : await this.store.writeProgress(this.job.id!, this.token, snapshot);
         if (!written) {
           this.lost = true;
           this.close();
