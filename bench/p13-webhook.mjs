@@ -1,11 +1,11 @@
-// P11: a webhook delivery (GitHub's `issues.opened` example from @octokit/webhooks-examples,
+// P13: a webhook delivery (GitHub's `issues.opened` example from @octokit/webhooks-examples,
 // pretty-printed as GitHub sends it: about 21 KB) posted to an endpoint whose five parameters are
 // JSONPath expressions into the body, against the same delivery posted to an endpoint that reads
 // the same five values from the query string, same run. Both have one HttpRequest task to a local
 // upstream. What is measured is the cost of binding from JSON: the body is parsed once per
 // request however many parameters read it. Target: >= 0.80x the query-string endpoint's req/s.
 //
-//   node bench/p11-webhook.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+//   node bench/p13-webhook.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -25,9 +25,9 @@ import {
   loadTest,
 } from './lib/common.mjs';
 
-const USAGE = `Usage: node bench/p11-webhook.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+const USAGE = `Usage: node bench/p13-webhook.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
-P11: a 21 KB GitHub delivery posted to an endpoint with five JSONPath parameters and one
+P13: a 21 KB GitHub delivery posted to an endpoint with five JSONPath parameters and one
 HttpRequest task, against the same delivery posted to the same endpoint reading its five values
 from the query string. Target: req/s >= 0.80x.
 
@@ -47,7 +47,7 @@ const [delivery, body] = (examples.default ?? examples)
   .examples.filter((x) => x.action === 'opened')
   .map((x) => [x, JSON.stringify(x, null, 2)])
   .reduce((a, b) => (b[1].length > a[1].length ? b : a));
-const dir = mkdtempSync(path.join(os.tmpdir(), 'p11-'));
+const dir = mkdtempSync(path.join(os.tmpdir(), 'p13-'));
 const bodyFile = path.join(dir, 'issues-opened.json');
 writeFileSync(bodyFile, body);
 const query = new URLSearchParams({
@@ -59,7 +59,7 @@ const query = new URLSearchParams({
 });
 
 const upstream = await startScript('upstream.mjs', [], { cpu: LOAD_CPU });
-const service = await startService(path.join(benchDir, 'p11-webhook/endpoints.xml'), { env: { ...process.env, UPSTREAM: upstream.url } });
+const service = await startService(path.join(benchDir, 'p13-webhook/endpoints.xml'), { env: { ...process.env, UPSTREAM: upstream.url } });
 const load = { method: 'POST', bodyFile, headers: { 'content-type': 'application/json', 'x-github-event': 'issues' }, connections: o.connections };
 const variants = [
   { name: 'query string', url: `${service.url}/query?${query}`, samples: [] },
@@ -76,7 +76,7 @@ try {
 }
 
 console.log(
-  `P11 POST of a ${(body.length / 1024).toFixed(1)} KiB delivery: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating`,
+  `P13 POST of a ${(body.length / 1024).toFixed(1)} KiB delivery: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating`,
 );
 for (const v of variants) {
   const s = v.samples;
@@ -95,4 +95,4 @@ const [byQuery, byPath] = variants.map((v) => v.samples);
 const rps = median(byPath.map((x) => x.rps)) / median(byQuery.map((x) => x.rps));
 const cpu = median(byPath.map((x) => x.cpuUsPerReq)) / median(byQuery.map((x) => x.cpuUsPerReq));
 console.log(`  ratio JSONPath/query string (of medians): req/s ${rps.toFixed(2)}x, CPU per request ${cpu.toFixed(2)}x`);
-emitResult('p11', [check('P11 five JSONPath parameters vs query string', `${rps.toFixed(3)}x`, '>= 0.80x', rps >= 0.8)]);
+emitResult('p13', [check('P13 five JSONPath parameters vs query string', `${rps.toFixed(3)}x`, '>= 0.80x', rps >= 0.8)]);
