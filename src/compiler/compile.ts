@@ -1,5 +1,6 @@
 // From an endpoints.xml path to an Application and every diagnostic, in one pass.
 
+import { SourceTexts } from './locate.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Application, Endpoint, EmailSettings, SecuritySettings } from './ast.js';
@@ -33,6 +34,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     mode: options.mode,
     env: options.env ?? process.env,
     publicUrlGiven: options.publicUrlGiven === true,
+    sources: new SourceTexts(),
     file,
     directory,
     staticDirectory: path.join(directory, 'static'),
@@ -67,6 +69,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
         };
   progress?.({ phase: 'parsing' });
   const decoded = decodeXml(bytes);
+  if (decoded.ok) ctx.sources.add(file, decoded.text);
   const parsed = decoded.ok ? parseXml(decoded.text, file, undefined, kept) : decoded;
   if (!parsed.ok) {
     diagnostics.report(parsed.code, { file, line: parsed.line, column: parsed.column }, parsed.message);
@@ -190,6 +193,7 @@ function readSettingsFile(ctx: CompileContext, name: string, rootName: string): 
     return null;
   }
   const decoded = decodeXml(read.bytes);
+  if (decoded.ok) ctx.sources.add(display, decoded.text);
   const parsed = decoded.ok ? parseXml(decoded.text, display) : decoded;
   if (!parsed.ok) {
     ctx.diagnostics.report(parsed.code, { file: display, line: parsed.line, column: parsed.column }, parsed.message);
