@@ -88,4 +88,33 @@ describe('dry-run and webhook checks', () => {
       ['signature', 'not-checked'],
     ]);
   });
+
+  it("answers a simulated verification request as serve would: the handshake's answer, nothing bound, no task run", async () => {
+    writeFileSync(join(dir, 'verification.json'), JSON.stringify({ token: 'x', challenge: 'c-123', type: 'url_verification' }));
+    const slack = await dryRun([APP, '--endpoint', 'slack', '--body', join(dir, 'verification.json')], ENV);
+    expect(slack.exitCode).toBe(0);
+    expect(slack.stdout).toContain("[answered] handshake: this is Slack's verification request: serve answers it itself, 200 text/plain; charset=utf-8");
+    expect(slack.stdout).toContain("response  200 the Slack handshake's answer, written by serve (text/plain; charset=utf-8)");
+    expect(slack.stdout).toContain('serve answers the handshake itself, so no task runs');
+    expect(slack.stdout).not.toMatch(/^ {2}bound /m);
+
+    const graph = await dryRun([APP, '--endpoint', 'graph', '--param', 'validationToken=hello', '--format', 'json'], ENV);
+    expect(graph.exitCode).toBe(0);
+    expect(graph.stderr).toBe('');
+    const doc = JSON.parse(graph.stdout) as Doc & { endpoints: { response: { status: number }; tasks: { willRun: boolean }[] }[] };
+    expect(doc.endpoints[0]!.webhook!.checks).toEqual([expect.objectContaining({ check: 'handshake', outcome: 'answered' })]);
+    expect(doc.endpoints[0]!.response.status).toBe(200);
+    expect(doc.endpoints[0]!.tasks.map((t) => t.willRun)).toEqual([false]);
+  });
+
+  it('refuses a verification request with the wrong verify token as serve would: 403, exit 1', async () => {
+    const run = await dryRun(
+      [APP, '--endpoint', 'meta', '--param', 'hub.mode=subscribe', '--param', 'hub.verify_token=wrong', '--param', 'hub.challenge=5'],
+      ENV,
+    );
+    expect(run.exitCode).toBe(1);
+    expect(run.stdout).toContain('[refused] handshake: serve answers 403');
+    expect(run.stdout).toContain('response  403');
+    expect(run.stdout + run.stderr).not.toContain(ENV.META_VERIFY_TOKEN);
+  });
 });

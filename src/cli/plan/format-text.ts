@@ -37,7 +37,15 @@ function endpointText(endpoint: EndpointPlan, simulated: boolean, c: ChalkInstan
   out.push(`${c.bold.cyan(endpoint.name)} ${c.dim(`(line ${endpoint.line})`)}`);
   if (endpoint.webhook !== null) {
     out.push(`  webhook   ${webhookSummary(endpoint.webhook)}`);
-    for (const check of endpoint.webhook.checks ?? []) out.push(`    ${c.yellow(`[${check.outcome}]`)} ${check.check}: ${check.detail}`);
+    for (const check of endpoint.webhook.checks ?? []) {
+      const mark =
+        check.outcome === 'answered'
+          ? c.green(`[${check.outcome}]`)
+          : check.outcome === 'refused'
+            ? c.red(`[${check.outcome}]`)
+            : c.yellow(`[${check.outcome}]`);
+      out.push(`    ${mark} ${check.check}: ${check.detail}`);
+    }
   }
   if (endpoint.protections !== null) {
     out.push(`  protects  ${protectionSummary(endpoint.protections)}`);

@@ -118,7 +118,8 @@ export interface WebhookPlan {
 
 export interface WebhookCheck {
   readonly check: 'signature' | 'handshake';
-  readonly outcome: 'not-checked';
+  /** not-checked: a signature (dry-run checks none), or a request that is no handshake; answered / refused: the handshake serve would answer. */
+  readonly outcome: 'not-checked' | 'answered' | 'refused';
   readonly detail: string;
 }
 
