@@ -3,7 +3,7 @@
 // itself held up (a busy start, a loaded machine) is answered, not failed. A Redis found as every
 // suite finds it, and a socket that accepts and never answers (as a stalled Redis does).
 import { createServer, type Server, type Socket } from 'node:net';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { boundCommands } from '../../src/server/shared-state.js';
 import { stopSpawnedRedis, testRedisUrl } from '../helpers/redis.js';
@@ -21,7 +21,7 @@ afterAll(async () => {
   await stopSpawnedRedis();
 });
 
-function client(url: string, options: ConstructorParameters<typeof Redis>[1] = {}): Redis {
+function client(url: string, options: RedisOptions = {}): Redis {
   const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, ...options });
   redis.on('error', () => {});
   boundCommands(redis, BOUND_MS);
