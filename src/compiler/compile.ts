@@ -142,9 +142,19 @@ function withForwardedBodies(endpoints: Endpoint[]): Endpoint[] {
     }
     return false;
   };
-  return endpoints.map((e) =>
+  const forwarded = endpoints.map((e) =>
     e.keepsRequestBody || !e.successes.some((s) => s.action.kind === 'forward') || !reachesKeeper(e) ? e : { ...e, keepsRequestBody: true },
   );
+  return withWebhookBodies(forwarded);
+}
+
+/**
+ * A <signature> is verified over the body's bytes as received, and a <handshake> reads them: an
+ * endpoint with either keeps its own raw body (and accepts any content type). Only its own: a
+ * forward is not a delivery, and the endpoints forwarding to it are not signed by the sender.
+ */
+function withWebhookBodies(endpoints: Endpoint[]): Endpoint[] {
+  return endpoints.map((e) => (e.keepsRequestBody || e.webhook === null ? e : { ...e, keepsRequestBody: true }));
 }
 
 /** Often enough for a spinner to move, rarely enough to cost nothing. */

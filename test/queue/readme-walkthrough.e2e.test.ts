@@ -2,6 +2,7 @@
 // served enqueue-only and run by a worker, a GitHub delivery answered 202 once stored, the chat
 // message and the relay sent by the worker, and `jobs show` with the answer's request id listing
 // each task's outcome as the README prints it. Redis only, as the README's walkthrough.
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,9 @@ import { inspect, QUEUE_KEY, runCli, startWorker, stopSpawnedRedis, testRedisUrl
 const REDIS_URL = await testRedisUrl();
 const APP = path.join(ROOT, 'fixtures/webhooks/endpoints.xml');
 const DELIVERY = readFileSync(path.join(ROOT, 'fixtures/webhooks/issues-opened.json'));
+const SECRET = 'It-is-a-secret';
+/** As the README signs it with openssl: sha256= and the hex HMAC-SHA256 of the file. */
+const SIGNATURE = 'sha256=' + createHmac('sha256', SECRET).update(DELIVERY).digest('hex');
 const name = uniqueQueueName('walkthrough');
 
 describe.skipIf(REDIS_URL === null)('the README walkthrough of serve --no-queue-consume and worker', () => {
@@ -21,7 +25,7 @@ describe.skipIf(REDIS_URL === null)('the README walkthrough of serve --no-queue-
   beforeAll(async () => {
     peers = await HttpPeer.start();
     peers.route('/chat', { status: 200, body: 'ok' }).route('/relay', { status: 200, body: '' });
-    const env = { CHAT_WEBHOOK_URL: peers.url('/chat'), RELAY_URL: peers.url('/relay'), ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY };
+    const env = { CHAT_WEBHOOK_URL: peers.url('/chat'), RELAY_URL: peers.url('/relay'), ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY, GITHUB_WEBHOOK_SECRET: SECRET };
     serve = await startServe(APP, ['--queue', REDIS_URL!, '--queue-name', name, '--no-queue-consume'], env);
     worker = startWorker(APP, REDIS_URL!, name, [], env);
     await worker.origin;
@@ -37,7 +41,7 @@ describe.skipIf(REDIS_URL === null)('the README walkthrough of serve --no-queue-
   it('answers 202 once the job is stored; the worker sends the chat message and the relay; jobs show lists each task', async () => {
     const response = await fetch(`${serve.url}/github`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-github-event': 'issues' },
+      headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-hub-signature-256': SIGNATURE },
       body: DELIVERY,
     });
     expect(response.status).toBe(202);
