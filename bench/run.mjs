@@ -26,10 +26,12 @@ const SCENARIOS = [
   ['p10', 'p10-memory.mjs', 'heap of a compiled 10,000-endpoint application'],
   ['p11', 'p11-drain.mjs', 'worker draining queued jobs vs a BullMQ worker with got (own redis-server)'],
   ['p12', 'p12-enqueue.mjs', 'serve --queue storing jobs vs node:http + Queue.add (own redis-server)'],
+  ['p13', 'p13-webhook.mjs', 'a 21 KB webhook delivery: five JSONPath parameters vs query string'],
+  ['p14', 'p14-signature.mjs', 'a signed 20 KB webhook delivery vs the same endpoint unsigned'],
 ];
 
-const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p12]
-       node bench/run.mjs [--quick] [p1 ... p12]
+const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p14]
+       node bench/run.mjs [--quick] [p1 ... p14]
 
 Runs the scenarios (all, or those named) one after the other and ends with a summary of every
 target. Each scenario also runs alone: node bench/SCRIPT --help.

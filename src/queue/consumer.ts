@@ -81,8 +81,6 @@ export const STALLED_TOO_OFTEN = /stalled more than allowable limit/;
 
 export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
-  /** The checkpoints of the jobs running here, by job id: told when BullMQ renews their locks. */
-  private readonly checkpoints = new Map<string, Checkpoint>();
   private worker!: Worker;
   private health: { readonly up: boolean; stop(): void } | null = null;
   private sweeper!: RetentionSweeper;
@@ -118,10 +116,6 @@ export class QueueConsumer {
     });
     consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer, () => store.forgetFates());
     consumer.sweeper.start();
-    consumer.worker.on('locksRenewed', ({ jobIds }: { jobIds: string[] }) => {
-      const now = Date.now();
-      for (const id of jobIds) consumer.checkpoints.get(id)?.lockRenewed(now);
-    });
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => {
       // BullMQ itself fails a job that stalled too often; the processor reports every other failure.
@@ -177,7 +171,7 @@ export class QueueConsumer {
     return this.active.size;
   }
 
-  /** Resolves to the record of a run that succeeded: BullMQ stores it as the job's return value (job.ts, finalRecord). */
+  /** Resolves to the record of a run that succeeded: BullMQ stores it as the job's return value (job.ts, jobRecord). */
   private async process(job: Job<QueuedRun>, token: string | undefined): Promise<RunProgress | undefined> {
     const data = job.data;
     const fields: JobFields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id!, attempt: job.attemptsMade + 1 };
@@ -212,9 +206,11 @@ export class QueueConsumer {
     const keys = this.settings.keys;
     // The attempt history `jobs show` prints.
     const history = (text: string) => job.log(`${new Date().toISOString()} attempt ${fields.attempt}: ${text}`).catch(() => 0);
+    // Before the run's checkpoint exists; fenced as its writes are (fenced-progress.ts).
+    const writeProgress = () => (token === undefined ? job.updateProgress(progress) : this.store.writeProgress(jobId, token, progress)).catch(() => {});
     /** `code`: the failed task's, or why the job could not run at all; `reason`: the log line's, when it says more than the store may keep. */
     const permanent = async (outcome: 'failed' | 'config-changed', message: string, code: string = outcome, reason: string = message) => {
-      await job.updateProgress(progress).catch(() => {});
+      await writeProgress();
       await history(`failed for good: ${message}`);
       this.observer.log('error', 'job failed for good', { ...fields, reason });
       endRun(outcome, code);
@@ -266,7 +262,7 @@ export class QueueConsumer {
     if (stalls > 0) {
       progress.stalls = job.stalledCounter;
       // Written now (a stall is rare): a run cut off again before its first checkpoint must not count this one twice.
-      await job.updateProgress(progress).catch(() => {});
+      await writeProgress();
       await history(
         `interrupted: its worker stopped without handing the job back (killed, crashed or cut off from the store)${stalls > 1 ? `, ${stalls} times` : ''}; resumed by another worker once its lock expired`,
       );
@@ -277,8 +273,17 @@ export class QueueConsumer {
     this.observer.started(fields, firstStart ? Math.max(0, Date.now() - data.enqueuedAt) / 1000 : null);
     this.observer.log('info', job.stalledCounter > 0 ? 'job resumed after a stall' : 'job started', { ...fields, finishedTasks: finished.size });
 
-    const checkpoint = new Checkpoint(job, token, progress, intermediate, this.settings, this.observer, fields, endpoint.tasks.length - finished.size);
-    this.checkpoints.set(jobId, checkpoint);
+    const checkpoint = new Checkpoint(
+      job,
+      token,
+      this.store,
+      progress,
+      intermediate,
+      this.settings,
+      this.observer,
+      fields,
+      endpoint.tasks.length - finished.size,
+    );
     const scope: ExpansionScope = { parameters, system: sealed.system, env: loaded.env };
     const run = loaded.taskEngine().start({
       endpoint,
@@ -311,7 +316,6 @@ export class QueueConsumer {
       else await checkpoint.flush();
     } finally {
       this.active.delete(active);
-      this.checkpoints.delete(jobId);
     }
 
     if (checkpoint.lost) {
@@ -374,12 +378,10 @@ class Checkpoint {
   private closed = false;
   /** The fence found the job's lock held by another worker: this one sends and records nothing more. */
   lost = false;
-  /** When this worker's lock on the job was last known to be renewed (BullMQ renews it every half lock duration). */
-  private renewedAt: number;
-
   constructor(
     private readonly job: Job<QueuedRun>,
     private readonly token: string | undefined,
+    private readonly store: Store,
     private readonly progress: RunProgress,
     private readonly intermediate: Map<string, string>,
     private readonly settings: QueueSettings,
@@ -387,31 +389,22 @@ class Checkpoint {
     private readonly fields: JobFields,
     /** How many task outcomes this run reports (the tasks not finished before it). */
     private readonly toReport: number,
-  ) {
-    this.renewedAt = job.processedOn ?? Date.now();
-  }
+  ) {}
 
   /** Outcomes reported in this run. */
   private reported = 0;
-
-  lockRenewed(at: number): void {
-    this.renewedAt = at;
-  }
+  /** An outcome is recorded in memory and waits for the end of the run to be written. */
+  private unwritten = false;
 
   /**
-   * True while this worker holds the job. Asked of the store only when the last renewal is older
-   * than BullMQ's renewal rhythm allows (the process was held up: a paused event loop, a stopped
-   * process): then the lock may have passed to another worker, whose record this one must not
-   * write over. A lock found lost closes the checkpoint for good.
+   * True while this worker holds the job, its lock renewed for a whole lock duration: asked before
+   * a message is sent, so that a worker whose lock has passed to another (it was held up: a paused
+   * event loop, a stopped process) sends nothing. A lock found lost closes the checkpoint for good.
    */
-  private async holdsLock(force: boolean): Promise<boolean> {
+  private async holdsLock(): Promise<boolean> {
     if (this.lost) return false;
-    if (!force && Date.now() - this.renewedAt < (this.settings.lockDurationMs * 3) / 4) return true;
     const extended = this.token === undefined ? 0 : await this.job.extendLock(this.token, this.settings.lockDurationMs).catch(() => 0);
-    if (extended === 1) {
-      this.renewedAt = Date.now();
-      return true;
-    }
+    if (extended === 1) return true;
     this.lost = true;
     this.close();
     return false;
@@ -437,9 +430,6 @@ class Checkpoint {
     if (++this.reported >= this.toReport) this.unwritten = true;
     else this.writeSoon();
   }
-
-  /** An outcome is recorded in memory and waits for the end of the run to be written. */
-  private unwritten = false;
 
   /**
    * A task outcome is written a tick later, so outcomes reported together (a stage's tasks, a
@@ -483,7 +473,7 @@ class Checkpoint {
           return 'unknown';
         }
         // The fence: a worker whose lock has passed to another must not send.
-        if (!(await this.holdsLock(true))) return 'lost';
+        if (!(await this.holdsLock())) return 'lost';
         mail[step] = { state: 'sending', messageId, at: Date.now() };
         if (!(await this.write()))
           throw new TaskError('the sending marker could not be written to the queue; not sent', { code: 'connection', transient: true });
@@ -509,8 +499,10 @@ class Checkpoint {
 
   /**
    * The run succeeded: the record to complete the job with, once the writes under way have
-   * landed, and while this worker still holds the job (asked of the store only after a hold-up,
-   * as for every write); null when another worker has it. The checkpoint is closed either way.
+   * landed; null when one of them found the job taken over. The completion is fenced as the
+   * writes are: BullMQ completes a job only for the token that holds its lock, so a worker held
+   * up past its lock completes nothing over the record of the one that took the job over. The
+   * checkpoint is closed either way.
    */
   async completing(): Promise<RunProgress | null> {
     if (this.pending !== null) {
@@ -518,9 +510,8 @@ class Checkpoint {
       this.pending = null;
     }
     await this.chain;
-    const held = await this.holdsLock(false);
     this.close();
-    return held ? this.progress : null;
+    return this.lost ? null : this.progress;
   }
 
   /** The job is leaving this worker: later outcomes must not overwrite another worker's record. */
@@ -536,17 +527,22 @@ class Checkpoint {
     }
     this.unwritten = false;
     const snapshot = structuredClone(this.progress);
-    this.chain = this.chain.then(async () =>
-      !(await this.holdsLock(false))
-        ? false
-        : this.job.updateProgress(snapshot).then(
-            () => true,
-            (error: unknown) => {
-              this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
-              return false;
-            },
-          ),
-    );
+    this.chain = this.chain.then(async () => {
+      if (this.lost) return false;
+      try {
+        // Fenced in the store: a worker held up past its lock writes nothing over the record of the one that took the job over.
+        const written =
+          this.token === undefined ? (await this.job.updateProgress(snapshot), true) : await this.store.writeProgress(this.job.id!, this.token, snapshot);
+        if (!written) {
+          this.lost = true;
+          this.close();
+        }
+        return written;
+      } catch (error) {
+        this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
+        return false;
+      }
+    });
     return this.chain;
   }
 }

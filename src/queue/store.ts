@@ -14,6 +14,7 @@ import {
   SETTLE_FATE_SCRIPT,
   type JobFate,
 } from './fate.js';
+import { FENCED_PROGRESS_SCRIPT, jobKeys, POSTGRES_FENCED_PROGRESS } from './fenced-progress.js';
 import type { QueueObserver } from './observer.js';
 import { restartablePostgresBackend, type PostgresBackendFactory } from './postgres-backend.js';
 import type { QueueSettings } from './settings.js';
@@ -28,8 +29,9 @@ export function loadEngine(): Promise<{ bullmq: Bullmq; Redis: typeof RedisClien
   return loaded;
 }
 
-/** The name the fate script is defined under on a connection (ioredis defineCommand). */
+/** The names our scripts are defined under on a connection (ioredis defineCommand). */
 const SETTLE_FATE_COMMAND = 'endpointServiceSettleFate';
+const FENCED_PROGRESS_COMMAND = 'endpointServiceWriteProgress';
 
 /** What each use needs of its connection. */
 export type ConnectionRole =
@@ -80,6 +82,8 @@ export interface Store {
   settleFate(jobId: string, fate: JobFate): Promise<JobFate>;
   /** Forgets settled fates older than FATE_RETENTION_MS; Redis lets them expire by themselves. */
   forgetFates(): Promise<void>;
+  /** Writes a job's progress record if `token` still holds its lock, in one step (fenced-progress.ts); false: another worker holds it, or nobody. */
+  writeProgress(jobId: string, token: string, progress: unknown): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -95,12 +99,14 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     return client;
   };
   const client = connect(role);
-  // By its SHA (EVALSHA), as BullMQ sends its own scripts: the script's text is not sent and
+  // By their SHA (EVALSHA), as BullMQ sends its own scripts: a script's text is not sent and
   // hashed again for every job; ioredis sends it once more when Redis has forgotten it.
   client.defineCommand(SETTLE_FATE_COMMAND, { numberOfKeys: 1, lua: SETTLE_FATE_SCRIPT });
-  const settle = (client as unknown as Record<typeof SETTLE_FATE_COMMAND, (key: string, fate: JobFate, ms: number) => Promise<unknown>>)[
-    SETTLE_FATE_COMMAND
-  ].bind(client);
+  client.defineCommand(FENCED_PROGRESS_COMMAND, { numberOfKeys: 2, lua: FENCED_PROGRESS_SCRIPT });
+  const scripts = client as unknown as {
+    [SETTLE_FATE_COMMAND](key: string, fate: JobFate, ms: number): Promise<unknown>;
+    [FENCED_PROGRESS_COMMAND](jobKey: string, lockKey: string, token: string, progress: string): Promise<unknown>;
+  };
   let wasReady = false;
   // The first connection, which commands wait for (one listener, however many wait).
   const firstReady = new Promise<void>((resolve) =>
@@ -129,9 +135,11 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     // connection still being made is waited for, as BullMQ waits with the add.
     settleFate: async (jobId, fate) => {
       if (!wasReady) await firstReady;
-      return parseFate(await settle(fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
+      return parseFate(await scripts[SETTLE_FATE_COMMAND](fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
     },
     forgetFates: async () => {},
+    writeProgress: async (jobId, token, progress) =>
+      (await scripts[FENCED_PROGRESS_COMMAND](...jobKeys(settings.name, jobId), token, JSON.stringify(progress))) === 1,
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
       queue.on('error', onError);
@@ -221,6 +229,8 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     forgetFates: async () => {
       await (await fatePool()).query(POSTGRES_FORGET_FATES, [settings.name, FATE_RETENTION_MS]);
     },
+    writeProgress: async (jobId, token, progress) =>
+      (await (await fatePool()).query(POSTGRES_FENCED_PROGRESS, [settings.name, jobId, token, JSON.stringify(progress)])).rows.length === 1,
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection } as unknown as QueueOptions, backend);
       queue.on('error', onError);
