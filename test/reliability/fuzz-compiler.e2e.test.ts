@@ -5,7 +5,7 @@
 //
 // Bounded and reproducible: the seed is printed (set FUZZ_SEED to replay a run, FUZZ_RUNS
 // to go further by hand). A case that ever fails belongs in fixtures/regressions/ with a
-// test in regressions.test.ts.
+// test in regressions.e2e.test.ts.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
