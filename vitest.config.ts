@@ -20,6 +20,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    globalSetup: ['test/setup/fuzz-seed.ts'],
+    setupFiles: ['test/setup/fast-check.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.e2e.test.ts', ...SLOW] } },
       { extends: true, test: { name: 'e2e', include: ['test/**/*.e2e.test.ts'], exclude: SLOW } },
