@@ -2,7 +2,8 @@
 // request, without any network or SMTP I/O. The plan goes to stdout; diagnostics, warnings
 // and the reasons a simulated request fails go to stderr (docs/dry-run.md, "For scripts").
 import type { ChalkInstance } from 'chalk';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
+import { nameValue, repeated } from './option-parsers.js';
 import { compileApplication, type Endpoint } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { closest } from '../compiler/suggest.js';
@@ -33,12 +34,8 @@ export function registerDryRun(program: Command, returning: Returning): void {
     .command('dry-run')
     .description('print the task plan without any network or SMTP I/O')
     .argument('<file>', 'the endpoints.xml')
-    .addOption(new Option('--endpoint <name>', 'only this endpoint (repeatable)').argParser(collect).default([] as string[], 'every endpoint'))
-    .option(
-      '--param <name=value>',
-      'simulate a request with this parameter (repeatable; several values for one name are joined with the separator)',
-      collectParam,
-    )
+    .addOption(new Option('--endpoint <name>', 'only this endpoint (repeatable)').argParser(repeated).default([] as string[], 'every endpoint'))
+    .option('--param <name=value>', 'simulate a request with this parameter (repeatable; several values for one name are joined with the separator)', nameValue)
     .option('--body <file>', 'simulate a request with this body (a webhook delivery saved to a file)')
     .option('--content-type <type>', "the --body file's content type (default: application/json for .json, application/xml for .xml)")
     .option('--header <"Name: value">', 'simulate a request with this header (repeatable)', collectHeader)
@@ -57,16 +54,6 @@ Examples:
   endpoint-service dry-run --format mermaid endpoints.xml`,
     )
     .action(returning((file: string, options: DryRunOptions) => dryRun(file, options, processIo())));
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
-function collectParam(value: string, previous: [string, string][] | undefined): [string, string][] {
-  const eq = value.indexOf('=');
-  if (eq <= 0) throw new InvalidArgumentError(`expected name=value, got "${value}"`);
-  return [...(previous ?? []), [value.slice(0, eq), value.slice(eq + 1)]];
 }
 
 export function dryRun(file: string, options: DryRunOptions, io: CommandIo): ExitCode {

@@ -1,6 +1,7 @@
 // `endpoint-service validate [options] <file...>`: the whole report on stdout; exit 0 valid,
 // 1 errors (or too many warnings), 2 usage error or an unreadable file (wins over 1).
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
+import { warningCount } from './option-parsers.js';
 import { compileApplication, type Diagnostic } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import type { ExitCode, Returning } from './action.js';
@@ -14,18 +15,13 @@ export interface ValidateOptions {
   readonly maxWarnings?: number;
 }
 
-function parseCount(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number of warnings (0 or more).');
-  return Number(value);
-}
-
 export function registerValidate(program: Command, returning: Returning): void {
   program
     .command('validate')
     .description('check endpoints.xml files and report every problem with its position')
     .argument('<file...>', 'endpoints.xml files')
     .addOption(new Option('--format <format>', 'output format').choices(FORMAT_NAMES).default('text'))
-    .option('--max-warnings <n>', 'exit 1 when there are more than n warnings', parseCount)
+    .option('--max-warnings <n>', 'exit 1 when there are more than n warnings', warningCount)
     .action(returning((files: string[], options: ValidateOptions) => validate(files, options, processIo())));
 }
 
