@@ -72,22 +72,22 @@ async function withAdmin(
 ): Promise<ExitCode> {
   const usage = usageOf(command);
   const location = resolveQueueLocation(flags, usage, false);
-  if (location === null) usage('jobs needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
+  if (location === null) return usage('jobs needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
   // A new key would open nothing: the one the jobs were sealed with is needed.
-  if (keyFor !== null && location!.keys.length === 0)
+  if (keyFor !== null && location.keys.length === 0)
     usage(
       `${keyFor} needs ENDPOINT_SERVICE_QUEUE_KEY set to the key serve and worker run with (and ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS for jobs sealed before a key change)`,
     );
   const { JobsAdmin } = await import('../queue/admin.js');
   let admin: JobsAdmin;
   try {
-    admin = await JobsAdmin.open({ url: location!.url, backend: location!.backend, name: flags.queueName });
+    admin = await JobsAdmin.open({ url: location.url, backend: location.backend, name: flags.queueName });
   } catch (error) {
     process.stderr.write(`endpoint-service: the queue store cannot be reached: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
   try {
-    return await run(admin, location!.keys);
+    return await run(admin, location.keys);
   } finally {
     await admin.close();
   }

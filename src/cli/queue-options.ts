@@ -115,30 +115,29 @@ export function resolveQueueLocation(
   const url = flags.queue ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined);
   if (url === undefined) return null;
   const source = flags.queue !== undefined ? '--queue' : 'the environment variable ENDPOINT_SERVICE_QUEUE_URL';
-  const backend = backendOf(url);
-  if (backend !== 'redis' && backend !== 'postgres') usage(`${source} ${backend}`);
+  const store = backendOf(url);
+  if (!store.ok) return usage(`${source} ${store.problem}`);
+  const { backend } = store;
   const keyText = env.ENDPOINT_SERVICE_QUEUE_KEY;
-  if (!keyRequired && (keyText === undefined || keyText.trim() === '')) return { url, backend: backend as QueueSettings['backend'], keys: [] };
-  if (keyText === undefined || keyText.trim() === '')
-    usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);
-  const key = parseQueueKey(keyText!);
-  if (key === null) usage(`ENDPOINT_SERVICE_QUEUE_KEY must be 32 bytes written in base64 (44 characters) or hex (64 characters); ${KEY_HOWTO}`);
-  const keys = [key!];
+  if (keyText === undefined || keyText.trim() === '') {
+    if (!keyRequired) return { url, backend, keys: [] };
+    return usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);
+  }
+  const key = parseQueueKey(keyText);
+  if (key === null) return usage(`ENDPOINT_SERVICE_QUEUE_KEY must be 32 bytes written in base64 (44 characters) or hex (64 characters); ${KEY_HOWTO}`);
+  const keys = [key];
   const previousText = env.ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS;
   if (previousText !== undefined && previousText.trim() !== '') {
     const previous = parseQueueKey(previousText);
-    if (previous === null) usage('ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS must be 32 bytes written in base64 or hex');
-    keys.push(previous!);
+    if (previous === null) return usage('ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS must be 32 bytes written in base64 or hex');
+    keys.push(previous);
   }
-  return { url, backend: backend as QueueSettings['backend'], keys };
+  return { url, backend, keys };
 }
 
 export function resolveQueueSettings(flags: QueueFlags, usage: Usage, role: 'serve' | 'worker'): QueueSettings | null {
   const location = resolveQueueLocation(flags, usage);
-  if (location === null) {
-    if (role === 'worker') usage('worker needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
-    return null;
-  }
+  if (location === null) return null;
   return {
     ...location,
     name: flags.queueName,

@@ -60,7 +60,7 @@ export function registerWorker(program: Command, returning: Returning): void {
 
 async function runWorkerCommand(file: string, flags: WorkerFlags, command: Command): Promise<ExitCode> {
   const usage = usageOf(command);
-  const queue = resolveQueueSettings(flags, usage, 'worker')!;
+  const queue = resolveQueueSettings(flags, usage, 'worker') ?? usage('worker needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
   let allowedTaskHosts = null;
   if (flags.allowTaskHost.length > 0) {
     const parsed = parseHostAllowlist(flags.allowTaskHost);

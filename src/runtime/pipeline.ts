@@ -303,7 +303,8 @@ async function proceed(
   if (!result.ok) {
     if (response !== null) discardResponse(response);
     // The task engine has logged the failure with its task outcome already.
-    const failure = { status: 502, detail: `task "${result.failedTask}" failed`, internal: `task "${result.failedTask}" failed: ${result.error.message}` };
+    const what = result.cause === 'task-failed' ? `task "${result.failedTask}" failed` : 'the run was interrupted';
+    const failure = { status: 502, detail: what, internal: `${what}: ${result.error.message}` };
     return renderError(context, endpoint, request, decision.environment, failure, false);
   }
   if (response !== null) return { response, outcome: 'success' };
