@@ -55,7 +55,7 @@ export interface PipelineContext extends ActionContext {
    * once it is stored: `queued`, `refused` (the store cannot take it; answered 503), or
    * `in-process` (--queue-fallback in-process: run it here as without the queue).
    */
-  readonly enqueueTasks?: (run: BackgroundRun) => Promise<'queued' | 'refused' | 'in-process'>;
+  readonly enqueueTasks?: ((run: BackgroundRun) => Promise<'queued' | 'refused' | 'in-process'>) | undefined;
 }
 
 /** What a durable queue stores of a background run: the bound values, never the expanded tasks. */

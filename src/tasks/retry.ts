@@ -18,7 +18,7 @@ export interface RetryOptions {
   /** Asked before each retry: false ends the task with its last failure (another task failed). */
   readonly mayContinue?: () => boolean;
   /** The task's span when tracing is on: each attempt gets a child span, handed to `attempt`. */
-  readonly span?: Span;
+  readonly span?: Span | undefined;
 }
 
 /**
