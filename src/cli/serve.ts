@@ -264,8 +264,6 @@ function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSe
     if (!parsed.ok) usage(`--allow-task-host: ${parsed.error}`);
     else allowedTaskHosts = parsed.list;
   }
-  // Checked now, with the parser Email tasks use: a malformed URL would otherwise only show as a
-  // 502 on every request that sends mail. The value is not echoed: it may hold a password.
   const maxInflightBodyBytes = flags.maxInflightBodySize ?? Math.max(size(DEFAULT_MAX_INFLIGHT_BODY_SIZE), flags.maxBodySize);
   if (maxInflightBodyBytes < flags.maxBodySize) {
     usage(
@@ -273,6 +271,8 @@ function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSe
     );
   }
   if (flags.uploadDir !== undefined) checkUploadDir(flags.uploadDir, usage);
+  // Checked now, with the parser Email tasks use: a malformed URL would otherwise only show as a
+  // 502 on every request that sends mail. The value is not echoed: it may hold a password.
   const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
   const smtpUrl = flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined);
   if (smtpUrl !== undefined) {

@@ -39,7 +39,7 @@ import {
 } from './job.js';
 import { endJobSpan, startJobSpan } from './job-trace.js';
 import type { JobFields, QueueObserver, RunOutcome } from './observer.js';
-import { MAX_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
+import { MAX_JOB_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
 import { RetentionSweeper } from './retention.js';
 import { openStore, type Store } from './store.js';
 
@@ -346,10 +346,10 @@ export function backoffDelay(attemptsMade: number, error: Error | undefined, bac
     typeof backoff === 'object' && backoff !== null && typeof (backoff as { delay?: unknown }).delay === 'number'
       ? (backoff as { delay: number }).delay
       : fallbackMs;
-  const ceiling = Math.min(MAX_BACKOFF_MS, base * 2 ** Math.max(0, attemptsMade - 1));
+  const ceiling = Math.min(MAX_JOB_BACKOFF_MS, base * 2 ** Math.max(0, attemptsMade - 1));
   const delay = Math.floor(random() * ceiling);
   const asked = error instanceof RetryableRunError ? error.retryAfterMs : null;
-  return asked === null ? delay : Math.max(delay, Math.min(asked, MAX_BACKOFF_MS));
+  return asked === null ? delay : Math.max(delay, Math.min(asked, MAX_JOB_BACKOFF_MS));
 }
 
 /** The job's progress record, written after each task outcome and around each mail message, one write at a time. */

@@ -35,8 +35,8 @@ export const ENQUEUE_TIMEOUT_MS = 2_000;
 
 /** How long serve then waits for the store to confirm the job void (fate.ts) before answering 503 all the same. */
 export const VOID_TIMEOUT_MS = 2_000;
-/** The longest wait between attempts, whatever the backoff or Retry-After. */
-export const MAX_BACKOFF_MS = 30 * 60_000;
+/** The longest wait between two attempts of a queued job, whatever the backoff or Retry-After. */
+export const MAX_JOB_BACKOFF_MS = 30 * 60_000;
 /** A job that has stalled (its worker died) more often than this fails instead of looping. */
 export const MAX_STALLED_COUNT = 2;
 /** Completed jobs say nothing `jobs` needs for long: an hour, and at most the last 1000. */

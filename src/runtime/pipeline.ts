@@ -71,9 +71,6 @@ export interface BackgroundRun {
   readonly span: Span;
 }
 
-/** How long a client is asked to wait before trying a refused background request again. */
-const QUEUE_RETRY_AFTER_SECONDS = 5;
-
 export interface EndpointRequest {
   readonly endpoint: Endpoint;
   readonly raw: RawParameters;
@@ -168,6 +165,10 @@ async function guarded(context: PipelineContext, input: DecisionInput, request: 
   return execute(context, input, request, decision);
 }
 
+/**
+ * The Retry-After of a 503 for a passing outage (the CAPTCHA verifier does not answer, the queue
+ * cannot store a background run): how long a client is asked to wait before trying again.
+ */
 const RETRY_SOON: Readonly<Record<string, string>> = { 'retry-after': '5' };
 
 export function tooManyRequests(headers: Readonly<Record<string, string>>): RuntimeResponse {
@@ -265,7 +266,7 @@ async function proceed(
         kind: 'problem',
         status: 503,
         detail: 'the tasks could not be queued; try again later',
-        headers: { 'retry-after': String(QUEUE_RETRY_AFTER_SECONDS) },
+        headers: RETRY_SOON,
       } as const;
       return { response: refusal, outcome: 'error' };
     }
