@@ -24,10 +24,12 @@ const SCENARIOS = [
   ['p8', 'p8-uploads.mjs', 'peak RSS under concurrent 9 MB uploads'],
   ['p9', 'p9-queue.mjs', 'background task via --queue + worker vs in-process (needs Redis)'],
   ['p10', 'p10-memory.mjs', 'heap of a compiled 10,000-endpoint application'],
+  ['p13', 'p13-webhook.mjs', 'a 21 KB webhook delivery: five JSONPath parameters vs query string'],
+  ['p14', 'p14-signature.mjs', 'a signed 20 KB webhook delivery vs the same endpoint unsigned'],
 ];
 
-const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p10]
-       node bench/run.mjs [--quick] [p1 ... p10]
+const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p14]
+       node bench/run.mjs [--quick] [p1 ... p14]
 
 Runs the scenarios (all, or those named) one after the other and ends with a summary of every
 target. Each scenario also runs alone: node bench/SCRIPT --help.

@@ -156,8 +156,10 @@ export function loadTest(url, { driver = 'autocannon', ...opts } = {}) {
   return autocannonTest(url, opts);
 }
 
-function autocannonTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false } = {}) {
-  const argv = pinned(cpu, [process.execPath, autocannonCli, '-c', String(connections), '-d', String(duration), '-m', method, '-n', '--json', url]);
+/** `bodyFile`: every request's body, read from that file; `headers`: extra request headers, { name: value }. */
+function autocannonTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false, bodyFile, headers = {} } = {}) {
+  const extra = [...(bodyFile !== undefined ? ['-i', bodyFile] : []), ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}=${value}`])];
+  const argv = pinned(cpu, [process.execPath, autocannonCli, '-c', String(connections), '-d', String(duration), '-m', method, ...extra, '-n', '--json', url]);
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -194,8 +196,8 @@ function autocannonTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, m
  * core. GET only (other methods need a Lua script). Its --latency output is parsed for req/s,
  * the percentiles and the error counts; wrk reports a status >= 400 as "Non-2xx or 3xx".
  */
-function wrkTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false } = {}) {
-  if (method !== 'GET') throw new Error(`wrk driver: only GET is supported (asked for ${method})`);
+function wrkTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false, bodyFile } = {}) {
+  if (method !== 'GET' || bodyFile !== undefined) throw new Error(`wrk driver: only GET without a body is supported (asked for ${method})`);
   const argv = pinned(cpu, ['wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', url]);
   return new Promise((resolve, reject) => {
     const start = Date.now();

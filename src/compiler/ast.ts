@@ -7,6 +7,8 @@ import type { Condition, NamedTemplate, Template } from '../template/types.js';
 import type { AuthorRegex } from './regex.js';
 import type { TaskGraph } from './task-graph.js';
 import type { JsonPathQuery } from './json-path.js';
+import type { SignatureDescription } from '../webhooks/signature-description.js';
+import type { HandshakeDescription } from '../webhooks/handshake.js';
 
 // ---------------------------------------------------------------------------------------
 // Parameters
@@ -190,6 +192,21 @@ export interface Protections {
 }
 
 // ---------------------------------------------------------------------------------------
+// Receiving webhooks: <signature> and <handshake> (docs/language.md, "Receiving webhooks")
+
+/** At least one: a request passes when any one verifies (secret rotation). */
+export type Signatures = readonly [SignatureDescription, ...SignatureDescription[]];
+
+/**
+ * What an endpoint checks of a webhook delivery before anything else of the request is read:
+ * the sender's signature over the raw body, and the sender's verification handshake. At least
+ * one of the two; null on the Endpoint when it has neither.
+ */
+export type WebhookChecks =
+  | { readonly signatures: Signatures; readonly handshake: HandshakeDescription | null }
+  | { readonly signatures: null; readonly handshake: HandshakeDescription };
+
+// ---------------------------------------------------------------------------------------
 // Endpoints and the application
 
 export type TasksMode = 'wait' | 'background';
@@ -214,9 +231,12 @@ export interface Endpoint {
   /**
    * A task of the endpoint, or of an endpoint it may forward to, uses the request body as
    * received: the body is kept raw for the request (and its queued job), and any content type
-   * is accepted.
+   * is accepted. Also set for an endpoint with its own <signature> or <handshake>, which reads the
+   * raw bytes before anything else (its job carries them only when a task forwards them).
    */
   readonly keepsRequestBody: boolean;
+  /** <signature> and <handshake>, own or inherited; null: neither, and the request path does not look further. */
+  readonly webhook: WebhookChecks | null;
   readonly separator: string;
   readonly tasksMode: TasksMode;
   /** Parameter names, in order; null when the endpoint has no <include-in-hash>. */

@@ -1,5 +1,6 @@
 // From an endpoints.xml path to an Application and every diagnostic, in one pass.
 
+import { SourceTexts } from './locate.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Application, Endpoint, EmailSettings, SecuritySettings } from './ast.js';
@@ -33,6 +34,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     mode: options.mode,
     env: options.env ?? process.env,
     publicUrlGiven: options.publicUrlGiven === true,
+    sources: new SourceTexts(),
     file,
     directory,
     staticDirectory: path.join(directory, 'static'),
@@ -67,6 +69,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
         };
   progress?.({ phase: 'parsing' });
   const decoded = decodeXml(bytes);
+  if (decoded.ok) ctx.sources.add(file, decoded.text);
   const parsed = decoded.ok ? parseXml(decoded.text, file, undefined, kept) : decoded;
   if (!parsed.ok) {
     diagnostics.report(parsed.code, { file, line: parsed.line, column: parsed.column }, parsed.message);
@@ -139,9 +142,19 @@ function withForwardedBodies(endpoints: Endpoint[]): Endpoint[] {
     }
     return false;
   };
-  return endpoints.map((e) =>
+  const forwarded = endpoints.map((e) =>
     e.keepsRequestBody || !e.successes.some((s) => s.action.kind === 'forward') || !reachesKeeper(e) ? e : { ...e, keepsRequestBody: true },
   );
+  return withWebhookBodies(forwarded);
+}
+
+/**
+ * A <signature> is verified over the body's bytes as received, and a <handshake> reads them: an
+ * endpoint with either keeps its own raw body (and accepts any content type). Only its own: a
+ * forward is not a delivery, and the endpoints forwarding to it are not signed by the sender.
+ */
+function withWebhookBodies(endpoints: Endpoint[]): Endpoint[] {
+  return endpoints.map((e) => (e.keepsRequestBody || e.webhook === null ? e : { ...e, keepsRequestBody: true }));
 }
 
 /** Often enough for a spinner to move, rarely enough to cost nothing. */
@@ -180,6 +193,7 @@ function readSettingsFile(ctx: CompileContext, name: string, rootName: string): 
     return null;
   }
   const decoded = decodeXml(read.bytes);
+  if (decoded.ok) ctx.sources.add(display, decoded.text);
   const parsed = decoded.ok ? parseXml(decoded.text, display) : decoded;
   if (!parsed.ok) {
     ctx.diagnostics.report(parsed.code, { file: display, line: parsed.line, column: parsed.column }, parsed.message);

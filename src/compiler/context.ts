@@ -6,6 +6,7 @@ import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Position } from '../position.js';
 import { type Diagnostics } from './diagnostics.js';
+import type { SourceTexts } from './locate.js';
 import type { SharedTemplates } from './shared-templates.js';
 import type { SharedTaskGraphs } from './task-graph.js';
 import type { CompileMode } from './mode.js';
@@ -18,6 +19,8 @@ export interface CompileContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** CompileOptions.publicUrlGiven. */
   readonly publicUrlGiven: boolean;
+  /** The text of each configuration file read, to point a diagnostic at part of a value. */
+  readonly sources: SourceTexts;
   /** endpoints.xml as given; referenced files are named relative to its folder as given. */
   readonly file: string;
   readonly directory: string;

@@ -154,6 +154,22 @@ export const DIAGNOSTICS = {
     message: () => `<include-in-hash> needs a security.xml with a <secret-key> beside endpoints.xml: without it no request can be authenticated.`,
   },
 
+  // Receiving webhooks: <signature> and <handshake>
+  'unknown-signature-scheme': {
+    severity: 'error',
+    message: (scheme: string, suggestion?: string) =>
+      `Unknown signature scheme "${scheme}".${suggestion === undefined ? ' Use one of github, stripe, slack, shopify, standard, hmac, token.' : dym(suggestion)}`,
+  },
+  'unknown-handshake-scheme': {
+    severity: 'error',
+    message: (scheme: string, suggestion?: string) =>
+      `Unknown handshake scheme "${scheme}".${suggestion === undefined ? ' Use one of slack, zoom, meta, graph.' : dym(suggestion)}`,
+  },
+  // The message says which attribute, why the scheme fixes it, and what to write instead (webhooks/describe-*.ts).
+  'attribute-not-for-scheme': { severity: 'error', message: (message: string) => message },
+  // The message never quotes the secret: it may come from the environment.
+  'invalid-signature-secret': { severity: 'error', message: (message: string) => message },
+
   // Templates
   'template-syntax': { severity: 'error', message: (m: string) => `Invalid placeholder: ${m}.` },
   'unknown-placeholder': {

@@ -23,6 +23,7 @@ import type { XmlElement } from './xml.js';
 import { endpointProtections, NO_PROTECTIONS, PROTECTION_ELEMENTS, readProtections, type InheritedProtections } from './protections.js';
 import { exact } from './retained.js';
 import { authorRegex } from './regex.js';
+import { endpointWebhook, NO_WEBHOOK, readWebhook, WEBHOOK_ELEMENTS, type InheritedWebhook } from './webhooks.js';
 
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const PARAMETER_NAME = /^[A-Za-z0-9_.-]+$/;
@@ -33,6 +34,8 @@ export interface Inherited {
   readonly separator: string;
   /** <honeypot>, <captcha>, <rate-limit> of the folders above; absent: none. */
   readonly protections?: InheritedProtections;
+  /** <signature> and <handshake> of the folders above; absent: none. */
+  readonly webhook?: InheritedWebhook;
 }
 
 export interface EndpointEnvironment {
@@ -50,13 +53,14 @@ export function compileFolder(
 ): void {
   const read = readElement(ctx, element, {
     attributes: ['multiple-value-separator'],
-    children: ['parameter', 'endpoint-folder', 'endpoint', ...PROTECTION_ELEMENTS],
+    children: ['parameter', 'endpoint-folder', 'endpoint', ...PROTECTION_ELEMENTS, ...WEBHOOK_ELEMENTS],
   });
   const parameters = declareParameters(ctx, read.children('parameter'), inherited.parameters);
   const scope: Inherited = {
     parameters,
     separator: separatorOf(ctx, read.attr('multiple-value-separator'), inherited.separator),
     protections: readProtections(ctx, read, inherited.protections ?? NO_PROTECTIONS, parameters),
+    webhook: readWebhook(ctx, read, inherited.webhook ?? NO_WEBHOOK),
   };
   for (const child of read.known) {
     if (child.name === 'endpoint-folder') compileFolder(ctx, child, scope, env, out);
@@ -160,7 +164,7 @@ function compileRules(ctx: CompileContext, read: ReadElement): CompiledRules {
 function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment): Endpoint | null {
   const read = readElement(ctx, element, {
     attributes: ['name', 'multiple-value-separator', 'tasks'],
-    children: ['parameter', 'include-in-hash', 'success', 'error', 'task', ...PROTECTION_ELEMENTS],
+    children: ['parameter', 'include-in-hash', 'success', 'error', 'task', ...PROTECTION_ELEMENTS, ...WEBHOOK_ELEMENTS],
   });
   const before = ctx.diagnostics.errorCount;
   const nameAttr = requireAttribute(ctx, read, 'name');
@@ -169,6 +173,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
   const parameters = declareParameters(ctx, read.children('parameter'), inherited.parameters);
   const separator = separatorOf(ctx, read.attr('multiple-value-separator'), inherited.separator);
   const protections = endpointProtections(readProtections(ctx, read, inherited.protections ?? NO_PROTECTIONS, parameters));
+  const webhook = endpointWebhook(readWebhook(ctx, read, inherited.webhook ?? NO_WEBHOOK));
   // What keeps any client from using the endpoint freely, for recipient-from-request.
   const clientGuards: ClientGuard[] = env.hasSecurity ? ['hash'] : [];
   if (protections?.captcha) clientGuards.push('captcha');
@@ -328,8 +333,9 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     parametersByName: parameters,
     readsHeaders: [...parameters.values()].some((p) => p.source.kind === 'header'),
     readsJsonPaths: [...parameters.values()].some((p) => p.source.kind === 'jsonpath'),
-    // Its own tasks here; an endpoint that forwards to one that keeps it too, once all are compiled (compile.ts).
+    // Its own tasks here; an endpoint that forwards to one that keeps it too, and one with a <signature> or <handshake>, once all are compiled (compile.ts).
     keepsRequestBody,
+    webhook,
     separator,
     tasksMode,
     includeInHash,

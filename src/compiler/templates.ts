@@ -125,17 +125,17 @@ function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Po
       ctx.diagnostics.report('template-syntax', at, `"\${${name}}" does not name an environment variable (letters, digits and "_")`);
       return null;
     }
-    if (ctx.env[variable] === undefined) ctx.diagnostics.report('env-not-set', at, variable);
+    if (ctx.env[variable] === undefined) ctx.diagnostics.report('env-not-set', ctx.sources.locate(at, `\${${name}}`), variable);
     return sharedPart(ENV_PARTS, 'env', variable);
   }
   if (scope.envOnly) {
-    ctx.diagnostics.report('unknown-placeholder', at, name, scope.where);
+    ctx.diagnostics.report('unknown-placeholder', ctx.sources.locate(at, `\${${name}}`), name, scope.where);
     return null;
   }
   if (scope.errorAction) {
     if (name === 'internal-error-text') return INTERNAL_ERROR_TEXT;
     if (SYSTEM.has(name)) return sharedPart(SYSTEM_PARTS, 'system', name);
-    ctx.diagnostics.report('error-placeholder', at, name);
+    ctx.diagnostics.report('error-placeholder', ctx.sources.locate(at, `\${${name}}`), name);
     return null;
   }
   if (scope.parameters.has(name)) return sharedPart(PARAMETER_PARTS, 'parameter', name);
@@ -148,6 +148,12 @@ function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Po
     ? `${scope.where}: it is an intermediate value, so declare it with <input-intermediate-value name="${name}"/>`
     : scope.where;
   const candidates = [...scope.parameters.keys(), ...scope.inputs, ...SYSTEM_PARAMETERS];
-  ctx.diagnostics.report('unknown-placeholder', at, name, where, scope.produced.has(name) ? undefined : ctx.suggestions.closest(name, candidates));
+  ctx.diagnostics.report(
+    'unknown-placeholder',
+    ctx.sources.locate(at, `\${${name}}`),
+    name,
+    where,
+    scope.produced.has(name) ? undefined : ctx.suggestions.closest(name, candidates),
+  );
   return null;
 }

@@ -86,8 +86,6 @@ export const STALLED_TOO_OFTEN = /stalled more than allowable limit/;
 
 export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
-  /** The checkpoints of the jobs running here, by job id: told when BullMQ renews their locks. */
-  private readonly checkpoints = new Map<string, Checkpoint>();
   private worker!: Worker;
   private health: { readonly up: boolean; stop(): void } | null = null;
   private sweeper!: RetentionSweeper;
@@ -123,10 +121,6 @@ export class QueueConsumer {
     });
     consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer, () => store.forgetFates());
     consumer.sweeper.start();
-    consumer.worker.on('locksRenewed', ({ jobIds }: { jobIds: string[] }) => {
-      const now = Date.now();
-      for (const id of jobIds) consumer.checkpoints.get(id)?.lockRenewed(now);
-    });
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => {
       // BullMQ itself fails a job that stalled too often; the processor reports every other failure.
@@ -207,9 +201,11 @@ export class QueueConsumer {
     const keys = this.settings.keys;
     // The attempt history `jobs show` prints.
     const history = (text: string) => job.log(`${new Date().toISOString()} attempt ${fields.attempt}: ${text}`).catch(() => 0);
+    // Before the run's checkpoint exists; fenced as its writes are (fenced-progress.ts).
+    const writeProgress = () => (token === undefined ? job.updateProgress(progress) : this.store.writeProgress(jobId, token, progress)).catch(() => {});
     /** `code`: the failed task's, or why the job could not run at all; `reason`: the log line's, when it says more than the store may keep. */
     const permanent = async (outcome: 'failed' | 'config-changed', message: string, code: string = outcome, reason: string = message) => {
-      await job.updateProgress(progress).catch(() => {});
+      await writeProgress();
       await history(`failed for good: ${message}`);
       this.observer.log('error', 'job failed for good', { ...fields, reason });
       return { outcome, code, tell: new bullmq.UnrecoverableError(message) };
@@ -259,7 +255,7 @@ export class QueueConsumer {
     if (stalls > 0) {
       progress.stalls = job.stalledCounter;
       // Written now (a stall is rare): a run cut off again before its first checkpoint must not count this one twice.
-      await job.updateProgress(progress).catch(() => {});
+      await writeProgress();
       await history(
         `interrupted: its worker stopped without handing the job back (killed, crashed or cut off from the store)${stalls > 1 ? `, ${stalls} times` : ''}; resumed by another worker once its lock expired`,
       );
@@ -270,8 +266,7 @@ export class QueueConsumer {
     this.observer.started(fields, firstStart ? Math.max(0, Date.now() - data.enqueuedAt) / 1000 : null);
     this.observer.log('info', job.stalledCounter > 0 ? 'job resumed after a stall' : 'job started', { ...fields, finishedTasks: finished.size });
 
-    const checkpoint = new Checkpoint(job, token, progress, intermediate, this.settings, this.observer, fields);
-    this.checkpoints.set(jobId, checkpoint);
+    const checkpoint = new Checkpoint(job, token, this.store, progress, intermediate, this.settings, this.observer, fields);
     const scope: ExpansionScope = { parameters, system: sealed.system, env: loaded.env };
     const run = loaded.taskEngine().start({
       endpoint,
@@ -300,7 +295,6 @@ export class QueueConsumer {
       await checkpoint.flush();
     } finally {
       this.active.delete(active);
-      this.checkpoints.delete(jobId);
     }
 
     if (checkpoint.lost) {
@@ -358,39 +352,26 @@ class Checkpoint {
   private closed = false;
   /** The fence found the job's lock held by another worker: this one sends and records nothing more. */
   lost = false;
-  /** When this worker's lock on the job was last known to be renewed (BullMQ renews it every half lock duration). */
-  private renewedAt: number;
-
   constructor(
     private readonly job: Job<QueuedRun>,
     private readonly token: string | undefined,
+    private readonly store: Store,
     private readonly progress: RunProgress,
     private readonly intermediate: Map<string, string>,
     private readonly settings: QueueSettings,
     private readonly observer: QueueObserver,
     private readonly fields: JobFields,
-  ) {
-    this.renewedAt = job.processedOn ?? Date.now();
-  }
-
-  lockRenewed(at: number): void {
-    this.renewedAt = at;
-  }
+  ) {}
 
   /**
-   * True while this worker holds the job. Asked of the store only when the last renewal is older
-   * than BullMQ's renewal rhythm allows (the process was held up: a paused event loop, a stopped
-   * process): then the lock may have passed to another worker, whose record this one must not
-   * write over. A lock found lost closes the checkpoint for good.
+   * True while this worker holds the job, its lock renewed for a whole lock duration: asked before
+   * a message is sent, so that a worker whose lock has passed to another (it was held up: a paused
+   * event loop, a stopped process) sends nothing. A lock found lost closes the checkpoint for good.
    */
-  private async holdsLock(force: boolean): Promise<boolean> {
+  private async holdsLock(): Promise<boolean> {
     if (this.lost) return false;
-    if (!force && Date.now() - this.renewedAt < (this.settings.lockDurationMs * 3) / 4) return true;
     const extended = this.token === undefined ? 0 : await this.job.extendLock(this.token, this.settings.lockDurationMs).catch(() => 0);
-    if (extended === 1) {
-      this.renewedAt = Date.now();
-      return true;
-    }
+    if (extended === 1) return true;
     this.lost = true;
     this.close();
     return false;
@@ -455,7 +436,7 @@ class Checkpoint {
           return 'unknown';
         }
         // The fence: a worker whose lock has passed to another must not send.
-        if (!(await this.holdsLock(true))) return 'lost';
+        if (!(await this.holdsLock())) return 'lost';
         mail[step] = { state: 'sending', messageId, at: Date.now() };
         if (!(await this.write()))
           throw new TaskError('the sending marker could not be written to the queue; not sent', { code: 'connection', transient: true });
@@ -495,17 +476,22 @@ class Checkpoint {
       this.pending = null;
     }
     const snapshot = structuredClone(this.progress);
-    this.chain = this.chain.then(async () =>
-      !(await this.holdsLock(false))
-        ? false
-        : this.job.updateProgress(snapshot).then(
-            () => true,
-            (error: unknown) => {
-              this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
-              return false;
-            },
-          ),
-    );
+    this.chain = this.chain.then(async () => {
+      if (this.lost) return false;
+      try {
+        // Fenced in the store: a worker held up past its lock writes nothing over the record of the one that took the job over.
+        const written =
+          this.token === undefined ? (await this.job.updateProgress(snapshot), true) : await this.store.writeProgress(this.job.id!, this.token, snapshot);
+        if (!written) {
+          this.lost = true;
+          this.close();
+        }
+        return written;
+      } catch (error) {
+        this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
+        return false;
+      }
+    });
     return this.chain;
   }
 }

@@ -14,6 +14,7 @@ import {
   SETTLE_FATE_SCRIPT,
   type JobFate,
 } from './fate.js';
+import { FENCED_PROGRESS_SCRIPT, jobKeys, POSTGRES_FENCED_PROGRESS } from './fenced-progress.js';
 import type { QueueObserver } from './observer.js';
 import { restartablePostgresBackend, type PostgresBackendFactory } from './postgres-backend.js';
 import type { QueueSettings } from './settings.js';
@@ -75,6 +76,8 @@ export interface Store {
   settleFate(jobId: string, fate: JobFate): Promise<JobFate>;
   /** Forgets settled fates older than FATE_RETENTION_MS; Redis lets them expire by themselves. */
   forgetFates(): Promise<void>;
+  /** Writes a job's progress record if `token` still holds its lock, in one step (fenced-progress.ts); false: another worker holds it, or nobody. */
+  writeProgress(jobId: string, token: string, progress: unknown): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -120,6 +123,8 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
       return parseFate(await client.eval(SETTLE_FATE_SCRIPT, 1, fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
     },
     forgetFates: async () => {},
+    writeProgress: async (jobId, token, progress) =>
+      (await client.eval(FENCED_PROGRESS_SCRIPT, 2, ...jobKeys(settings.name, jobId), token, JSON.stringify(progress))) === 1,
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
       queue.on('error', onError);
@@ -208,6 +213,8 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     forgetFates: async () => {
       await (await fatePool()).query(POSTGRES_FORGET_FATES, [settings.name, FATE_RETENTION_MS]);
     },
+    writeProgress: async (jobId, token, progress) =>
+      (await (await fatePool()).query(POSTGRES_FENCED_PROGRESS, [settings.name, jobId, token, JSON.stringify(progress)])).rows.length === 1,
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection } as unknown as QueueOptions, backend);
       queue.on('error', onError);

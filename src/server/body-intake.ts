@@ -16,7 +16,17 @@ export interface BodyIntake {
 
 export type BodyResult =
   /** `json`: a JSON body's parsed document, for parameters that read it with a JSONPath. */
-  | { readonly ok: true; readonly uploads: RequestUploads; readonly json?: JsonBody }
+  | {
+      readonly ok: true;
+      readonly uploads: RequestUploads;
+      readonly json?: JsonBody;
+      /**
+       * A kept raw body that does not parse as its type says (malformed JSON or form): refused
+       * with this 400 once the body's <signature> is verified, so an unsigned or tampered
+       * delivery is a 401 whatever its bytes.
+       */
+      readonly unparsed?: Refusal;
+    }
   | { readonly ok: false; readonly status: number; readonly detail: string; readonly retryAfterSeconds?: number };
 
 export type Refusal = Extract<BodyResult, { ok: false }>;

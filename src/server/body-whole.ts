@@ -30,11 +30,16 @@ export async function readWhole(
   if (mediaType === 'application/json') {
     // Parsed once here for every parameter: by name, and the document for JSONPath.
     const json = readJsonBody(body.bytes, into);
-    if (!json.ok) return { ok: false, status: 400, detail: json.detail };
+    if (!json.ok) return unparsed({ ok: false, status: 400, detail: json.detail }, uploads, raw);
     return { ok: true, uploads, json: json.json };
   }
   const problem = readForm(body.bytes, into);
-  return problem ?? { ok: true, uploads };
+  return problem === null ? { ok: true, uploads } : unparsed(problem, uploads, raw);
+}
+
+/** A body that does not parse: refused now, or, kept raw, once its signature is checked (BodyResult.unparsed). */
+function unparsed(problem: Refusal, uploads: RequestUploads, raw: RawBody | null): BodyResult {
+  return raw === null ? problem : { ok: true, uploads, unparsed: problem };
 }
 
 function decode(bytes: Buffer): string | null {

@@ -27,6 +27,7 @@ import { ATTR, NO_SPAN, NO_TRACING, type Span, type Tracing } from '../tracing.j
 import { expandTemplate } from '../template/expand.js';
 import { SYSTEM_PARAMETERS, type SystemParameter } from '../template/types.js';
 import { compileTrust, forwardedClientIp, socketAddress, type TrustFunction } from './client-ip.js';
+import { answerWebhook, checkWebhook, rawBytes } from './webhooks.js';
 
 /** How long the headers of a request may take. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -45,6 +46,8 @@ const PROBE_ALLOW = 'GET, HEAD';
 const LINGER_MS = 5000;
 const LINGER_MIN_BYTES = 16 * 1024 * 1024;
 const NO_UPLOADS = RequestUploads.NONE;
+/** A GET's body, for its <signature>. */
+const NO_BODY = Buffer.alloc(0);
 /** A key is ${env:...} only: it reads no system value. */
 const NO_SYSTEM_VALUES = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
 const HEALTHY = '{"status":"ok"}';
@@ -277,6 +280,7 @@ export class HttpService {
   ): void | Promise<void> {
     let work: Promise<void>;
     if (request.method === 'GET') {
+      if (endpoint.webhook !== null && this.webhookAnswered(request, response, endpoint, raw, NO_BODY, undefined, requestId)) return;
       const result = runRequest(application, {
         endpoint,
         raw,
@@ -376,6 +380,8 @@ export class HttpService {
     raw: ValueMap,
     requestId: string,
   ): Promise<void> {
+    // A handshake reads the query alone: a form body's fields are added to `raw` as it is read.
+    const query = endpoint.webhook?.handshake ? new Map(raw) : raw;
     const body = await readBody(request, response, raw, this.bodies, application.bodyKeeping(endpoint), this.clientIp(request));
     if (!body.ok) {
       if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
@@ -385,6 +391,12 @@ export class HttpService {
     const release = body.uploads.hold();
     let result: PipelineResult;
     try {
+      if (endpoint.webhook !== null) {
+        const bytes = rawBytes(body.uploads.body);
+        const received = bytes instanceof Promise ? await bytes : bytes;
+        if (this.webhookAnswered(request, response, endpoint, query, received, body.json?.document, requestId)) return;
+      }
+      if (body.unparsed !== undefined) return this.refuse(request, response, body.unparsed.status, body.unparsed.detail, requestId);
       result = await runRequest(application, {
         endpoint,
         raw,
@@ -397,6 +409,21 @@ export class HttpService {
       release();
     }
     return this.answer(response, result, requestId);
+  }
+
+  /** <signature> and <handshake> (server/webhooks.ts): true when they answered the request, which then goes no further. */
+  private webhookAnswered(
+    request: IncomingMessage,
+    response: TrackedResponse,
+    endpoint: Endpoint,
+    query: ValueMap,
+    body: Buffer,
+    json: unknown,
+    requestId: string,
+  ): boolean {
+    if (response.headersSent || response.destroyed) return true;
+    const checked = { method: request.method ?? 'GET', query, headers: request.headersDistinct, body, json };
+    return answerWebhook(checkWebhook(endpoint.webhook!, checked, Date.now()), endpoint, response, requestId, this.metrics, this.logger);
   }
 
   private answer(response: TrackedResponse, result: PipelineResult, requestId: string): void | Promise<void> {

@@ -126,6 +126,14 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  // Receiving webhooks: deliveries refused by their <signature> or <handshake>, by reason.
+  private readonly webhookRefusals = new Counter({
+    name: 'endpoint_service_webhook_refusals_total',
+    help: 'Webhook deliveries refused by a <signature> (401) or an invalid <handshake> (400, 403), by endpoint and reason',
+    labelNames: ['endpoint', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     if (cluster.isWorker) {
       // Answers the primary's collection requests with this registry.
@@ -183,6 +191,10 @@ export class ServiceMetrics {
 
   guardNoted(endpoint: string, check: string, outcome: string): void {
     this.guards.inc({ endpoint, check, outcome });
+  }
+
+  webhookRefused(endpoint: string, reason: string): void {
+    this.webhookRefusals.inc({ endpoint, reason });
   }
 
   get contentType(): string {

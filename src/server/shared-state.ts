@@ -7,8 +7,14 @@
 // whether Redis refuses connections, is away, or has stopped answering on an open connection
 // (an fsync or fork stall, a paused process): without a command timeout, that last case held
 // every such request until --request-timeout.
+//
+// The bound is not ioredis's commandTimeout. Its timer fires in the timers phase of the event
+// loop, before the poll phase reads the socket: a process that was itself held up (a busy start,
+// a loaded machine) took an answer already waiting in the socket for a Redis that did not answer,
+// and let requests through uncounted. Here the expired bound looks again after the poll phase
+// (setImmediate), so only a command whose answer has truly not come is failed.
 
-import type { Redis } from 'ioredis';
+import type { Command, Redis } from 'ioredis';
 
 /** Longest wait for one command's answer: a stalled Redis costs a request this much, not its timeout. */
 export const SHARED_STATE_COMMAND_TIMEOUT_MS = 250;
@@ -33,9 +39,9 @@ export async function openSharedState(url: string, events: SharedStateEvents): P
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: CONNECT_TIMEOUT_MS,
-    commandTimeout: SHARED_STATE_COMMAND_TIMEOUT_MS,
     retryStrategy: (times) => Math.min(times * 200, 2000),
   });
+  boundCommands(redis, SHARED_STATE_COMMAND_TIMEOUT_MS);
   let reported = false;
   redis.on('error', (error: Error) => {
     if (reported) return;
@@ -59,4 +65,23 @@ export async function openSharedState(url: string, events: SharedStateEvents): P
     redis.once('error', done);
   });
   return redis;
+}
+
+/** Every command `redis` sends fails with "Command timed out" when no answer has come `ms` after it was given (the ready check's too). */
+export function boundCommands(redis: Redis, ms: number): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command: Command, stream?: Parameters<Redis['sendCommand']>[1]) => {
+    const sent = send(command, stream);
+    const timer = setTimeout(
+      () =>
+        // After the poll phase: an answer that came while this process was held up settles the command first.
+        setImmediate(() => {
+          if (!command.isResolved) command.reject(new Error('Command timed out'));
+        }),
+      ms,
+    );
+    const clear = () => clearTimeout(timer);
+    command.promise.then(clear, clear);
+    return sent;
+  };
 }

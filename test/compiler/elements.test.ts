@@ -37,7 +37,7 @@ describe('fixtures/contact-form (the bundled example)', () => {
 
   it('warns (only) about the unset variable, once, at its first use, listing the other', () => {
     const r = compileApplication(file, { kinds: TASK_KINDS.list, mode: 'validate', env: {} });
-    expect(r.diagnostics.map((d) => [d.severity, d.code, d.line, d.otherPositions])).toEqual([['warning', 'env-not-set', 19, [{ line: 27, column: 7 }]]]);
+    expect(r.diagnostics.map((d) => [d.severity, d.code, d.line, d.otherPositions])).toEqual([['warning', 'env-not-set', 19, [{ line: 27, column: 40 }]]]);
     expect(r.diagnostics[0]!.message).toContain('It is used 1 more time in this file: line 27.');
     expect(r.application).not.toBeNull();
   });

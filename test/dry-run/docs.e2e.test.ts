@@ -60,7 +60,7 @@ describe('README.md', () => {
     const block = /```text\n(\$ CHAT_WEBHOOK_URL=[\s\S]*?fixtures\/webhooks\/endpoints\.xml)\n([\s\S]*?)```/.exec(README)!;
     expect(block[1]).toBe(
       [
-        '$ CHAT_WEBHOOK_URL=http://127.0.0.1:4000/chat RELAY_URL=http://127.0.0.1:4000/relay \\',
+        '$ CHAT_WEBHOOK_URL=http://127.0.0.1:4000/chat RELAY_URL=http://127.0.0.1:4000/relay GITHUB_WEBHOOK_SECRET=It-is-a-secret \\',
         '  npx endpoint-service dry-run --endpoint github --body fixtures/webhooks/issues-opened.json \\',
         "  --header 'X-GitHub-Event: issues' --header 'X-GitHub-Delivery: 72d3162e-cc78-11e3-81ab-4c9367dc0958' \\",
         '  fixtures/webhooks/endpoints.xml',
@@ -78,7 +78,7 @@ describe('README.md', () => {
         'X-GitHub-Delivery: 72d3162e-cc78-11e3-81ab-4c9367dc0958',
         'fixtures/webhooks/endpoints.xml',
       ],
-      { CHAT_WEBHOOK_URL: 'http://127.0.0.1:4000/chat', RELAY_URL: 'http://127.0.0.1:4000/relay' },
+      { CHAT_WEBHOOK_URL: 'http://127.0.0.1:4000/chat', RELAY_URL: 'http://127.0.0.1:4000/relay', GITHUB_WEBHOOK_SECRET: 'It-is-a-secret' },
       ROOT,
     );
     expect(run.exitCode).toBe(0);

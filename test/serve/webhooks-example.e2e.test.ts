@@ -1,7 +1,9 @@
 // The bundled webhooks example (fixtures/webhooks/, README "Receiving webhooks") against two
 // real peers on loopback: a chat webhook gets the Slack-style message, a second service gets
-// the delivery byte for byte (by SHA-256) with its Content-Type and event header.
+// the delivery byte for byte (by SHA-256) with its Content-Type and event header. Deliveries are
+// signed as GitHub signs them (@octokit/webhooks-methods); unsigned or tampered ones run nothing.
 import { createHash } from 'node:crypto';
+import { sign } from '@octokit/webhooks-methods';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -13,6 +15,7 @@ const APP = path.join(ROOT, 'fixtures/webhooks/endpoints.xml');
 const ISSUES = readFileSync(path.join(ROOT, 'fixtures/webhooks/issues-opened.json'));
 const PUSH = readFileSync(path.join(ROOT, 'fixtures/webhooks/push.json'));
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const SECRET = 'It-is-a-secret';
 
 let chat: HttpPeer;
 let relay: HttpPeer;
@@ -22,7 +25,11 @@ beforeAll(async () => {
   relay = await HttpPeer.start();
   chat.route('/services/T000/B000/XXXX', { status: 200, body: 'ok' });
   relay.route('/github', { status: 200, body: '' });
-  service = await startServe(APP, [], { CHAT_WEBHOOK_URL: chat.url('/services/T000/B000/XXXX'), RELAY_URL: relay.url('/github') });
+  service = await startServe(APP, [], {
+    CHAT_WEBHOOK_URL: chat.url('/services/T000/B000/XXXX'),
+    RELAY_URL: relay.url('/github'),
+    GITHUB_WEBHOOK_SECRET: SECRET,
+  });
 });
 afterAll(async () => {
   await service?.stop();
@@ -30,8 +37,13 @@ afterAll(async () => {
   await relay?.close();
 });
 
-const deliver = (body: Buffer, headers: Record<string, string>) =>
-  fetch(`${service.url}/github`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: new Uint8Array(body) });
+/** A delivery signed as GitHub signs it, unless `headers` says otherwise. */
+const deliver = async (body: Buffer, headers: Record<string, string>, signature?: string) =>
+  fetch(`${service.url}/github`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'X-Hub-Signature-256': signature ?? (await sign(SECRET, body.toString('utf8'))), ...headers },
+    body: new Uint8Array(body),
+  });
 
 describe('fixtures/webhooks', () => {
   it('validates without errors', async () => {
@@ -81,5 +93,21 @@ describe('fixtures/webhooks', () => {
     await relay.waitForRequests(3);
     expect(chat.requests).toHaveLength(3);
     expect(relay.requests.map((r) => r.headers['x-github-event'])).toEqual(['issues', 'push', 'push']);
+  });
+
+  it('an unsigned delivery, or one signed with another secret, is a 401 and nothing is sent', async () => {
+    const before = [chat.requests.length, relay.requests.length];
+    const unsigned = await fetch(`${service.url}/github`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-GitHub-Event': 'push' },
+      body: new Uint8Array(PUSH),
+    });
+    expect(unsigned.status).toBe(401);
+    const forged = await deliver(PUSH, { 'X-GitHub-Event': 'push' }, await sign('another-secret', PUSH.toString('utf8')));
+    expect(forged.status).toBe(401);
+    expect((await deliver(ISSUES, { 'X-GitHub-Event': 'issues' })).status).toBe(202);
+    await chat.waitForRequests(before[0]! + 1);
+    await relay.waitForRequests(before[1]! + 1);
+    expect(relay.requests.slice(before[1]).map((r) => r.headers['x-github-event'])).toEqual(['issues']);
   });
 });

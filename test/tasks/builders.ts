@@ -105,6 +105,7 @@ export function endpoint(tasks: readonly Task[], name = 'test'): Endpoint {
     readsHeaders: false,
     readsJsonPaths: false,
     keepsRequestBody: tasks.some((t) => t.kind === 'http-request' && (t as { body?: { kind: string } | null }).body?.kind === 'forward'),
+    webhook: null,
     separator: '||',
     tasksMode: 'wait',
     includeInHash: null,

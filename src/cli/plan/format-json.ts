@@ -10,6 +10,8 @@ export function formatPlanJson(plan: Plan): string {
       stages: endpoint.stages,
       // Only for an endpoint that has any: documents of others keep exactly their keys.
       ...(endpoint.protections === null ? {} : { protections: endpoint.protections }),
+      // Likewise <signature> and <handshake>.
+      ...(endpoint.webhook === null ? {} : { webhook: endpoint.webhook }),
       // Only with --body or --header, likewise.
       ...(endpoint.boundParameters === null
         ? {}

@@ -5,6 +5,7 @@ import type { TextLine } from '../../tasks/kind.js';
 import type { BoundParameter, EndpointPlan, Plan, ResponsePlan, TaskPlan } from './model.js';
 import { reason } from './labels.js';
 import { protectionSummary } from './protections.js';
+import { webhookSummary } from './webhook.js';
 import { SIMULATED_REQUEST } from './simulate.js';
 import { DEFAULT_TASK_TIMEOUT_MS, formatDuration } from '../../units.js';
 
@@ -34,6 +35,18 @@ export function formatPlanText(plan: Plan, c: ChalkInstance): string {
 function endpointText(endpoint: EndpointPlan, simulated: boolean, c: ChalkInstance): string[] {
   const out: string[] = [];
   out.push(`${c.bold.cyan(endpoint.name)} ${c.dim(`(line ${endpoint.line})`)}`);
+  if (endpoint.webhook !== null) {
+    out.push(`  webhook   ${webhookSummary(endpoint.webhook)}`);
+    for (const check of endpoint.webhook.checks ?? []) {
+      const mark =
+        check.outcome === 'answered'
+          ? c.green(`[${check.outcome}]`)
+          : check.outcome === 'refused'
+            ? c.red(`[${check.outcome}]`)
+            : c.yellow(`[${check.outcome}]`);
+      out.push(`    ${mark} ${check.check}: ${check.detail}`);
+    }
+  }
   if (endpoint.protections !== null) {
     out.push(`  protects  ${protectionSummary(endpoint.protections)}`);
     for (const check of endpoint.protections.checks ?? []) {

@@ -1,6 +1,7 @@
 // Short labels shared by the text and graph formats, so every format names things alike.
 import type { EndpointPlan, TaskPlan } from './model.js';
 import { protectionSummary } from './protections.js';
+import { webhookSummary } from './webhook.js';
 
 /** Why an edge exists: `after`, `value customer-id`, or both. */
 export function reason(after: boolean, values: readonly string[]): string {
@@ -18,7 +19,8 @@ export function taskLabel(task: TaskPlan): string {
 export function responseLabel(endpoint: EndpointPlan): string {
   const r = endpoint.response;
   const label = `response: ${endpoint.failure !== null ? 'fails, ' : ''}${r.status ?? '?'} ${r.kind}`;
-  return endpoint.protections === null ? label : `${label}\nafter ${protectionSummary(endpoint.protections)}`;
+  const checked = endpoint.webhook === null ? label : `${label}\nafter ${webhookSummary(endpoint.webhook)}`;
+  return endpoint.protections === null ? checked : `${checked}\nafter ${protectionSummary(endpoint.protections)}`;
 }
 
 /**

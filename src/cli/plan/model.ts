@@ -85,6 +85,8 @@ export interface EndpointPlan {
   readonly notes: readonly string[];
   /** <honeypot>, <captcha>, <rate-limit>; null when the endpoint has none. */
   readonly protections: ProtectionPlan | null;
+  /** <signature> and <handshake>; null when the endpoint has neither. */
+  readonly webhook: WebhookPlan | null;
 }
 
 export interface ProtectionPlan {
@@ -100,6 +102,24 @@ export interface ProtectionCheck {
   readonly check: 'honeypot' | 'rate-limit' | 'captcha';
   /** not-checked: it needs a count or a verifier, which dry-run does not have. */
   readonly outcome: 'passes' | 'caught' | 'refused' | 'not-checked';
+  readonly detail: string;
+}
+
+// Receiving webhooks: <signature> and <handshake>
+
+export interface WebhookPlan {
+  /** Each <signature> in force, in file order: any one verifying passes. */
+  readonly signatures: readonly { readonly scheme: string; readonly headers: readonly string[]; readonly tolerance: string | null }[];
+  /** The <handshake> scheme serve answers itself; null: none. */
+  readonly handshake: string | null;
+  /** Simulated: what serve would check first and dry-run does not; null without --param, --body or --header. */
+  readonly checks: readonly WebhookCheck[] | null;
+}
+
+export interface WebhookCheck {
+  readonly check: 'signature' | 'handshake';
+  /** not-checked: a signature (dry-run checks none), or a request that is no handshake; answered / refused: the handshake serve would answer. */
+  readonly outcome: 'not-checked' | 'answered' | 'refused';
   readonly detail: string;
 }
 

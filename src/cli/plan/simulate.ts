@@ -24,7 +24,11 @@ import { expandTemplate, MissingValueError, type ExpansionScope, type Placeholde
 import type { Condition, Template } from '../../template/types.js';
 import type { BoundParameter, EndpointPlan, Plan, PrimaryFailure, ResponsePlan, SimulatedBody, SimulationInfo, TaskPlan } from './model.js';
 import { describeProtections, simulateProtections } from './protections.js';
+import { describeWebhook, handshakeResponse, simulateWebhook } from './webhook.js';
 import type { RawBody } from '../../upload.js';
+import type { HandshakeRequest } from '../../webhooks/handshake.js';
+
+const NO_BYTES = Buffer.alloc(0);
 
 /** The request a simulation pretends to receive: fixed so plans are reproducible. */
 export const SIMULATED_REQUEST: Omit<RequestFacts, 'environment'> = {
@@ -84,6 +88,7 @@ function deliveryInfo(delivery: NonNullable<PlanOptions['delivery']>): Pick<Simu
 
 const NOT_RUN = 'the primary action fails, so no task runs';
 const HONEYPOT_NOT_RUN = 'the honeypot is filled, so no task runs';
+const HANDSHAKE_NOT_RUN = 'serve answers the handshake itself, so no task runs';
 
 class EndpointPlanner {
   private readonly notes: string[] = [];
@@ -124,6 +129,7 @@ class EndpointPlanner {
       edges: endpoint.taskGraph.edges,
       notes: this.notes,
       protections: describeProtections(endpoint.protections),
+      webhook: describeWebhook(endpoint.webhook),
     };
     if (this.input === null) {
       return {
@@ -133,6 +139,22 @@ class EndpointPlanner {
         responseNote: null,
         failure: null,
         tasks: endpoint.tasks.map((t) => this.task(t, null, null)),
+        ignoredParameters: [],
+        boundParameters: null,
+      };
+    }
+    // serve checks a webhook's signature and handshake before anything else: a handshake ends the request there.
+    const webhook = base.webhook === null ? null : simulateWebhook(base.webhook, endpoint.webhook!, this.handshakeRequest());
+    if (webhook?.answer) {
+      const failure = webhook.answer.kind === 'refused' ? { detail: webhook.answer.detail, status: webhook.answer.status, endpoint: endpoint.name } : null;
+      return {
+        ...base,
+        webhook: { ...base.webhook!, checks: webhook.checks },
+        response: handshakeResponse(webhook.answer, endpoint.webhook!.handshake!.scheme),
+        responseChosen: true,
+        responseNote: null,
+        failure,
+        tasks: endpoint.tasks.map((t) => this.task(t, null, HANDSHAKE_NOT_RUN)),
         ignoredParameters: [],
         boundParameters: null,
       };
@@ -178,6 +200,7 @@ class EndpointPlanner {
     return {
       ...base,
       protections: base.protections === null ? null : { ...base.protections, checks },
+      webhook: base.webhook === null || webhook === null ? null : { ...base.webhook, checks: webhook.checks },
       response: outcome.response,
       responseChosen: outcome.chosen,
       responseNote: outcome.note,
@@ -185,6 +208,19 @@ class EndpointPlanner {
       tasks: endpoint.tasks.map((t) => (runs && decision.kind === 'proceed' ? this.task(t, decision, null) : this.task(t, null, notRun))),
       ignoredParameters: ignored,
       boundParameters: this.options.delivery !== undefined && decision.kind === 'proceed' ? this.bound(decision) : null,
+    };
+  }
+
+  /** The simulated request as a handshake sees it: a POST with --body, else a GET; the query is --param. */
+  private handshakeRequest(): HandshakeRequest {
+    const body = this.simulatedBody?.source.kind === 'buffer' ? this.simulatedBody.source.content : NO_BYTES;
+    const sources = this.input!.sources;
+    return {
+      method: this.simulatedBody === null ? 'GET' : 'POST',
+      query: this.options.delivery?.given ?? this.input!.raw,
+      headers: sources.headers,
+      body,
+      ...(sources.json === null ? {} : { json: sources.json.document }),
     };
   }
 

@@ -20,4 +20,10 @@ export class LineIndex {
     }
     return { line: lo + 1, column: offset - this.starts[lo]! + 1 };
   }
+
+  /** The offset of a 1-based line and column; -1 for a line the text does not have. */
+  offset(line: number, column: number): number {
+    const start = this.starts[line - 1];
+    return start === undefined ? -1 : start + column - 1;
+  }
 }

@@ -238,6 +238,8 @@ class Parser extends MarkupScanner {
         this.emptyTag = true;
         return element;
       }
+      // The next tag where an attribute or ">" should be: the ">" was forgotten. Shown where it belongs, not at the next tag.
+      if (c === LT) throw this.malformed(`the start tag <${printable(name)}> is not closed: write ">" here, before the next tag`, before);
       if (i === before) {
         if (nameCharAt(s, i, false) > 0) throw this.malformed(`attributes of <${printable(name)}> must be separated by whitespace`, i);
         throw this.malformed(`unexpected character in the start tag <${printable(name)}>`, i);
