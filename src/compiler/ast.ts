@@ -192,7 +192,7 @@ export interface Protections {
 }
 
 // ---------------------------------------------------------------------------------------
-// Receiving webhooks: <signature> and <handshake> (docs/language.md, "Receiving webhooks")
+// Receiving webhooks: <signature> and <handshake> (docs/language.md, "<signature>" and "<handshake>")
 
 /** At least one: a request passes when any one verifies (secret rotation). */
 export type Signatures = readonly [SignatureDescription, ...SignatureDescription[]];

@@ -105,8 +105,9 @@ function declareParameters(
     if (SYSTEM.has(name.value)) ctx.diagnostics.report('parameter-shadows-system', name.position, name.value);
     // A bad source is reported; read by name meanwhile, so its uses are not reported as well.
     const source = parameterSource(ctx, r) ?? BY_NAME;
-    const rules = compileRules(ctx, r);
-    if (rules === undefined) continue;
+    const compiled = compileRules(ctx, r);
+    if (!compiled.ok) continue;
+    const { rules } = compiled;
     if (rules !== null && def !== undefined && def.value !== '') {
       const violation = ruleViolation(rules, def.value);
       if (violation !== null) ctx.diagnostics.report('invalid-default-value', def.position, name.value, violation);
@@ -122,12 +123,14 @@ function declareParameters(
 
 const PARAMETER_SHAPE = { attributes: ['name', 'jsonpath', 'header', 'default-value', 'pattern', 'max-length', 'format'], children: [] };
 
-/** The input rules of a <parameter>: null when it has none, undefined after reporting a bad one. */
-function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | null | undefined {
+/** The input rules of a <parameter> (null: it has none), or not ok after a bad one was reported. */
+type CompiledRules = { readonly ok: true; readonly rules: ParameterRules | null } | { readonly ok: false };
+
+function compileRules(ctx: CompileContext, read: ReadElement): CompiledRules {
   const patternAttr = read.attr('pattern');
   const maxLengthAttr = read.attr('max-length');
   const formatAttr = read.attr('format');
-  if (!patternAttr && !maxLengthAttr && !formatAttr) return null;
+  if (!patternAttr && !maxLengthAttr && !formatAttr) return { ok: true, rules: null };
   let ok = true;
   let pattern: ParameterRules['pattern'] = null;
   if (patternAttr) {
@@ -155,7 +158,7 @@ function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | 
       ok = false;
     } else format = formatAttr.value as ParameterFormat;
   }
-  return ok ? { pattern, maxLength, format } : undefined;
+  return ok ? { ok: true, rules: { pattern, maxLength, format } } : { ok: false };
 }
 
 function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment): Endpoint | null {

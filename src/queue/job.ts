@@ -107,7 +107,7 @@ export function unsealRun(keys: readonly QueueKey[], jobId: string, sealed: stri
 }
 
 /** The job's own copy of the uploads, read from memory or from the request's temporary files, which go with the request. */
-export async function uploadsToJob(uploads: readonly Upload[]): Promise<SealedRun['uploads']> {
+export async function uploadsToJob(uploads: readonly Upload[]): Promise<NonNullable<SealedRun['uploads']>> {
   return Promise.all(
     uploads.map(async (u) => {
       const content = u.source.kind === 'buffer' ? u.source.content : await readFile(u.source.path);

@@ -55,7 +55,7 @@ export interface PipelineContext extends ActionContext {
    * once it is stored: `queued`, `refused` (the store cannot take it; answered 503), or
    * `in-process` (--queue-fallback in-process: run it here as without the queue).
    */
-  readonly enqueueTasks?: (run: BackgroundRun) => Promise<'queued' | 'refused' | 'in-process'>;
+  readonly enqueueTasks?: ((run: BackgroundRun) => Promise<'queued' | 'refused' | 'in-process'>) | undefined;
 }
 
 /** What a durable queue stores of a background run: the bound values, never the expanded tasks. */
@@ -70,9 +70,6 @@ export interface BackgroundRun {
   /** The request's span (NO_SPAN without tracing): the queued run continues its trace. */
   readonly span: Span;
 }
-
-/** How long a client is asked to wait before trying a refused background request again. */
-const QUEUE_RETRY_AFTER_SECONDS = 5;
 
 export interface EndpointRequest {
   readonly endpoint: Endpoint;
@@ -168,6 +165,10 @@ async function guarded(context: PipelineContext, input: DecisionInput, request: 
   return execute(context, input, request, decision);
 }
 
+/**
+ * The Retry-After of a 503 for a passing outage (the CAPTCHA verifier does not answer, the queue
+ * cannot store a background run): how long a client is asked to wait before trying again.
+ */
 const RETRY_SOON: Readonly<Record<string, string>> = { 'retry-after': '5' };
 
 export function tooManyRequests(headers: Readonly<Record<string, string>>): RuntimeResponse {
@@ -265,7 +266,7 @@ async function proceed(
         kind: 'problem',
         status: 503,
         detail: 'the tasks could not be queued; try again later',
-        headers: { 'retry-after': String(QUEUE_RETRY_AFTER_SECONDS) },
+        headers: RETRY_SOON,
       } as const;
       return { response: refusal, outcome: 'error' };
     }
@@ -303,7 +304,8 @@ async function proceed(
   if (!result.ok) {
     if (response !== null) discardResponse(response);
     // The task engine has logged the failure with its task outcome already.
-    const failure = { status: 502, detail: `task "${result.failedTask}" failed`, internal: `task "${result.failedTask}" failed: ${result.error.message}` };
+    const what = result.cause === 'task-failed' ? `task "${result.failedTask}" failed` : 'the run was interrupted';
+    const failure = { status: 502, detail: what, internal: `${what}: ${result.error.message}` };
     return renderError(context, endpoint, request, decision.environment, failure, false);
   }
   if (response !== null) return { response, outcome: 'success' };

@@ -2,7 +2,7 @@
 // retries follow the shared policy (../retry.ts), because got's built-in retry would hide the
 // attempt count and use a policy of its own.
 
-import type { Agents, Got } from 'got';
+import type { Agents, Got, Options } from 'got';
 import type { HostAllowlist } from '../host-allowlist.js';
 import { TaskError } from '../errors.js';
 import { parseRetryAfter, withRetries } from '../retry.js';
@@ -36,7 +36,7 @@ export interface SendOptions {
   /** Extra attempts after the first. */
   readonly retries: number;
   /** The task's span when tracing is on: each attempt is a child, whose traceparent the request carries. */
-  readonly span?: Span;
+  readonly span?: Span | undefined;
 }
 
 /** Bounds memory per answer: a misbehaving upstream cannot exhaust the process. */
@@ -253,11 +253,7 @@ const KEPT_ACROSS_ORIGINS: ReadonlySet<string> = new Set(['content-type', 'idemp
  * is refused (crossOriginRefusal), or, when --allow-task-host names its host, followed without
  * the task's own headers; once dropped they stay dropped for the rest of the chain.
  */
-function originGuard(
-  policy: OutboundPolicy,
-  origin: URL,
-  request: PreparedHttpRequest,
-): (next: { url?: string | URL; headers: Record<string, unknown> }) => void {
+function originGuard(policy: OutboundPolicy, origin: URL, request: PreparedHttpRequest): (next: Pick<Options, 'url' | 'headers'>) => void {
   return (next) => {
     const to = new URL(String(next.url));
     if (to.origin === origin.origin) return;
