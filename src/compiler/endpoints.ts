@@ -23,6 +23,8 @@ import type { XmlElement } from './xml.js';
 import { endpointProtections, NO_PROTECTIONS, PROTECTION_ELEMENTS, readProtections, type InheritedProtections } from './protections.js';
 import { exact } from './retained.js';
 import { authorRegex } from './regex.js';
+import type { Deduplication } from './ast.js';
+import { DEDUPLICATION_ELEMENT, readDeduplication } from './deduplication.js';
 
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const PARAMETER_NAME = /^[A-Za-z0-9_.-]+$/;
@@ -33,6 +35,8 @@ export interface Inherited {
   readonly separator: string;
   /** <honeypot>, <captcha>, <rate-limit> of the folders above; absent: none. */
   readonly protections?: InheritedProtections;
+  /** <deduplicate> of the folders above; absent: none. */
+  readonly deduplicate?: Deduplication | null;
 }
 
 export interface EndpointEnvironment {
@@ -50,13 +54,14 @@ export function compileFolder(
 ): void {
   const read = readElement(ctx, element, {
     attributes: ['multiple-value-separator'],
-    children: ['parameter', 'endpoint-folder', 'endpoint', ...PROTECTION_ELEMENTS],
+    children: ['parameter', 'endpoint-folder', 'endpoint', ...PROTECTION_ELEMENTS, DEDUPLICATION_ELEMENT],
   });
   const parameters = declareParameters(ctx, read.children('parameter'), inherited.parameters);
   const scope: Inherited = {
     parameters,
     separator: separatorOf(ctx, read.attr('multiple-value-separator'), inherited.separator),
     protections: readProtections(ctx, read, inherited.protections ?? NO_PROTECTIONS, parameters),
+    deduplicate: readDeduplication(ctx, read, inherited.deduplicate ?? null, parameters),
   };
   for (const child of read.known) {
     if (child.name === 'endpoint-folder') compileFolder(ctx, child, scope, env, out);
@@ -157,7 +162,7 @@ function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | 
 function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment): Endpoint | null {
   const read = readElement(ctx, element, {
     attributes: ['name', 'multiple-value-separator', 'tasks'],
-    children: ['parameter', 'include-in-hash', 'success', 'error', 'task', ...PROTECTION_ELEMENTS],
+    children: ['parameter', 'include-in-hash', 'success', 'error', 'task', ...PROTECTION_ELEMENTS, DEDUPLICATION_ELEMENT],
   });
   const before = ctx.diagnostics.errorCount;
   const nameAttr = requireAttribute(ctx, read, 'name');
@@ -166,6 +171,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
   const parameters = declareParameters(ctx, read.children('parameter'), inherited.parameters);
   const separator = separatorOf(ctx, read.attr('multiple-value-separator'), inherited.separator);
   const protections = endpointProtections(readProtections(ctx, read, inherited.protections ?? NO_PROTECTIONS, parameters));
+  const deduplicate = readDeduplication(ctx, read, inherited.deduplicate ?? null, parameters);
   // What keeps any client from using the endpoint freely, for recipient-from-request.
   const clientGuards: ClientGuard[] = env.hasSecurity ? ['hash'] : [];
   if (protections?.captcha) clientGuards.push('captcha');
@@ -337,6 +343,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     tasks: exact(tasks),
     taskGraph: graph,
     protections,
+    deduplicate,
     position: element.position,
   };
 }

@@ -276,7 +276,12 @@ export class QueueConsumer {
 
     const checkpoint = new Checkpoint(job, token, progress, intermediate, this.settings, this.observer, fields);
     this.checkpoints.set(jobId, checkpoint);
-    const scope: ExpansionScope = { parameters, system: sealed.system, env: loaded.env };
+    const scope: ExpansionScope = {
+      parameters,
+      system: sealed.system,
+      env: loaded.env,
+      ...(sealed.delivery !== undefined ? { delivery: sealed.delivery } : {}),
+    };
     const run = loaded.taskEngine().start({
       endpoint,
       scope,

@@ -17,6 +17,8 @@ import type { BodyIntake } from './body-intake.js';
 import { answerPreflight, crossOriginRefused, ENDPOINT_ALLOW, setCorsHeaders } from './cors.js';
 import { problemBody, writeBody, writeProblem, writeResponse } from './write-response.js';
 import { requestSources } from './request-sources.js';
+import { digestBody } from './body-digest.js';
+import { requestFingerprint } from '../runtime/deduplication.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
 import type { Guards, LimitExceeded } from '../runtime/guards.js';
 import type { Logger } from './log.js';
@@ -284,6 +286,7 @@ export class HttpService {
         uploads: NO_UPLOADS,
         info: this.requestInfo(request, requestId),
         span: response.span,
+        ...(endpoint.deduplicate !== null ? { fingerprint: requestFingerprint(queryOf(request), '') } : {}),
       });
       if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
       work = result.then((answer) => this.answer(response, answer, requestId));
@@ -376,6 +379,8 @@ export class HttpService {
     raw: ValueMap,
     requestId: string,
   ): Promise<void> {
+    // <deduplicate>: the body's bytes are hashed as they arrive, for the request's fingerprint.
+    const digest = endpoint.deduplicate !== null ? digestBody(request) : null;
     const body = await readBody(request, response, raw, this.bodies, application.bodyKeeping(endpoint), this.clientIp(request));
     if (!body.ok) {
       if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
@@ -392,6 +397,7 @@ export class HttpService {
         uploads: body.uploads,
         info: this.requestInfo(request, requestId),
         span: response.span,
+        ...(digest !== null ? { fingerprint: requestFingerprint(queryOf(request), digest()) } : {}),
       });
     } finally {
       release();
@@ -493,4 +499,11 @@ function methodNotAllowed(response: TrackedResponse, allow: string): void {
 
 function truncatePath(path: string): string {
   return path.length > 100 ? `${path.slice(0, 97)}...` : path;
+}
+
+/** The query string as sent ('' without one), for a deduplicated request's fingerprint. */
+function queryOf(request: IncomingMessage): string {
+  const url = request.url ?? '';
+  const question = url.indexOf('?');
+  return question < 0 ? '' : url.slice(question + 1);
 }

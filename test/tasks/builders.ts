@@ -114,6 +114,7 @@ export function endpoint(tasks: readonly Task[], name = 'test'): Endpoint {
     tasks,
     taskGraph,
     protections: null,
+    deduplicate: null,
     position: at,
   };
 }

@@ -109,10 +109,11 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope,
     }
   }
   if (defaultContentType !== null && !('content-type' in headers)) headers['content-type'] = defaultContentType;
-  // The header an author writes wins; otherwise one key per task and request, the same for
-  // every retry, so the receiving API can recognise a repeat (IETF draft Idempotency-Key).
+  // The header an author writes wins; otherwise one key per task and request (per delivery, with
+  // <deduplicate>), the same for every retry, so the receiving API can recognise a repeat (IETF
+  // draft Idempotency-Key).
   if (options.idempotencyKeys && (task.method === 'POST' || task.method === 'PATCH') && !('idempotency-key' in headers)) {
-    headers['idempotency-key'] = idempotencyKey(scope.system['request-id'], scope.system.endpoint, task.id);
+    headers['idempotency-key'] = idempotencyKey(scope.delivery ?? scope.system['request-id'], scope.system.endpoint, task.id);
   }
 
   return { method: task.method, url, headers, body, secretHeaders: [...secret] };
@@ -125,7 +126,7 @@ function httpHeaderProblem(value: string): ValueProblem | null {
   return at < 0 ? null : { at, reason: REFUSED_IN_HEADER };
 }
 
-/** 32 hex characters derived from the request, the endpoint and the task: stable, and unguessable without the request id. */
+/** 32 hex characters derived from the request (or its delivery id), the endpoint and the task: stable, and unguessable without the request id. */
 export function idempotencyKey(requestId: string, endpoint: string, taskId: string): string {
   return createHash('sha256').update(`${requestId}\n${endpoint}\n${taskId}`).digest('hex').slice(0, 32);
 }
