@@ -11,7 +11,7 @@ describe('the element table learnt from the compiler', () => {
 
   it('holds every file, and every task kind of the registry', () => {
     expect(table.length).toBeGreaterThan(50);
-    expect(at(null, 'endpoint-folder')?.children).toEqual(['parameter', 'endpoint-folder', 'endpoint', 'honeypot', 'captcha', 'rate-limit']);
+    expect(at(null, 'endpoint-folder')?.children).toEqual(['parameter', 'endpoint-folder', 'endpoint', 'honeypot', 'captcha', 'rate-limit', 'deduplicate']);
     expect(at(null, 'email-sending-configuration')?.requiredChildren).toEqual(['server']);
     expect(at(null, 'security')?.requiredChildren).toEqual(['secret-key']);
     for (const kind of TASK_KINDS.list) expect(at('endpoint', `task(${kind.classNames[0]})`), kind.kind).toBeDefined();
