@@ -7,6 +7,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { deleteKeys, keysUnder, spawnRedis, stopSpawnedRedis, testRedisUrl, uniqueKeyPrefix, type OwnRedis } from '../helpers/redis.js';
 import { fixture, StartedServices, type RunningService } from '../helpers/serve.js';
+import { eventually, QUEUE_KEY, uniqueQueueName } from '../helpers/queue.js';
+import { idempotencyKey } from '../../src/tasks/http-request/prepare.js';
+import { createHash } from 'node:crypto';
 
 const FILE = fixture('dedup');
 const services = new StartedServices();
@@ -27,7 +30,11 @@ afterAll(async () => {
 });
 beforeEach(() => {
   peer.requests.length = 0;
-  peer.route('/crm', { status: 200, body: 'ok' }).route('/ledger', { status: 200, body: 'ok' }).route('/api', { status: 201 });
+  peer
+    .route('/crm', { status: 200, body: 'ok' })
+    .route('/ledger', { status: 200, body: 'ok' })
+    .route('/api', { status: 201 })
+    .route('/background', { status: 200, body: 'ok' });
 });
 
 interface Answer {
@@ -278,5 +285,45 @@ describe('<deduplicate> on Redis', () => {
       if (stopped) own.child.kill('SIGCONT');
       await own.stop();
     }
+  });
+});
+
+/** The Idempotency-Key a task sends for a delivery: derived from the endpoint and the key, not the request. */
+const keyFor = (endpoint: string, key: string, task: string) =>
+  idempotencyKey(createHash('sha256').update(`${endpoint}\n${key}`).digest('hex'), endpoint, task);
+
+describe('<deduplicate> with tasks="background"', () => {
+  it('in process: remembered once answered; the task sends the key derived from the delivery', async () => {
+    const id = fresh('bg');
+    const first = await deliver(single, id, 'L', 'background');
+    expect(first.status).toBe(200);
+    await peer.waitForRequests(1, '/background');
+    const again = await deliver(single, id, 'L', 'background');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toBe('accepted');
+    expect(peer.requestsTo('/background')).toHaveLength(1);
+    expect(peer.requestsTo('/background')[0]!.headers['idempotency-key']).toBe(keyFor('background', id, 'relay'));
+  });
+
+  it('with --queue: remembered once the job is stored; the job runs once, with the same derived key', async (context) => {
+    sharedRedis ??= await testRedisUrl();
+    if (sharedRedis === null) return context.skip();
+    const prefix = uniqueKeyPrefix('dedup-queue');
+    prefixes.push(prefix);
+    const queue = uniqueQueueName('dedup');
+    prefixes.push(`bull:${queue}:`);
+    const service = await services.start(FILE, ['--queue', sharedRedis, '--queue-name', queue, '--rate-limit-prefix', prefix], {
+      PEER: peer.origin,
+      ENDPOINT_SERVICE_QUEUE_KEY: QUEUE_KEY,
+    });
+    const id = fresh('queued');
+    expect((await deliver(service, id, 'M', 'background')).status).toBe(200);
+    const replays = await Promise.all(Array.from({ length: 3 }, () => deliver(service, id, 'M', 'background')));
+    for (const r of replays) expect(r.headers.get('idempotent-replayed')).toBe('true');
+    await eventually(() => (peer.requestsTo('/background').length > 0 ? true : undefined), 'the queued job');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(peer.requestsTo('/background')).toHaveLength(1);
+    expect(peer.requestsTo('/background')[0]!.headers['idempotency-key']).toBe(keyFor('background', id, 'relay'));
+    expect((await keysUnder(sharedRedis, prefix)).length).toBe(1);
   });
 });
