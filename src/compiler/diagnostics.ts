@@ -324,6 +324,14 @@ export const DIAGNOSTICS = {
   },
   // End of deduplication
 
+  // Signing relays (<sign> on HttpRequest tasks)
+  'invalid-signing-secret': {
+    severity: 'error',
+    message: () =>
+      `The secret of <sign scheme="standard"> is not a Standard Webhooks signing secret: it is "whsec_" followed by base64, as the receiver's settings show it (such as whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw).`,
+  },
+  // End of signing relays
+
   // Settings files
   'smtp-not-configured': {
     severity: { validate: 'warning', serve: 'error', 'dry-run': 'off' },

@@ -68,6 +68,7 @@ export function httpTask(id: string, url: string, overrides: Partial<HttpRequest
     headers: [],
     basicAuth: null,
     body: null,
+    sign: null,
     outputs: [],
     ...overrides,
   };

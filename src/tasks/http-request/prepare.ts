@@ -14,6 +14,7 @@ import { expandUrl } from '../../template/url.js';
 import { requestTargetProblem } from './target.js';
 import type { RawBody } from '../../upload.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
+import { prepareSigning } from './sign.js';
 
 /**
  * Headers that carry credentials whatever their template: a literal token written into the
@@ -116,7 +117,9 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope,
     headers['idempotency-key'] = idempotencyKey(scope.delivery ?? scope.system['request-id'], scope.system.endpoint, task.id);
   }
 
-  return { method: task.method, url, headers, body, secretHeaders: [...secret] };
+  // Shown by dry-run, not sent: its secret is a stand-in there (describe shows the headers).
+  const signing = task.sign !== null && scope.verbatim === undefined ? prepareSigning(task.sign, scope, task.id) : null;
+  return { method: task.method, url, headers, body, secretHeaders: [...secret], signing };
 }
 
 const REFUSED_IN_HEADER = 'contains a character that is not allowed in an HTTP header value';
