@@ -10,6 +10,7 @@ export function formatPlanJson(plan: Plan): string {
       stages: endpoint.stages,
       // Only for an endpoint that has any: documents of others keep exactly their keys.
       ...(endpoint.protections === null ? {} : { protections: endpoint.protections }),
+      ...(endpoint.deduplication === null ? {} : { deduplication: endpoint.deduplication }),
       // Only with --body or --header, likewise.
       ...(endpoint.boundParameters === null
         ? {}

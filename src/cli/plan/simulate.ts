@@ -24,6 +24,7 @@ import { expandTemplate, MissingValueError, type ExpansionScope, type Placeholde
 import type { Condition, Template } from '../../template/types.js';
 import type { BoundParameter, EndpointPlan, Plan, PrimaryFailure, ResponsePlan, SimulatedBody, SimulationInfo, TaskPlan } from './model.js';
 import { describeProtections, simulateProtections } from './protections.js';
+import { describeDeduplication, simulateDeduplication } from './deduplication.js';
 import type { RawBody } from '../../upload.js';
 
 /** The request a simulation pretends to receive: fixed so plans are reproducible. */
@@ -124,6 +125,7 @@ class EndpointPlanner {
       edges: endpoint.taskGraph.edges,
       notes: this.notes,
       protections: describeProtections(endpoint.protections),
+      deduplication: describeDeduplication(endpoint),
     };
     if (this.input === null) {
       return {
@@ -150,7 +152,9 @@ class EndpointPlanner {
       const from = source.kind === 'header' ? `the header ${source.header} (give --header)` : `the JSON body with ${source.path} (give --body)`;
       this.notes.push(`--param ${name} is not used: "${name}" is read from ${from}`);
     }
-    const decision = decideRequest(this.input);
+    // With <deduplicate>: its key, and the tasks' downstream keys derived from it as serve derives them.
+    const deduplicated = simulateDeduplication(endpoint, base.deduplication, decideRequest(this.input));
+    const decision = deduplicated.decision;
     // The checks serve makes before preparation (runtime/pipeline.ts, guarded): a filled
     // honeypot answers as the success without tasks, a missing CAPTCHA token is a 403.
     const checks =
@@ -178,6 +182,7 @@ class EndpointPlanner {
     return {
       ...base,
       protections: base.protections === null ? null : { ...base.protections, checks },
+      deduplication: deduplicated.plan,
       response: outcome.response,
       responseChosen: outcome.chosen,
       responseNote: outcome.note,
