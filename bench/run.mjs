@@ -24,10 +24,11 @@ const SCENARIOS = [
   ['p8', 'p8-uploads.mjs', 'peak RSS under concurrent 9 MB uploads'],
   ['p9', 'p9-queue.mjs', 'background task via --queue + worker vs in-process (needs Redis)'],
   ['p10', 'p10-memory.mjs', 'heap of a compiled 10,000-endpoint application'],
+  ['p11', 'p11-dedup.mjs', '<deduplicate> on Redis vs none (needs Redis)'],
 ];
 
-const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p10]
-       node bench/run.mjs [--quick] [p1 ... p10]
+const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p11]
+       node bench/run.mjs [--quick] [p1 ... p11]
 
 Runs the scenarios (all, or those named) one after the other and ends with a summary of every
 target. Each scenario also runs alone: node bench/SCRIPT --help.

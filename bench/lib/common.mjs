@@ -156,8 +156,14 @@ export function loadTest(url, { driver = 'autocannon', ...opts } = {}) {
   return autocannonTest(url, opts);
 }
 
-function autocannonTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false } = {}) {
-  const argv = pinned(cpu, [process.execPath, autocannonCli, '-c', String(connections), '-d', String(duration), '-m', method, '-n', '--json', url]);
+/** `idReplacement`: every `[<id>]` in the URL becomes a new id per request (lib/autocannon-ids.mjs). */
+function autocannonTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false, idReplacement = false } = {}) {
+  const argv = pinned(
+    cpu,
+    idReplacement
+      ? [process.execPath, path.join(benchDir, 'lib/autocannon-ids.mjs'), url, String(connections), String(duration), method]
+      : [process.execPath, autocannonCli, '-c', String(connections), '-d', String(duration), '-m', method, '-n', '--json', url],
+  );
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

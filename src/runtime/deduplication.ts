@@ -127,11 +127,28 @@ export const MISMATCH: RuntimeResponse = {
   detail: 'the deduplication key was already used for a request with another body or query',
 };
 
-/** Renews `token` every RENEW_EVERY_MS until the returned function is called. */
+/**
+ * The claims this process holds while their requests run, renewed every RENEW_EVERY_MS by one
+ * timer for all of them (a timer per request cost more than the rest of the claim).
+ */
+const held = new Map<DeduplicationStore, Map<string, string>>();
+let renewing: NodeJS.Timeout | null = null;
+
+/** Keeps `token` renewed until the returned function is called. */
 export function keepClaimed(store: DeduplicationStore, id: string, token: string): () => void {
-  const timer = setInterval(() => void store.renew(id, token, LEASE_MS), RENEW_EVERY_MS);
-  timer.unref();
-  return () => clearInterval(timer);
+  let claims = held.get(store);
+  if (claims === undefined) held.set(store, (claims = new Map()));
+  claims.set(id, token);
+  if (renewing === null) {
+    renewing = setInterval(() => {
+      for (const [s, c] of held) for (const [i, t] of c) void s.renew(i, t, LEASE_MS);
+    }, RENEW_EVERY_MS);
+    renewing.unref();
+  }
+  return () => {
+    if (claims.get(id) === token) claims.delete(id);
+    if (claims.size === 0) held.delete(store);
+  };
 }
 
 /** What the pipeline answers (PipelineResult, named here so the pipeline can import this module). */

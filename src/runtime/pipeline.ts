@@ -88,7 +88,7 @@ export interface EndpointRequest {
   /** The request's span when tracing is on: tasks and upstream calls are its children. */
   readonly span?: Span;
   /** For an endpoint with <deduplicate>: SHA-256 of the query and the raw body (deduplication.ts). */
-  readonly fingerprint?: string;
+  readonly fingerprint?: string | undefined;
 }
 
 export interface PipelineResult {

@@ -94,30 +94,45 @@ class PrimaryBackend implements Backend {
   close() {}
 }
 
+/** The scripts as commands of the client: sent by their SHA (EVALSHA), the text only once. */
+interface DeduplicationCommands {
+  dedupClaim(key: string, fingerprint: string, token: string, leaseMs: number): Promise<[string, string, string] | null>;
+  dedupRenew(key: string, token: string, leaseMs: number): Promise<number>;
+  dedupComplete(key: string, token: string, fingerprint: string, answer: string, forMs: number): Promise<number>;
+  dedupRelease(key: string, token: string): Promise<number>;
+}
+
 class RedisBackend implements Backend {
+  private readonly commands: DeduplicationCommands;
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    redis.defineCommand('dedupClaim', { numberOfKeys: 1, lua: CLAIM });
+    redis.defineCommand('dedupRenew', { numberOfKeys: 1, lua: RENEW });
+    redis.defineCommand('dedupComplete', { numberOfKeys: 1, lua: COMPLETE });
+    redis.defineCommand('dedupRelease', { numberOfKeys: 1, lua: RELEASE });
+    this.commands = redis as unknown as DeduplicationCommands;
+  }
   private key(id: string): string {
     return `${this.prefix}dedup:${id}`;
   }
   async claim(id: string, fingerprint: string, leaseMs: number): Promise<Claim> {
     const token = randomUUID();
-    const found = (await this.redis.eval(CLAIM, 1, this.key(id), fingerprint, token, leaseMs)) as [string, string, string] | null;
+    const found = await this.commands.dedupClaim(this.key(id), fingerprint, token, leaseMs);
     if (found === null) return { kind: 'claimed', token };
     const [state, fp, answer] = found;
     if (state === 'done' && answer !== '') return { kind: 'done', fingerprint: fp, answer: JSON.parse(answer) as RememberedAnswer };
     return { kind: 'running', fingerprint: fp };
   }
   async renew(id: string, token: string, leaseMs: number) {
-    await this.redis.eval(RENEW, 1, this.key(id), token, leaseMs);
+    await this.commands.dedupRenew(this.key(id), token, leaseMs);
   }
   async complete(id: string, token: string, fingerprint: string, answer: RememberedAnswer, forMs: number) {
-    await this.redis.eval(COMPLETE, 1, this.key(id), token, fingerprint, JSON.stringify(answer), forMs);
+    await this.commands.dedupComplete(this.key(id), token, fingerprint, JSON.stringify(answer), forMs);
   }
   async release(id: string, token: string) {
-    await this.redis.eval(RELEASE, 1, this.key(id), token);
+    await this.commands.dedupRelease(this.key(id), token);
   }
   close() {
     this.redis.disconnect();

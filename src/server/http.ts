@@ -286,7 +286,8 @@ export class HttpService {
         uploads: NO_UPLOADS,
         info: this.requestInfo(request, requestId),
         span: response.span,
-        ...(endpoint.deduplicate !== null ? { fingerprint: requestFingerprint(queryOf(request), '') } : {}),
+        // One shape for every request (no spread on the hot path): undefined without <deduplicate>.
+        fingerprint: endpoint.deduplicate !== null ? requestFingerprint(queryOf(request), '') : undefined,
       });
       if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
       work = result.then((answer) => this.answer(response, answer, requestId));
@@ -397,7 +398,7 @@ export class HttpService {
         uploads: body.uploads,
         info: this.requestInfo(request, requestId),
         span: response.span,
-        ...(digest !== null ? { fingerprint: requestFingerprint(queryOf(request), digest()) } : {}),
+        fingerprint: digest !== null ? requestFingerprint(queryOf(request), digest()) : undefined,
       });
     } finally {
       release();
