@@ -174,6 +174,72 @@ describe('<deduplicate> in one process', () => {
   });
 });
 
+describe('<deduplicate> beside other checks, forwards and timeouts', () => {
+  it('a replay counts against no rate limit; a request a limit refuses releases its key', async () => {
+    const [d1, d2, d3] = [fresh('lim'), fresh('lim'), fresh('lim')];
+    const order = fresh('order');
+    expect((await deliver(single, d1, order, 'limited')).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await deliver(single, d1, order, 'limited')).headers.get('idempotent-replayed')).toBe('true');
+    // Had the replays counted, the limit of 2 per order would refuse this one.
+    expect((await deliver(single, d2, order, 'limited')).status).toBe(200);
+    expect((await deliver(single, d3, order, 'limited')).status).toBe(429);
+    // Released, not remembered: its retry is refused by the limit again, not replayed nor 409.
+    expect((await deliver(single, d3, order, 'limited')).status).toBe(429);
+    expect(peer.requestsTo('/crm')).toHaveLength(2);
+  });
+
+  it('a header other than the key is not part of the fingerprint', async () => {
+    const id = fresh('hdr');
+    const post = (retry: string) =>
+      fetch(`${single.url}/delivery`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-delivery-id': id, 'x-slack-retry-num': retry },
+        body: JSON.stringify({ order: 'N' }),
+      });
+    expect((await post('0')).status).toBe(200);
+    const again = await post('1');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(peer.requestsTo('/crm')).toHaveLength(1);
+  });
+
+  it('a forward target runs under the claim of the endpoint the request was sent to, with keys from its delivery', async () => {
+    peer.route('/ledger', { status: 500, body: 'down' }, { status: 200, body: 'ok' });
+    const id = fresh('fwd');
+    expect((await deliver(single, id, 'O', 'entry')).status).toBe(502);
+    const retried = await deliver(single, id, 'O', 'entry');
+    expect(retried.status).toBe(200);
+    expect(retried.body).toBe('forwarded');
+    expect((await deliver(single, id, 'O', 'entry')).headers.get('idempotent-replayed')).toBe('true');
+    const ledger = peer.requestsTo('/ledger');
+    expect(ledger).toHaveLength(2);
+    const delivery = createHash('sha256').update(`entry\n${id}`).digest('hex');
+    expect(ledger[0]!.headers['idempotency-key']).toBe(idempotencyKey(delivery, 'target', 'ledger'));
+    expect(ledger[1]!.headers['idempotency-key']).toBe(ledger[0]!.headers['idempotency-key']);
+  });
+
+  it('after a --request-timeout 503 the key stays claimed while the tasks run, and their success is what a retry gets', async () => {
+    const timed = await services.start(FILE, ['--request-timeout', '1s'], { PEER: peer.origin });
+    const gate = held();
+    peer.route('/crm', gate.answer);
+    const id = fresh('timeout');
+    const first = await deliver(timed, id, 'P');
+    expect(first.status).toBe(503);
+    expect((await deliver(timed, id, 'P')).status).toBe(409);
+    gate.release();
+    await peer.waitForRequests(1, '/ledger');
+    let again: Answer | null = null;
+    for (let i = 0; i < 100; i++) {
+      again = await deliver(timed, id, 'P');
+      if (again.status !== 409) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(again!.status).toBe(200);
+    expect(again!.headers.get('idempotent-replayed')).toBe('true');
+    expect(again!.body).toBe('{"received":"P"}');
+    expect(peer.requestsTo('/crm')).toHaveLength(1);
+  });
+});
+
 describe('<deduplicate> with --workers 2 (the primary holds the record)', () => {
   it('8 concurrent copies of one delivery run its tasks exactly once', async () => {
     const workers = await services.start(FILE, ['--workers', '2'], { PEER: peer.origin });
@@ -220,6 +286,17 @@ describe('<deduplicate> on Redis', () => {
     const concurrent = fresh('redis');
     const copies = Array.from({ length: 8 }, (_, i) => deliver(i % 2 === 0 ? a : b, concurrent, 'H'));
     await peer.waitForRequests(2, '/crm');
+    // A running claim lives at most 30 s unless renewed: a process that died would free it.
+    {
+      const { Redis } = await import('ioredis');
+      const probe = new Redis(sharedRedis);
+      try {
+        const ttls = await Promise.all((await keysUnder(sharedRedis, prefix)).map((k) => probe.pttl(k)));
+        expect(ttls.some((t) => t > 0 && t <= 30_000)).toBe(true);
+      } finally {
+        probe.disconnect();
+      }
+    }
     const settled: Answer[] = [];
     for (const copy of copies) void copy.then((x) => settled.push(x));
     for (let i = 0; i < 250 && settled.length < 7; i++) await new Promise((r) => setTimeout(r, 20));
