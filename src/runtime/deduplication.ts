@@ -42,6 +42,11 @@ export interface DeduplicationStore {
   complete(id: string, token: string, fingerprint: string, answer: RememberedAnswer, forMs: number): Promise<void>;
   /** The request failed: forget the key, so a retry runs. */
   release(id: string, token: string): Promise<void>;
+  /**
+   * Claim and completion at once, for an answer known before anything runs: `claimed` when it is
+   * now remembered for `forMs`, else what the store held (or `unavailable`).
+   */
+  remember(id: string, fingerprint: string, answer: RememberedAnswer, forMs: number): Promise<Claim>;
   /** The metric and the log line of an outcome (never the key's value). */
   noted(endpoint: Endpoint, outcome: DeduplicationOutcome, requestId: string, fields?: Record<string, unknown>): void;
 }
@@ -151,6 +156,13 @@ export function keepClaimed(store: DeduplicationStore, id: string, token: string
   };
 }
 
+/** The success a decision answers without any task, I/O or check still to make; null otherwise. */
+function decidedAnswer(endpoint: Endpoint, decision: Decision): RememberedAnswer | null {
+  if (decision.kind !== 'proceed' || decision.tasks.length > 0 || decision.response?.kind !== 'respond') return null;
+  if (endpoint.protections?.afterBinding === true) return null;
+  return rememberedAnswer(decision.response.response);
+}
+
 /** What the pipeline answers (PipelineResult, named here so the pipeline can import this module). */
 export interface Answered {
   readonly response: RuntimeResponse;
@@ -171,7 +183,11 @@ export async function runDeduplicated(
   run: (decision: Decision) => Answered | Promise<Answered>,
 ): Promise<Answered> {
   const rule = endpoint.deduplicate!;
-  const claim = await store.claim(id, fingerprint, LEASE_MS);
+  // Nothing to run and the answer already decided (no task, no I/O, no check still to make):
+  // it is remembered as it is claimed, one round trip, and there is no running to wait for.
+  const known = decidedAnswer(endpoint, decision);
+  const claim = known !== null ? await store.remember(id, fingerprint, known, rule.forMs) : await store.claim(id, fingerprint, LEASE_MS);
+  if (known !== null && claim.kind === 'claimed') return run(decision);
   switch (claim.kind) {
     case 'done':
       if (claim.fingerprint !== fingerprint) {

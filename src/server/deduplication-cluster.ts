@@ -24,7 +24,8 @@ type Operation =
       readonly answer: RememberedAnswer;
       readonly forMs: number;
     }
-  | { readonly op: 'release'; readonly id: string; readonly token: string };
+  | { readonly op: 'release'; readonly id: string; readonly token: string }
+  | { readonly op: 'remember'; readonly id: string; readonly fingerprint: string; readonly answer: RememberedAnswer; readonly forMs: number };
 
 interface RequestMessage {
   readonly type: typeof REQUEST;
@@ -54,6 +55,9 @@ export function answerDeduplication(records: DeduplicationRecords, worker: Worke
       break;
     case 'release':
       records.release(operation.id, operation.token);
+      break;
+    case 'remember':
+      claim = records.remember(operation.id, operation.fingerprint, operation.answer, operation.forMs);
       break;
   }
   if (worker.isConnected()) worker.send({ type: ANSWER, seq, claim } satisfies AnswerMessage);

@@ -61,6 +61,12 @@ export class DeduplicationRecords {
     this.entries.set(id, { state: 'done', fingerprint, token, answer, expiresAt: this.now() + forMs });
   }
 
+  remember(id: string, fingerprint: string, answer: RememberedAnswer, forMs: number): Claim {
+    const claim = this.claim(id, fingerprint, forMs);
+    if (claim.kind === 'claimed') this.complete(id, claim.token, fingerprint, answer, forMs);
+    return claim;
+  }
+
   release(id: string, token: string): void {
     if (this.live(id)?.token === token) this.entries.delete(id);
   }

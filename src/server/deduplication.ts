@@ -43,6 +43,13 @@ if t and t ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'done', 'fp', ARGV[2], 'token', ARGV[1], 'answer', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
+// ARGV fingerprint, token, answer, for: a claim remembered at once when the key is free, else the record (as CLAIM).
+const REMEMBER = `
+local v = redis.call('HMGET', KEYS[1], 'state', 'fp', 'answer')
+if v[1] then return {v[1], v[2] or '', v[3] or ''} end
+redis.call('HSET', KEYS[1], 'state', 'done', 'fp', ARGV[1], 'token', ARGV[2], 'answer', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return false`;
 // ARGV token.
 const RELEASE = `
 if redis.call('HGET', KEYS[1], 'token') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -53,6 +60,7 @@ interface Backend {
   renew(id: string, token: string, leaseMs: number): Promise<void>;
   complete(id: string, token: string, fingerprint: string, answer: RememberedAnswer, forMs: number): Promise<void>;
   release(id: string, token: string): Promise<void>;
+  remember(id: string, fingerprint: string, answer: RememberedAnswer, forMs: number): Promise<Claim>;
   close(): void;
 }
 
@@ -69,6 +77,9 @@ class MemoryBackend implements Backend {
   }
   async release(id: string, token: string) {
     this.records.release(id, token);
+  }
+  async remember(id: string, fingerprint: string, answer: RememberedAnswer, forMs: number) {
+    return this.records.remember(id, fingerprint, answer, forMs);
   }
   close() {
     this.records.close();
@@ -91,6 +102,11 @@ class PrimaryBackend implements Backend {
   async release(id: string, token: string) {
     await this.primary.ask({ op: 'release', id, token });
   }
+  async remember(id: string, fingerprint: string, answer: RememberedAnswer, forMs: number) {
+    const claim = await this.primary.ask({ op: 'remember', id, fingerprint, answer, forMs });
+    if (claim === null) throw new Error('the primary process answered with nothing');
+    return claim;
+  }
   close() {}
 }
 
@@ -100,6 +116,7 @@ interface DeduplicationCommands {
   dedupRenew(key: string, token: string, leaseMs: number): Promise<number>;
   dedupComplete(key: string, token: string, fingerprint: string, answer: string, forMs: number): Promise<number>;
   dedupRelease(key: string, token: string): Promise<number>;
+  dedupRemember(key: string, fingerprint: string, token: string, answer: string, forMs: number): Promise<[string, string, string] | null>;
 }
 
 class RedisBackend implements Backend {
@@ -112,6 +129,7 @@ class RedisBackend implements Backend {
     redis.defineCommand('dedupRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('dedupComplete', { numberOfKeys: 1, lua: COMPLETE });
     redis.defineCommand('dedupRelease', { numberOfKeys: 1, lua: RELEASE });
+    redis.defineCommand('dedupRemember', { numberOfKeys: 1, lua: REMEMBER });
     this.commands = redis as unknown as DeduplicationCommands;
   }
   private key(id: string): string {
@@ -119,11 +137,11 @@ class RedisBackend implements Backend {
   }
   async claim(id: string, fingerprint: string, leaseMs: number): Promise<Claim> {
     const token = randomUUID();
-    const found = await this.commands.dedupClaim(this.key(id), fingerprint, token, leaseMs);
-    if (found === null) return { kind: 'claimed', token };
-    const [state, fp, answer] = found;
-    if (state === 'done' && answer !== '') return { kind: 'done', fingerprint: fp, answer: JSON.parse(answer) as RememberedAnswer };
-    return { kind: 'running', fingerprint: fp };
+    return found(token, await this.commands.dedupClaim(this.key(id), fingerprint, token, leaseMs));
+  }
+  async remember(id: string, fingerprint: string, answer: RememberedAnswer, forMs: number): Promise<Claim> {
+    const token = randomUUID();
+    return found(token, await this.commands.dedupRemember(this.key(id), fingerprint, token, JSON.stringify(answer), forMs));
   }
   async renew(id: string, token: string, leaseMs: number) {
     await this.commands.dedupRenew(this.key(id), token, leaseMs);
@@ -137,6 +155,14 @@ class RedisBackend implements Backend {
   close() {
     this.redis.disconnect();
   }
+}
+
+/** What CLAIM and REMEMBER answer, as a Claim. */
+function found(token: string, record: [string, string, string] | null): Claim {
+  if (record === null) return { kind: 'claimed', token };
+  const [state, fp, answer] = record;
+  if (state === 'done' && answer !== '') return { kind: 'done', fingerprint: fp, answer: JSON.parse(answer) as RememberedAnswer };
+  return { kind: 'running', fingerprint: fp };
 }
 
 /** At most one warning this often about a store that cannot take a completion or release. */
@@ -192,6 +218,15 @@ export class ServiceDeduplication implements DeduplicationStore {
 
   release(id: string, token: string): Promise<void> {
     return this.quietly('release', () => this.backend!.release(id, token));
+  }
+
+  async remember(id: string, fingerprint: string, answer: RememberedAnswer, forMs: number): Promise<Claim> {
+    if (this.backend === null) return { kind: 'unavailable', reason: 'the deduplication store is not open yet' };
+    try {
+      return await this.backend.remember(id, fingerprint, answer, forMs);
+    } catch (error) {
+      return { kind: 'unavailable', reason: describeError(error) };
+    }
   }
 
   /** A claim taken expires by itself (LEASE_MS): a store that cannot take the outcome is only logged. */

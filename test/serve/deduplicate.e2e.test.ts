@@ -99,6 +99,17 @@ describe('<deduplicate> in one process', () => {
     }
   });
 
+  it('an endpoint without tasks: its answer is remembered as the key is claimed, and replayed', async () => {
+    const id = fresh('ack');
+    const first = await deliver(single, id, 'Q');
+    const ack = await deliver(single, id, 'Q', 'ack');
+    expect(first.status).toBe(200);
+    expect([ack.status, ack.body, ack.headers.get('idempotent-replayed')]).toEqual([202, 'ack Q', null]);
+    const again = await deliver(single, id, 'Q', 'ack');
+    expect([again.status, again.body, again.headers.get('idempotent-replayed')]).toEqual([202, 'ack Q', 'true']);
+    expect((await deliver(single, id, 'R', 'ack')).status).toBe(422);
+  });
+
   it('the same key with another body or query is refused with 422 and runs nothing', async () => {
     const id = fresh('mismatch');
     expect((await deliver(single, id, 'B-1')).status).toBe(200);
@@ -262,6 +273,11 @@ describe('<deduplicate> with --workers 2 (the primary holds the record)', () => 
     const later = await Promise.all(Array.from({ length: 4 }, () => deliver(workers, id, 'F')));
     for (const a of later) expect(a.headers.get('idempotent-replayed')).toBe('true');
     expect(peer.requestsTo('/crm')).toHaveLength(1);
+    // Without tasks, remembered at once in the primary: every other copy, on either worker, is a replay.
+    const ack = fresh('workers-ack');
+    expect((await deliver(workers, ack, 'S', 'ack')).headers.get('idempotent-replayed')).toBeNull();
+    const acks = await Promise.all(Array.from({ length: 6 }, () => deliver(workers, ack, 'S', 'ack')));
+    for (const a of acks) expect([a.status, a.body, a.headers.get('idempotent-replayed')]).toEqual([202, 'ack S', 'true']);
   });
 });
 
@@ -280,6 +296,11 @@ describe('<deduplicate> on Redis', () => {
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(replayed.body).toBe('{"received":"G"}');
     expect(peer.requestsTo('/crm')).toHaveLength(1);
+    const ack = fresh('redis-ack');
+    expect((await deliver(a, ack, 'T', 'ack')).headers.get('idempotent-replayed')).toBeNull();
+    const acked = await deliver(b, ack, 'T', 'ack');
+    expect([acked.status, acked.body, acked.headers.get('idempotent-replayed')]).toEqual([202, 'ack T', 'true']);
+    expect((await deliver(b, ack, 'U', 'ack')).status).toBe(422);
 
     const gate = held();
     peer.route('/crm', gate.answer);
@@ -311,7 +332,7 @@ describe('<deduplicate> on Redis', () => {
     const redis = new Redis(sharedRedis);
     try {
       const keys = await keysUnder(sharedRedis, prefix);
-      expect(keys.length).toBe(2);
+      expect(keys.length).toBe(3);
       for (const key of keys) {
         const ttl = await redis.pttl(key);
         expect(ttl).toBeGreaterThan(3_500_000);

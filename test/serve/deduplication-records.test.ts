@@ -42,4 +42,12 @@ describe('DeduplicationRecords', () => {
     records.release('c', first.token);
     expect(records.claim('c', 'fp', 30_000).kind).toBe('claimed');
   });
+
+  it('remembers an answer as the key is claimed, once', () => {
+    expect(records.remember('d', 'fp', answer, 60_000).kind).toBe('claimed');
+    expect(records.remember('d', 'other', answer, 60_000)).toEqual({ kind: 'done', fingerprint: 'fp', answer });
+    const running = records.claim('e', 'fp', 30_000);
+    expect(running.kind).toBe('claimed');
+    expect(records.remember('e', 'fp', answer, 60_000)).toEqual({ kind: 'running', fingerprint: 'fp' });
+  });
 });
