@@ -1,10 +1,11 @@
 // <deduplicate>: a delivery the sender repeats runs once (docs/language.md, "<deduplicate>";
-// README, "Deduplicating deliveries"). The request is decided first (its parameters bound, so the key can be expanded),
-// then its key is claimed in the store: the first request with a key runs, and its success is
-// remembered for `for`; a repeat is answered with that answer, a request while the first still
-// runs gets 409, the same key with another body or query 422. A failure releases the key, so the
-// sender's retry runs. The store (memory, the cluster primary, or Redis) is the server's: here
-// it is an interface, so the runtime stays free of node:http and Redis.
+// README, "Deduplicating deliveries"). The request is decided first (its parameters bound, so
+// the key can be expanded), then its key is claimed in the store: the first request with a key
+// runs, and its success is remembered for `for`; a repeat is answered with that answer, a
+// request while the first still runs gets 409, the same key with another body or query 422. A
+// failure releases the key, so the sender's retry runs. The store (memory, the cluster primary,
+// or Redis) is the server's: here it is an interface, so the runtime stays free of node:http
+// and Redis.
 
 import { createHash } from 'node:crypto';
 import type { Endpoint } from '../compiler/ast.js';
