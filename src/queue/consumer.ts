@@ -267,7 +267,12 @@ export class QueueConsumer {
     this.observer.log('info', job.stalledCounter > 0 ? 'job resumed after a stall' : 'job started', { ...fields, finishedTasks: finished.size });
 
     const checkpoint = new Checkpoint(job, token, this.store, progress, intermediate, this.settings, this.observer, fields);
-    const scope: ExpansionScope = { parameters, system: sealed.system, env: loaded.env };
+    const scope: ExpansionScope = {
+      parameters,
+      system: sealed.system,
+      env: loaded.env,
+      ...(sealed.delivery !== undefined ? { delivery: sealed.delivery } : {}),
+    };
     const run = loaded.taskEngine().start({
       endpoint,
       scope,

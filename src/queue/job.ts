@@ -43,6 +43,8 @@ export interface SealedRun {
   readonly uploads?: readonly { readonly fieldName: string; readonly filename: string; readonly contentType: string; readonly content: string }[];
   /** The request body as received, base64, for a task that forwards it; absent when the endpoint does not keep it. */
   readonly body?: { readonly contentType: string; readonly content: string };
+  /** The delivery id of a request to an endpoint with <deduplicate> (ExpansionScope.delivery); absent otherwise. */
+  readonly delivery?: string;
   /** The parameters the queuing configuration keeps secret, masked by `jobs show --reveal` (reveal.ts); absent in jobs queued before it was recorded. */
   readonly secret?: readonly string[];
 }

@@ -30,6 +30,7 @@ import { NO_SPAN, type Span } from '../tracing.js';
 import type { Guards } from './guards.js';
 import { expandTemplate } from '../template/expand.js';
 import { rateLimitKey } from './rate-limit-key.js';
+import { deliveryId, runDeduplicated, type DeduplicationStore } from './deduplication.js';
 
 export type { RequestInfo } from './decision.js';
 
@@ -46,6 +47,8 @@ export interface PipelineContext extends ActionContext {
   readonly idempotencyKeys: boolean;
   /** Rate limits and CAPTCHA; null when nothing serves them (dry-run, tests without protections). */
   readonly guards: Guards | null;
+  /** The record of <deduplicate> keys; null or absent: requests are not deduplicated (dry-run). */
+  readonly deduplication?: DeduplicationStore | null;
   /** Created on first use, so an application without tasks never opens an SMTP pool. */
   taskEngine(): TaskEngine;
   /** Every started task run is handed here, so shutdown can wait for it. */
@@ -81,6 +84,8 @@ export interface EndpointRequest {
   readonly info: RequestInfo;
   /** The request's span when tracing is on: tasks and upstream calls are its children. */
   readonly span?: Span;
+  /** For an endpoint with <deduplicate>: SHA-256 of the query and the raw body (deduplication.ts). */
+  readonly fingerprint?: string | undefined;
 }
 
 export interface PipelineResult {
@@ -106,6 +111,19 @@ export function runRequest(context: PipelineContext, request: EndpointRequest): 
     secretKeys: context.secretKeys,
   };
   const decision = decideRequest(input);
+  // Decided at compile time: an endpoint without <deduplicate> looks no further than this.
+  if (request.endpoint.deduplicate !== null && decision.kind === 'proceed' && context.deduplication != null) {
+    const id = deliveryId(request.endpoint, decision);
+    if (id !== null) {
+      const run = (claimed: Decision) => carryOut(context, input, request, claimed);
+      return runDeduplicated(context.deduplication, request.endpoint, id, request.fingerprint ?? '', request.info.requestId, decision, run);
+    }
+  }
+  return carryOut(context, input, request, decision);
+}
+
+/** A decided request: its checks, then the fast path or execute. */
+function carryOut(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Decision): PipelineResult | Promise<PipelineResult> {
   // Decided at compile time: an endpoint without protections looks no further than this.
   if (request.endpoint.protections?.afterBinding === true && decision.kind === 'proceed') return guarded(context, input, request, decision);
   if (decision.kind === 'proceed' && decision.tasks.length === 0 && decision.response?.kind === 'respond') {

@@ -17,6 +17,8 @@ import {
   type OutboundPolicy,
 } from '../outbound.js';
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { signAttempt } from './sign.js';
 import type { Readable } from 'node:stream';
 import type { PreparedHttpRequest } from './types.js';
 import { ATTR, setTargetAttributes, type Span } from '../../tracing.js';
@@ -112,9 +114,12 @@ type AttemptResult =
 export async function sendHttpRequest(client: HttpClient, request: PreparedHttpRequest, options: SendOptions): Promise<HttpAnswer> {
   const target = describeTarget(request);
   const [got, errors] = await Promise.all([client.got(), loadGot()]);
+  // <sign>: the bytes are signed as sent, each attempt with its own send time.
+  const signed = request.signing === null ? null : { signing: request.signing, bytes: await bodyBytes(request.body) };
   const { value, attempts } = await withRetries(
     async (_n, span) => {
-      const result = await attemptOnce(got, errors, request, options.timeoutMs, client.policy, span);
+      const sent = signed === null ? request : { ...request, headers: { ...request.headers, ...signAttempt(signed.signing, Date.now(), signed.bytes) } };
+      const result = await attemptOnce(got, errors, sent, options.timeoutMs, client.policy, span);
       if (result.kind === 'answer') span.setAttribute(ATTR.status, result.status);
       if (result.kind === 'error')
         throw new TaskError(`${target} failed: ${result.error.message}`, { code: result.error.code, transient: result.error.transient, cause: result.error });
@@ -239,6 +244,13 @@ function wireBody(body: PreparedHttpRequest['body'], headers: Record<string, str
   if (body.source.kind === 'buffer') return body.source.content;
   headers['content-length'] = String(body.size);
   return createReadStream(body.source.path);
+}
+
+/** The exact bytes a prepared body sends. */
+async function bodyBytes(body: PreparedHttpRequest['body']): Promise<Buffer> {
+  if (body === null) return Buffer.alloc(0);
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  return body.source.kind === 'buffer' ? body.source.content : readFile(body.source.path);
 }
 
 /**
