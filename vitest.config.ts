@@ -1,10 +1,31 @@
+// Three tiers (docs/architecture.md, "Habits"), all run by `npm test`:
+//   unit  in-process only: no built binary spawned, no Redis or PostgreSQL (`npm run test:unit`);
+//   e2e   files named *.e2e.test.ts: they start the built binary or talk to a store;
+//   slow  load, soak, fuzzing, the XML conformance suite, xmllint on every fixture and the bench
+//         scripts' usage (many processes): named here, whatever their names.
 import { defineConfig } from 'vitest/config';
+
+export const SLOW = [
+  'test/queue/load.e2e.test.ts',
+  'test/reliability/soak.e2e.test.ts',
+  'test/reliability/fuzz-compiler.e2e.test.ts',
+  'test/cli/xml-conformance.e2e.test.ts',
+  'test/language/schemas-on-fixtures.test.ts',
+  'test/language/schemas-xmllint.test.ts',
+  'test/bench/help.test.ts',
+];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    globalSetup: ['test/setup/fuzz-seed.ts'],
+    setupFiles: ['test/setup/fast-check.ts'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.e2e.test.ts', ...SLOW] } },
+      { extends: true, test: { name: 'e2e', include: ['test/**/*.e2e.test.ts'], exclude: SLOW } },
+      { extends: true, test: { name: 'slow', include: SLOW } },
+    ],
   },
 });

@@ -28,10 +28,11 @@ const SCENARIOS = [
   ['p12', 'p12-enqueue.mjs', 'serve --queue storing jobs vs node:http + Queue.add (own redis-server)'],
   ['p13', 'p13-webhook.mjs', 'a 21 KB webhook delivery: five JSONPath parameters vs query string'],
   ['p14', 'p14-signature.mjs', 'a signed 20 KB webhook delivery vs the same endpoint unsigned'],
+  ['p15', 'p15-dedup.mjs', '<deduplicate> on Redis vs none (needs Redis)'],
 ];
 
-const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p14]
-       node bench/run.mjs [--quick] [p1 ... p14]
+const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p15]
+       node bench/run.mjs [--quick] [p1 ... p15]
 
 Runs the scenarios (all, or those named) one after the other and ends with a summary of every
 target. Each scenario also runs alone: node bench/SCRIPT --help.

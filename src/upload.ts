@@ -38,8 +38,9 @@ const NOTHING_TO_RELEASE = (): void => {};
  * counted against --max-inflight-body-size. Whoever still needs them after the request's
  * handler is done takes a hold (the task engine, for as long as the request's tasks run;
  * background runs included); when the last hold is released, `onReleased` removes the files and
- * gives the memory back. A future queue that seals uploads into its job takes a hold, makes its
- * own copy, and releases the hold: the request's files never outlive the request's own holds.
+ * gives the memory back. serve --queue copies them into the sealed job while the request is
+ * decided, under the request's own hold, so a queued run needs no hold and no file outlives
+ * the request's holds.
  */
 export class RequestUploads {
   /** A request without a body, or whose body left nothing to keep. */

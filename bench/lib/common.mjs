@@ -156,10 +156,22 @@ export function loadTest(url, { driver = 'autocannon', ...opts } = {}) {
   return autocannonTest(url, opts);
 }
 
-/** `bodyFile`: every request's body, read from that file; `headers`: extra request headers, { name: value }. */
-function autocannonTest(url, { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false, bodyFile, headers = {} } = {}) {
+/**
+ * `bodyFile`: every request's body, read from that file; `headers`: extra request headers, { name: value };
+ * `idReplacement`: every `[<id>]` in the URL becomes a new id per request (lib/autocannon-ids.mjs).
+ */
+function autocannonTest(
+  url,
+  { connections = 10, duration = 5, cpu = LOAD_CPU, method = 'GET', allowNon2xx = false, bodyFile, headers = {}, idReplacement = false } = {},
+) {
+  if (idReplacement && (bodyFile !== undefined || Object.keys(headers).length > 0)) throw new Error('autocannon: idReplacement takes no body or headers');
   const extra = [...(bodyFile !== undefined ? ['-i', bodyFile] : []), ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}=${value}`])];
-  const argv = pinned(cpu, [process.execPath, autocannonCli, '-c', String(connections), '-d', String(duration), '-m', method, ...extra, '-n', '--json', url]);
+  const argv = pinned(
+    cpu,
+    idReplacement
+      ? [process.execPath, path.join(benchDir, 'lib/autocannon-ids.mjs'), url, String(connections), String(duration), method]
+      : [process.execPath, autocannonCli, '-c', String(connections), '-d', String(duration), '-m', method, ...extra, '-n', '--json', url],
+  );
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -1,7 +1,9 @@
 // `endpoint-service dry-run`: the task plan of each endpoint, and with --param a simulated
 // request, without any network or SMTP I/O. The plan goes to stdout; diagnostics, warnings
 // and the reasons a simulated request fails go to stderr (docs/dry-run.md, "For scripts").
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { ChalkInstance } from 'chalk';
+import { type Command, Option } from 'commander';
+import { nameValue, repeated } from './option-parsers.js';
 import { compileApplication, type Endpoint } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { closest } from '../compiler/suggest.js';
@@ -16,11 +18,12 @@ import { formatPlanDot } from './plan/format-dot.js';
 import { formatPlanJson } from './plan/format-json.js';
 import { formatPlanMermaid } from './plan/format-mermaid.js';
 import { formatPlanText } from './plan/format-text.js';
+import { processIo, type CommandIo } from './io.js';
 
 const FORMATS = ['text', 'json', 'mermaid', 'dot'] as const;
 type Format = (typeof FORMATS)[number];
 
-interface DryRunOptions extends RequestOptions {
+export interface DryRunOptions extends RequestOptions {
   readonly endpoint: string[];
   readonly param: [string, string][] | undefined;
   readonly format: Format;
@@ -31,12 +34,8 @@ export function registerDryRun(program: Command, returning: Returning): void {
     .command('dry-run')
     .description('print the task plan without any network or SMTP I/O')
     .argument('<file>', 'the endpoints.xml')
-    .addOption(new Option('--endpoint <name>', 'only this endpoint (repeatable)').argParser(collect).default([] as string[], 'every endpoint'))
-    .option(
-      '--param <name=value>',
-      'simulate a request with this parameter (repeatable; several values for one name are joined with the separator)',
-      collectParam,
-    )
+    .addOption(new Option('--endpoint <name>', 'only this endpoint (repeatable)').argParser(repeated).default([] as string[], 'every endpoint'))
+    .option('--param <name=value>', 'simulate a request with this parameter (repeatable; several values for one name are joined with the separator)', nameValue)
     .option('--body <file>', 'simulate a request with this body (a webhook delivery saved to a file)')
     .option('--content-type <type>', "the --body file's content type (default: application/json for .json, application/xml for .xml)")
     .option('--header <"Name: value">', 'simulate a request with this header (repeatable)', collectHeader)
@@ -54,37 +53,27 @@ Examples:
   endpoint-service dry-run --endpoint github --body issues.json --header "X-GitHub-Event: issues" endpoints.xml
   endpoint-service dry-run --format mermaid endpoints.xml`,
     )
-    .action(returning((file: string, options: DryRunOptions) => dryRun(file, options)));
+    .action(returning((file: string, options: DryRunOptions) => dryRun(file, options, processIo())));
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
+export function dryRun(file: string, options: DryRunOptions, io: CommandIo): ExitCode {
+  const stderrColor = useColor(io.stderr, io.env);
+  const err = chalkFor(io.stderr, io.env);
+  const warn = (message: string) => io.stderr.write(`${err.yellow('warning')}: ${message}\n`);
+  const fail = (message: string) => io.stderr.write(`${err.red('error')}: ${message}\n`);
 
-function collectParam(value: string, previous: [string, string][] | undefined): [string, string][] {
-  const eq = value.indexOf('=');
-  if (eq <= 0) throw new InvalidArgumentError(`expected name=value, got "${value}"`);
-  return [...(previous ?? []), [value.slice(0, eq), value.slice(eq + 1)]];
-}
-
-export function dryRun(file: string, options: DryRunOptions): ExitCode {
-  const stderrColor = useColor(process.stderr);
-  const err = chalkFor(process.stderr);
-  const warn = (message: string) => process.stderr.write(`${err.yellow('warning')}: ${message}\n`);
-  const fail = (message: string) => process.stderr.write(`${err.red('error')}: ${message}\n`);
-
-  const compiled = compileApplication(file, { mode: 'dry-run', kinds: TASK_KINDS.list, env: process.env });
+  const compiled = compileApplication(file, { mode: 'dry-run', kinds: TASK_KINDS.list, env: io.env });
   if (compiled.unreadable !== null) {
     fail(compiled.unreadable);
     return 2;
   }
   if (compiled.application === null || compiled.errorCount > 0) {
-    process.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor }));
-    process.stderr.write(summaryLine(compiled.errorCount, compiled.warningCount) + '\n');
+    io.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor }));
+    io.stderr.write(summaryLine(compiled.errorCount, compiled.warningCount) + '\n');
     return 1;
   }
   const application = compiled.application;
-  if (compiled.diagnostics.length > 0) process.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor }));
+  if (compiled.diagnostics.length > 0) io.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor }));
 
   let endpoints: readonly Endpoint[] = application.endpoints;
   if (options.endpoint.length > 0) {
@@ -127,7 +116,7 @@ export function dryRun(file: string, options: DryRunOptions): ExitCode {
     delivery = { body: request.body, headers: request.headers, given, raw: request.raw };
   }
 
-  const plan = buildPlan(application, { endpoints, parameters, sources, ...(delivery === undefined ? {} : { delivery }), env: process.env, kinds: TASK_KINDS });
+  const plan = buildPlan(application, { endpoints, parameters, sources, ...(delivery === undefined ? {} : { delivery }), env: io.env, kinds: TASK_KINDS });
   reportIgnored(plan, warn);
   if (options.format !== 'text') for (const endpoint of plan.endpoints) for (const note of endpoint.notes) warn(note);
 
@@ -145,14 +134,14 @@ export function dryRun(file: string, options: DryRunOptions): ExitCode {
     }
   }
 
-  process.stdout.write(render(plan, options.format));
+  io.stdout.write(render(plan, options.format, chalkFor(io.stdout, io.env)));
   return failed ? 1 : 0;
 }
 
-function render(plan: Plan, format: Format): string {
+function render(plan: Plan, format: Format, color: ChalkInstance): string {
   switch (format) {
     case 'text':
-      return formatPlanText(plan, chalkFor(process.stdout));
+      return formatPlanText(plan, color);
     case 'json':
       return formatPlanJson(plan);
     case 'mermaid':

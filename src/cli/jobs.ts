@@ -2,7 +2,8 @@
 // and its remedies. Exit codes: 0 done, 1 no such job or the store cannot be reached, 2 usage
 // (and `show --reveal` without a key that opens the job).
 
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { oneOf, positiveNumber, usageOf } from './option-parsers.js';
 import type { JobsAdmin, JobStateName, JobSummary } from '../queue/admin.js';
 import type { MailRecord } from '../queue/job.js';
 import type { RevealedParameters } from '../queue/reveal.js';
@@ -20,26 +21,14 @@ interface JobsFlags extends Pick<QueueFlags, 'queue' | 'queueName'> {
   reveal?: boolean;
 }
 
-function format(text: string): 'text' | 'json' {
-  if (text !== 'text' && text !== 'json') throw new InvalidArgumentError('expected "text" or "json".');
-  return text;
-}
-
 export function registerJobs(program: Command, returning: Returning): void {
   const jobs = program.command('jobs').description('look at and repair the queue of serve --queue: failed runs, retries');
   const sub = (name: string, description: string) => addQueueLocation(jobs.command(name).description(description), 'not-needed').exitOverride();
 
   sub('list', 'list jobs, by default the failed ones')
     .addOption(new Option('--state <state>', 'which jobs').choices(STATES).default('failed'))
-    .addOption(new Option('--format <format>', 'text or json').argParser(format).default('text'))
-    .addOption(
-      new Option('--limit <n>', 'at most this many')
-        .argParser((t: string) => {
-          if (!/^\d+$/.test(t) || Number(t) < 1) throw new InvalidArgumentError('expected a positive number.');
-          return Number(t);
-        })
-        .default(50),
-    )
+    .addOption(new Option('--format <format>', 'text or json').argParser(oneOf('text', 'json')).default('text'))
+    .addOption(new Option('--limit <n>', 'at most this many').argParser(positiveNumber).default(50))
     .action(returning(async (flags: JobsFlags, command: Command) => withAdmin(flags, command, (admin) => list(admin, flags))));
 
   sub(
@@ -47,7 +36,7 @@ export function registerJobs(program: Command, returning: Returning): void {
     'one request’s jobs: each task’s outcome and error code, mail markers, delivery-unknown messages, attempts; with --reveal, its parameters and error texts',
   )
     .argument('<request-id>', 'the request id (x-request-id) or a job id')
-    .addOption(new Option('--format <format>', 'text or json').argParser(format).default('text'))
+    .addOption(new Option('--format <format>', 'text or json').argParser(oneOf('text', 'json')).default('text'))
     .option(
       '--reveal',
       'also print the bound parameters and the error texts; needs ENDPOINT_SERVICE_QUEUE_KEY (the key serve and worker run with) to open them; secrets print as ***',
@@ -63,8 +52,7 @@ export function registerJobs(program: Command, returning: Returning): void {
     .option('--all-failed', 'every failed job')
     .action(
       returning(async (id: string | undefined, flags: JobsFlags, command: Command) => {
-        if ((id === undefined) === (flags.allFailed !== true))
-          command.error('error: give a request id or --all-failed', { exitCode: 2, code: 'endpoint-service.usage' });
+        if ((id === undefined) === (flags.allFailed !== true)) usageOf(command)('give a request id or --all-failed');
         return withAdmin(flags, command, (admin) => retry(admin, id, flags));
       }),
     );
@@ -82,24 +70,24 @@ async function withAdmin(
   run: (admin: JobsAdmin, keys: readonly QueueKey[]) => Promise<ExitCode>,
   keyFor: string | null = null,
 ): Promise<ExitCode> {
-  const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
+  const usage = usageOf(command);
   const location = resolveQueueLocation(flags, usage, false);
-  if (location === null) usage('jobs needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
+  if (location === null) return usage('jobs needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
   // A new key would open nothing: the one the jobs were sealed with is needed.
-  if (keyFor !== null && location!.keys.length === 0)
+  if (keyFor !== null && location.keys.length === 0)
     usage(
       `${keyFor} needs ENDPOINT_SERVICE_QUEUE_KEY set to the key serve and worker run with (and ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS for jobs sealed before a key change)`,
     );
   const { JobsAdmin } = await import('../queue/admin.js');
   let admin: JobsAdmin;
   try {
-    admin = await JobsAdmin.open({ url: location!.url, backend: location!.backend, name: flags.queueName });
+    admin = await JobsAdmin.open({ url: location.url, backend: location.backend, name: flags.queueName });
   } catch (error) {
     process.stderr.write(`endpoint-service: the queue store cannot be reached: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
   try {
-    return await run(admin, location!.keys);
+    return await run(admin, location.keys);
   } finally {
     await admin.close();
   }

@@ -3,8 +3,10 @@
 // only on stderr, and never where a program reads the output (--format json|github), so
 // scripts see exactly what they saw before.
 
+import { WriteStream } from 'node:tty';
 import type { Ora } from 'ora';
 import type { CompileProgress } from '../compiler/index.js';
+import type { Writer } from './io.js';
 
 const SHOW_AFTER_MS = 500;
 
@@ -21,9 +23,15 @@ const SILENT: ProgressReporter = { update() {}, stop() {} };
  * the spinner is due). Every update draws a frame at once rather than waiting for a timer that
  * cannot fire until the compile is over.
  */
-export async function compileProgress(stream: NodeJS.WriteStream, wanted: boolean): Promise<ProgressReporter> {
+export async function compileProgress(
+  stream: Writer,
+  wanted: boolean,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<ProgressReporter> {
   // A terminal that reports no width (some CI ptys) would make every frame clear the screen.
-  if (!wanted || stream.isTTY !== true || !(stream.columns > 0) || process.env['CI'] !== undefined || process.env['TERM'] === 'dumb') return SILENT;
+  if (!wanted || !(stream instanceof WriteStream) || stream.isTTY !== true || !(stream.columns > 0) || env['CI'] !== undefined || env['TERM'] === 'dumb') {
+    return SILENT;
+  }
   const { default: ora } = await import('ora');
   const started = Date.now();
   let spinner: Ora | null = null;

@@ -1,11 +1,11 @@
 // The queue's command-line options, shared by serve, worker and jobs, and their checks: a bad
 // value is a usage error (exit 2) before anything starts.
 
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Application } from '../compiler/index.js';
 import { parseQueueKey, type QueueKey } from '../queue/seal.js';
 import { backendOf, type QueueSettings } from '../queue/settings.js';
-import { ageExpectation, durationExpectation, parseAge, parseDuration } from '../units.js';
+import { age, count, duration, oneOf, queueName, type Usage } from './option-parsers.js';
 
 export interface QueueFlags {
   queue?: string;
@@ -29,38 +29,6 @@ const DEFAULT_BACKOFF = '30s';
 const DEFAULT_LOCK_DURATION = '30s';
 const DEFAULT_RETENTION = '14d';
 export const KEY_HOWTO = "make one with: node -e \"console.log(require('node:crypto').randomBytes(32).toString('base64'))\"";
-
-function count(what: string, max: number) {
-  return (text: string): number => {
-    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) throw new InvalidArgumentError(`expected ${what} from 1 to ${max}.`);
-    return Number(text);
-  };
-}
-
-function duration(text: string): number {
-  const ms = parseDuration(text);
-  if (ms === null) throw new InvalidArgumentError(`expected ${durationExpectation(text)}.`);
-  return ms;
-}
-
-/** Days allowed, and longer than any timer: a retention is an age in the store, not a wait. */
-function age(text: string): number {
-  const ms = parseAge(text);
-  if (ms === null) throw new InvalidArgumentError(`expected ${ageExpectation(text)}.`);
-  return ms;
-}
-
-function oneOf<T extends string>(...values: T[]) {
-  return (text: string): T => {
-    if (!(values as string[]).includes(text)) throw new InvalidArgumentError(`expected ${values.map((v) => `"${v}"`).join(' or ')}.`);
-    return text as T;
-  };
-}
-
-function queueName(text: string): string {
-  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(text)) throw new InvalidArgumentError('expected letters, digits, ".", "_" or "-" (no ":").');
-  return text;
-}
 
 /**
  * --queue and --queue-name: what every command that reaches the queue takes. `key`: whether the
@@ -139,7 +107,7 @@ export function addServeQueueOptions(command: Command): Command {
 /** The queue URL and keys, or a usage error: no URL, an unknown scheme, no key or a malformed one. */
 export function resolveQueueLocation(
   flags: Pick<QueueFlags, 'queue'>,
-  usage: (message: string) => never,
+  usage: Usage,
   keyRequired = true,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): { url: string; backend: QueueSettings['backend']; keys: QueueKey[] } | null {
@@ -147,30 +115,29 @@ export function resolveQueueLocation(
   const url = flags.queue ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined);
   if (url === undefined) return null;
   const source = flags.queue !== undefined ? '--queue' : 'the environment variable ENDPOINT_SERVICE_QUEUE_URL';
-  const backend = backendOf(url);
-  if (backend !== 'redis' && backend !== 'postgres') usage(`${source} ${backend}`);
+  const store = backendOf(url);
+  if (!store.ok) return usage(`${source} ${store.problem}`);
+  const { backend } = store;
   const keyText = env.ENDPOINT_SERVICE_QUEUE_KEY;
-  if (!keyRequired && (keyText === undefined || keyText.trim() === '')) return { url, backend: backend as QueueSettings['backend'], keys: [] };
-  if (keyText === undefined || keyText.trim() === '')
-    usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);
-  const key = parseQueueKey(keyText!);
-  if (key === null) usage(`ENDPOINT_SERVICE_QUEUE_KEY must be 32 bytes written in base64 (44 characters) or hex (64 characters); ${KEY_HOWTO}`);
-  const keys = [key!];
+  if (keyText === undefined || keyText.trim() === '') {
+    if (!keyRequired) return { url, backend, keys: [] };
+    return usage(`a queue needs ENDPOINT_SERVICE_QUEUE_KEY, 32 random bytes in base64 or hex, to seal what it stores; ${KEY_HOWTO}`);
+  }
+  const key = parseQueueKey(keyText);
+  if (key === null) return usage(`ENDPOINT_SERVICE_QUEUE_KEY must be 32 bytes written in base64 (44 characters) or hex (64 characters); ${KEY_HOWTO}`);
+  const keys = [key];
   const previousText = env.ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS;
   if (previousText !== undefined && previousText.trim() !== '') {
     const previous = parseQueueKey(previousText);
-    if (previous === null) usage('ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS must be 32 bytes written in base64 or hex');
-    keys.push(previous!);
+    if (previous === null) return usage('ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS must be 32 bytes written in base64 or hex');
+    keys.push(previous);
   }
-  return { url, backend: backend as QueueSettings['backend'], keys };
+  return { url, backend, keys };
 }
 
-export function resolveQueueSettings(flags: QueueFlags, usage: (message: string) => never, role: 'serve' | 'worker'): QueueSettings | null {
+export function resolveQueueSettings(flags: QueueFlags, usage: Usage, role: 'serve' | 'worker'): QueueSettings | null {
   const location = resolveQueueLocation(flags, usage);
-  if (location === null) {
-    if (role === 'worker') usage('worker needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
-    return null;
-  }
+  if (location === null) return null;
   return {
     ...location,
     name: flags.queueName,

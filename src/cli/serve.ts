@@ -2,24 +2,25 @@
 // any error) and starts the serving process, or the primary of --workers processes.
 
 import cluster from 'node:cluster';
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic, type TasksRunHere } from '../compiler/index.js';
 import type { QueueSettings } from '../queue/settings.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import type { PublicUrl, ServeSettings } from '../server/options.js';
-import { compileTrust, type TrustProxy } from '../server/client-ip.js';
+import type { TrustProxy } from '../server/client-ip.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
 import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
-import { durationExpectation, formatSize, parseDuration, parseSize } from '../units.js';
+import { formatSize } from '../units.js';
 import { useColor } from './color.js';
 import type { ExitCode, Returning } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
 import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
 import { addServeQueueOptions, noBackgroundEndpointWarning, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 import { compileProgress } from './progress.js';
+import { corsOrigins, count, duration, oneOf, portNumber, publicUrl, redisUrl, repeated, size, trustProxy, usageOf, type Usage } from './option-parsers.js';
 import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
 
 interface ServeFlags extends QueueFlags {
@@ -55,104 +56,6 @@ const DEFAULT_MAX_INFLIGHT_BODY_SIZE = formatSize(256 * 1024 * 1024);
 const DEFAULT_REQUEST_TIMEOUT = '60s';
 const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
 
-function portNumber(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535 (0 picks a free port).');
-  return Number(text);
-}
-
-function workerCount(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 1024) throw new InvalidArgumentError('expected a number of worker processes from 1 to 1024.');
-  return Number(text);
-}
-
-function duration(text: string): number {
-  const ms = parseDuration(text);
-  if (ms === null) throw new InvalidArgumentError(`expected ${durationExpectation(text)}.`);
-  return ms;
-}
-
-function size(text: string): number {
-  const bytes = parseSize(text);
-  if (bytes === null) throw new InvalidArgumentError('expected a positive number of bytes, optionally with a unit such as 512k or 10MiB.');
-  return bytes;
-}
-
-/**
- * --cors takes a value, so `serve --cors endpoints.xml` reads the file name as the origins and
- * then misses the file; an unquoted `--cors *` is expanded by the shell into file names. Either
- * way the value is a path that exists, which no list of origins is: say so.
- */
-function corsOrigins(text: string): string {
-  if (text !== '' && existsSync(text)) {
-    throw new InvalidArgumentError(
-      `"${text}" is a ${statSync(text).isDirectory() ? 'folder' : 'file'}, not a list of origins. Give the origins right after --cors (such as --cors https://app.example, or --cors '*' in quotes so the shell does not expand it), and the endpoints.xml last.`,
-    );
-  }
-  return text;
-}
-
-/** --trust-proxy: a number of hops (1 for one load balancer), or addresses and CIDR ranges. */
-function trustProxy(text: string): TrustProxy {
-  const value = text.trim();
-  const trust: TrustProxy = /^\d+$/.test(value)
-    ? { hops: Number(value) }
-    : {
-        addresses: value
-          .split(',')
-          .map((a) => a.trim())
-          .filter((a) => a !== ''),
-      };
-  if ('hops' in trust ? trust.hops < 1 || trust.hops > 64 : trust.addresses.length === 0) {
-    throw new InvalidArgumentError(
-      'expected a number of proxy hops from 1 to 64, or addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1 (or loopback, linklocal, uniquelocal).',
-    );
-  }
-  try {
-    compileTrust(trust);
-  } catch (error) {
-    throw new InvalidArgumentError(`${(error as Error).message}; expected a number of proxy hops, or addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1.`);
-  }
-  return trust;
-}
-
-/** --rate-limit-store: a Redis URL, checked without echoing it (it may hold a password). */
-function redisUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text.trim());
-  } catch {
-    throw new InvalidArgumentError('expected a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS).');
-  }
-  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
-    throw new InvalidArgumentError('expected a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS).');
-  }
-  return text.trim();
-}
-
-/**
- * --public-url: the URL clients reach the service at, for ${base-url} and the same-origin
- * exception of --cors. Only what a browser's address bar would show for the service's root.
- */
-function publicUrl(text: string): PublicUrl {
-  const expected =
-    'expected the absolute http:// or https:// URL clients reach the service at, such as https://forms.example, without user, query or fragment.';
-  let url: URL;
-  try {
-    url = new URL(text.trim());
-  } catch {
-    throw new InvalidArgumentError(expected);
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') throw new InvalidArgumentError(expected);
-  // Checked on the text too: new URL drops an empty "?" or "#".
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || /[?#]/.test(text)) throw new InvalidArgumentError(expected);
-  return { origin: url.origin, base: url.origin + url.pathname.replace(/\/+$/, '') };
-}
-
-function logFormat(text: string): LogFormat {
-  if (text !== 'json' && text !== 'pretty') throw new InvalidArgumentError('expected "pretty" or "json".');
-  return text;
-}
-
 export function registerServe(program: Command, returning: Returning): void {
   const serve = program
     .command('serve')
@@ -162,7 +65,7 @@ export function registerServe(program: Command, returning: Returning): void {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--base-path <path>', 'path prefix of every endpoint', '/')
     .option('--cors <origins>', 'allowed CORS origins, comma-separated, or *', corsOrigins)
-    .option('--workers <n>', 'worker processes (default: available cores)', workerCount)
+    .option('--workers <n>', 'worker processes (default: available cores)', count('a number of worker processes', 1024))
     .option('--smtp-url <url>', 'SMTP connection for Email tasks (default: $ENDPOINT_SERVICE_SMTP_URL, else email-sending-configuration.xml)')
     .addOption(
       new Option('--max-body-size <size>', 'largest request body accepted: bytes, or with a unit such as 512k or 10MiB')
@@ -190,14 +93,14 @@ export function registerServe(program: Command, returning: Returning): void {
         .argParser(duration)
         .default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT),
     )
-    .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
+    .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', oneOf<LogFormat>('pretty', 'json'))
     .option('--watch', 'recompile when the application directory changes')
     .addOption(
       new Option(
         '--allow-task-host <hosts>',
         'only let HttpRequest tasks and response-from-url call these hosts (comma-separated, repeatable; *.example.com for subdomains; addresses and CIDR ranges such as 10.1.0.0/16); a request to any other host fails before connecting, redirects included',
       )
-        .argParser((value: string, previous: string[]) => [...previous, value])
+        .argParser(repeated)
         .default([] as string[], 'any host'),
     )
     .option(
@@ -236,8 +139,7 @@ function tasksRunBy(queue: QueueSettings | null): TasksRunHere {
 
 /** Checks the options, compiles, and starts serving; the exit code of a start that failed. */
 async function runServe(file: string, flags: ServeFlags, command: Command): Promise<ExitCode> {
-  const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
-  const settings = resolveSettings(file, flags, usage);
+  const settings = resolveSettings(file, flags, usageOf(command));
   const logger = createLogger(settings.logFormat, settings.color);
 
   let serving = false;
@@ -318,7 +220,7 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
   return 0;
 }
 
-function resolveSettings(file: string, flags: ServeFlags, usage: (message: string) => never): ServeSettings {
+function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSettings {
   let port = flags.port;
   if (port === undefined) {
     const fromEnv = process.env.PORT;
@@ -362,8 +264,6 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     if (!parsed.ok) usage(`--allow-task-host: ${parsed.error}`);
     else allowedTaskHosts = parsed.list;
   }
-  // Checked now, with the parser Email tasks use: a malformed URL would otherwise only show as a
-  // 502 on every request that sends mail. The value is not echoed: it may hold a password.
   const maxInflightBodyBytes = flags.maxInflightBodySize ?? Math.max(size(DEFAULT_MAX_INFLIGHT_BODY_SIZE), flags.maxBodySize);
   if (maxInflightBodyBytes < flags.maxBodySize) {
     usage(
@@ -371,6 +271,8 @@ function resolveSettings(file: string, flags: ServeFlags, usage: (message: strin
     );
   }
   if (flags.uploadDir !== undefined) checkUploadDir(flags.uploadDir, usage);
+  // Checked now, with the parser Email tasks use: a malformed URL would otherwise only show as a
+  // 502 on every request that sends mail. The value is not echoed: it may hold a password.
   const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
   const smtpUrl = flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined);
   if (smtpUrl !== undefined) {

@@ -1,21 +1,18 @@
 // `endpoint-service validate [options] <file...>`: the whole report on stdout; exit 0 valid,
 // 1 errors (or too many warnings), 2 usage error or an unreadable file (wins over 1).
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
+import { warningCount } from './option-parsers.js';
 import { compileApplication, type Diagnostic } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import type { ExitCode, Returning } from './action.js';
 import { useColor } from './color.js';
 import { FORMAT_NAMES, FORMATTERS, type FormatName } from './formatters/index.js';
 import { compileProgress } from './progress.js';
+import { processIo, type CommandIo } from './io.js';
 
-interface ValidateOptions {
+export interface ValidateOptions {
   readonly format: FormatName;
   readonly maxWarnings?: number;
-}
-
-function parseCount(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number of warnings (0 or more).');
-  return Number(value);
 }
 
 export function registerValidate(program: Command, returning: Returning): void {
@@ -24,19 +21,19 @@ export function registerValidate(program: Command, returning: Returning): void {
     .description('check endpoints.xml files and report every problem with its position')
     .argument('<file...>', 'endpoints.xml files')
     .addOption(new Option('--format <format>', 'output format').choices(FORMAT_NAMES).default('text'))
-    .option('--max-warnings <n>', 'exit 1 when there are more than n warnings', parseCount)
-    .action(returning((files: string[], options: ValidateOptions) => validate(files, options)));
+    .option('--max-warnings <n>', 'exit 1 when there are more than n warnings', warningCount)
+    .action(returning((files: string[], options: ValidateOptions) => validate(files, options, processIo())));
 }
 
-export async function validate(files: readonly string[], options: ValidateOptions): Promise<ExitCode> {
+export async function validate(files: readonly string[], options: ValidateOptions, io: CommandIo): Promise<ExitCode> {
   // Only the text format is read by people; json and github are read by programs.
-  const progress = await compileProgress(process.stderr, options.format === 'text');
+  const progress = await compileProgress(io.stderr, options.format === 'text', io.env);
   const diagnostics: Diagnostic[] = [];
   let unreadable = 0;
   let errorCount = 0;
   let warningCount = 0;
   for (const file of files) {
-    const result = compileApplication(file, { mode: 'validate', kinds: TASK_KINDS.list, diagnosticsOnly: true, onProgress: progress.update });
+    const result = compileApplication(file, { mode: 'validate', kinds: TASK_KINDS.list, env: io.env, diagnosticsOnly: true, onProgress: progress.update });
     progress.stop();
     if (result.unreadable !== null) {
       // Part of the report in every format, so a JSON reader never sees "valid": true for a
@@ -51,12 +48,12 @@ export async function validate(files: readonly string[], options: ValidateOption
     errorCount += result.errorCount;
     warningCount += result.warningCount;
   }
-  process.stdout.write(FORMATTERS[options.format]({ diagnostics, errorCount, warningCount }, { color: useColor(process.stdout) }));
+  io.stdout.write(FORMATTERS[options.format]({ diagnostics, errorCount, warningCount }, { color: useColor(io.stdout, io.env) }));
   const tooManyWarnings = options.maxWarnings !== undefined && warningCount > options.maxWarnings;
   // On stderr, in every format: the report on stdout keeps its exact shape (the summary
   // stays the last line of text output) and the reason for exit 1 is still said.
   if (tooManyWarnings) {
-    process.stderr.write(`endpoint-service: too many warnings: ${warningCount}, at most ${options.maxWarnings} allowed (--max-warnings).\n`);
+    io.stderr.write(`endpoint-service: too many warnings: ${warningCount}, at most ${options.maxWarnings} allowed (--max-warnings).\n`);
   }
   return unreadable > 0 ? 2 : errorCount > 0 || tooManyWarnings ? 1 : 0;
 }

@@ -1,17 +1,17 @@
 // `endpoint-service worker <file> --queue URL`: runs queued task runs only, with the task
 // options of serve, and /_health and /_metrics on --port.
 
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
 import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
 import { TASK_KINDS } from '../tasks/registry.js';
-import { durationExpectation, parseDuration } from '../units.js';
 import type { ExitCode, Returning } from './action.js';
 import { useColor } from './color.js';
 import { FORMATTERS } from './formatters/index.js';
 import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
+import { duration, oneOf, portNumber, repeated, usageOf } from './option-parsers.js';
 import { addQueueLocation, addRunOptions, concurrencyOption, noBackgroundEndpointWarning, resolveQueueSettings, type QueueFlags } from './queue-options.js';
 
 interface WorkerFlags extends QueueFlags {
@@ -30,22 +30,6 @@ interface WorkerFlags extends QueueFlags {
 const DEFAULT_PORT = 9464;
 const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
 
-function portNumber(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535 (0 picks a free port).');
-  return Number(text);
-}
-
-function duration(text: string): number {
-  const ms = parseDuration(text);
-  if (ms === null) throw new InvalidArgumentError(`expected ${durationExpectation(text)}.`);
-  return ms;
-}
-
-function logFormat(text: string): LogFormat {
-  if (text !== 'json' && text !== 'pretty') throw new InvalidArgumentError('expected "pretty" or "json".');
-  return text;
-}
-
 export function registerWorker(program: Command, returning: Returning): void {
   const command = program
     .command('worker')
@@ -57,7 +41,7 @@ export function registerWorker(program: Command, returning: Returning): void {
     .option('--smtp-url <url>', 'SMTP connection for Email tasks (default: $ENDPOINT_SERVICE_SMTP_URL, else email-sending-configuration.xml)')
     .addOption(
       new Option('--allow-task-host <hosts>', 'only let HttpRequest tasks call these hosts (comma-separated, repeatable)')
-        .argParser((value: string, previous: string[]) => [...previous, value])
+        .argParser(repeated)
         .default([] as string[], 'any host'),
     )
     .option('--deny-private-addresses', 'tasks connect to no loopback, private, link-local or unspecified address (as serve --deny-private-addresses)')
@@ -67,7 +51,7 @@ export function registerWorker(program: Command, returning: Returning): void {
         .argParser(duration)
         .default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT),
     )
-    .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', logFormat)
+    .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', oneOf<LogFormat>('pretty', 'json'))
     .option('--watch', 'recompile when the application directory changes');
   addOtelOption(command);
   addQueueLocation(command, 'needed');
@@ -75,8 +59,8 @@ export function registerWorker(program: Command, returning: Returning): void {
 }
 
 async function runWorkerCommand(file: string, flags: WorkerFlags, command: Command): Promise<ExitCode> {
-  const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'endpoint-service.usage' });
-  const queue = resolveQueueSettings(flags, usage, 'worker')!;
+  const usage = usageOf(command);
+  const queue = resolveQueueSettings(flags, usage, 'worker') ?? usage('worker needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
   let allowedTaskHosts = null;
   if (flags.allowTaskHost.length > 0) {
     const parsed = parseHostAllowlist(flags.allowTaskHost);

@@ -192,7 +192,7 @@ export interface Protections {
 }
 
 // ---------------------------------------------------------------------------------------
-// Receiving webhooks: <signature> and <handshake> (docs/language.md, "Receiving webhooks")
+// Receiving webhooks: <signature> and <handshake> (docs/language.md, "<signature>" and "<handshake>")
 
 /** At least one: a request passes when any one verifies (secret rotation). */
 export type Signatures = readonly [SignatureDescription, ...SignatureDescription[]];
@@ -251,6 +251,8 @@ export interface Endpoint {
   readonly taskGraph: TaskGraph;
   /** null: none, and the request path does not look further. */
   readonly protections: Protections | null;
+  /** <deduplicate>: null when requests to the endpoint are not deduplicated. */
+  readonly deduplicate: Deduplication | null;
   readonly position: Position;
 }
 
@@ -280,4 +282,21 @@ export interface Application {
   readonly endpointsByName: ReadonlyMap<string, Endpoint>;
   readonly email: EmailSettings | null;
   readonly security: SecuritySettings | null;
+}
+
+// ---------------------------------------------------------------------------------------
+// Deduplication (<deduplicate>): a delivery the sender repeats runs once
+
+/** The longest `for` of a <deduplicate>: senders retry for at most a few days. */
+export const MAX_DEDUPLICATION_MS = 30 * 86_400_000;
+/** `for` when none is given. */
+export const DEFAULT_DEDUPLICATION_MS = 86_400_000;
+
+/** <deduplicate key for>, on the endpoint or inherited from its folder. */
+export interface Deduplication {
+  /** Over parameters and system parameters; a request whose key expands blank is not deduplicated. */
+  readonly key: Template;
+  /** How long a success is remembered, in whole seconds (ms). */
+  readonly forMs: number;
+  readonly position: Position;
 }

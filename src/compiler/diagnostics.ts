@@ -322,6 +322,32 @@ export const DIAGNOSTICS = {
       `This recipient comes from ${names(parameters)} and nothing guards the endpoint (no hash authentication, CAPTCHA or rate limit): any client can make this service send mail to any address. Write the address yourself, or protect the endpoint with security.xml and <include-in-hash>, a <captcha> or a <rate-limit>.`,
   },
 
+  // Deduplication (<deduplicate>)
+  'constant-deduplication-key': {
+    severity: 'error',
+    message: (key: string) =>
+      `The deduplication key "${key}" is the same for every request, so every request after the first would be answered with the first one's answer: build it from a parameter that names the delivery, such as key="\${delivery}" with <parameter name="delivery" header="X-GitHub-Delivery"/>.`,
+  },
+  'deduplication-key-never-repeats': {
+    severity: 'warning',
+    message: () =>
+      `This deduplication key uses \${request-id}, which is new for every request, so no request is ever recognised as a repeat: build the key from what the sender repeats, such as its delivery id header.`,
+  },
+  'invalid-deduplication-window': {
+    severity: 'error',
+    message: (value: string, longest: string) =>
+      `"${value}" is not a deduplication window: write how long a success is remembered, from 1s to ${longest}, such as for="5m", for="4h" or for="3d".`,
+  },
+  // End of deduplication
+
+  // Signing relays (<sign> on HttpRequest tasks)
+  'invalid-signing-secret': {
+    severity: 'error',
+    message: () =>
+      `The secret of <sign scheme="standard"> is not a Standard Webhooks signing secret: it is "whsec_" followed by base64, as the receiver's settings show it (such as whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw).`,
+  },
+  // End of signing relays
+
   // Settings files
   'smtp-not-configured': {
     severity: { validate: 'warning', serve: 'error', 'dry-run': 'off' },

@@ -24,6 +24,8 @@ import { endpointProtections, NO_PROTECTIONS, PROTECTION_ELEMENTS, readProtectio
 import { exact } from './retained.js';
 import { authorRegex } from './regex.js';
 import { endpointWebhook, NO_WEBHOOK, readWebhook, WEBHOOK_ELEMENTS, type InheritedWebhook } from './webhooks.js';
+import type { Deduplication } from './ast.js';
+import { DEDUPLICATION_ELEMENT, readDeduplication } from './deduplication.js';
 
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const PARAMETER_NAME = /^[A-Za-z0-9_.-]+$/;
@@ -36,6 +38,8 @@ export interface Inherited {
   readonly protections?: InheritedProtections;
   /** <signature> and <handshake> of the folders above; absent: none. */
   readonly webhook?: InheritedWebhook;
+  /** <deduplicate> of the folders above; absent: none. */
+  readonly deduplicate?: Deduplication | null;
 }
 
 export interface EndpointEnvironment {
@@ -53,7 +57,7 @@ export function compileFolder(
 ): void {
   const read = readElement(ctx, element, {
     attributes: ['multiple-value-separator'],
-    children: ['parameter', 'endpoint-folder', 'endpoint', ...PROTECTION_ELEMENTS, ...WEBHOOK_ELEMENTS],
+    children: ['parameter', 'endpoint-folder', 'endpoint', ...PROTECTION_ELEMENTS, ...WEBHOOK_ELEMENTS, DEDUPLICATION_ELEMENT],
   });
   const parameters = declareParameters(ctx, read.children('parameter'), inherited.parameters);
   const scope: Inherited = {
@@ -61,6 +65,7 @@ export function compileFolder(
     separator: separatorOf(ctx, read.attr('multiple-value-separator'), inherited.separator),
     protections: readProtections(ctx, read, inherited.protections ?? NO_PROTECTIONS, parameters),
     webhook: readWebhook(ctx, read, inherited.webhook ?? NO_WEBHOOK),
+    deduplicate: readDeduplication(ctx, read, inherited.deduplicate ?? null, parameters),
   };
   for (const child of read.known) {
     if (child.name === 'endpoint-folder') compileFolder(ctx, child, scope, env, out);
@@ -105,8 +110,9 @@ function declareParameters(
     if (SYSTEM.has(name.value)) ctx.diagnostics.report('parameter-shadows-system', name.position, name.value);
     // A bad source is reported; read by name meanwhile, so its uses are not reported as well.
     const source = parameterSource(ctx, r) ?? BY_NAME;
-    const rules = compileRules(ctx, r);
-    if (rules === undefined) continue;
+    const compiled = compileRules(ctx, r);
+    if (!compiled.ok) continue;
+    const { rules } = compiled;
     if (rules !== null && def !== undefined && def.value !== '') {
       const violation = ruleViolation(rules, def.value);
       if (violation !== null) ctx.diagnostics.report('invalid-default-value', def.position, name.value, violation);
@@ -122,12 +128,14 @@ function declareParameters(
 
 const PARAMETER_SHAPE = { attributes: ['name', 'jsonpath', 'header', 'default-value', 'pattern', 'max-length', 'format'], children: [] };
 
-/** The input rules of a <parameter>: null when it has none, undefined after reporting a bad one. */
-function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | null | undefined {
+/** The input rules of a <parameter> (null: it has none), or not ok after a bad one was reported. */
+type CompiledRules = { readonly ok: true; readonly rules: ParameterRules | null } | { readonly ok: false };
+
+function compileRules(ctx: CompileContext, read: ReadElement): CompiledRules {
   const patternAttr = read.attr('pattern');
   const maxLengthAttr = read.attr('max-length');
   const formatAttr = read.attr('format');
-  if (!patternAttr && !maxLengthAttr && !formatAttr) return null;
+  if (!patternAttr && !maxLengthAttr && !formatAttr) return { ok: true, rules: null };
   let ok = true;
   let pattern: ParameterRules['pattern'] = null;
   if (patternAttr) {
@@ -155,13 +163,13 @@ function compileRules(ctx: CompileContext, read: ReadElement): ParameterRules | 
       ok = false;
     } else format = formatAttr.value as ParameterFormat;
   }
-  return ok ? { pattern, maxLength, format } : undefined;
+  return ok ? { ok: true, rules: { pattern, maxLength, format } } : { ok: false };
 }
 
 function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: Inherited, env: EndpointEnvironment): Endpoint | null {
   const read = readElement(ctx, element, {
     attributes: ['name', 'multiple-value-separator', 'tasks'],
-    children: ['parameter', 'include-in-hash', 'success', 'error', 'task', ...PROTECTION_ELEMENTS, ...WEBHOOK_ELEMENTS],
+    children: ['parameter', 'include-in-hash', 'success', 'error', 'task', ...PROTECTION_ELEMENTS, ...WEBHOOK_ELEMENTS, DEDUPLICATION_ELEMENT],
   });
   const before = ctx.diagnostics.errorCount;
   const nameAttr = requireAttribute(ctx, read, 'name');
@@ -171,6 +179,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
   const separator = separatorOf(ctx, read.attr('multiple-value-separator'), inherited.separator);
   const protections = endpointProtections(readProtections(ctx, read, inherited.protections ?? NO_PROTECTIONS, parameters));
   const webhook = endpointWebhook(readWebhook(ctx, read, inherited.webhook ?? NO_WEBHOOK));
+  const deduplicate = readDeduplication(ctx, read, inherited.deduplicate ?? null, parameters);
   // What keeps any client from using the endpoint freely, for recipient-from-request.
   const clientGuards: ClientGuard[] = env.hasSecurity ? ['hash'] : [];
   if (protections?.captcha) clientGuards.push('captcha');
@@ -343,6 +352,7 @@ function compileEndpoint(ctx: CompileContext, element: XmlElement, inherited: In
     tasks: exact(tasks),
     taskGraph: graph,
     protections,
+    deduplicate,
     position: element.position,
   };
 }

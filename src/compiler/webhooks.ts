@@ -1,4 +1,4 @@
-// <signature> and <handshake> on an endpoint or folder (docs/language.md, "Receiving webhooks"):
+// <signature> and <handshake> on an endpoint or folder (docs/language.md, "<signature>" and "<handshake>"):
 // read once, inherited down the folders (an endpoint's or folder's own <signature> elements
 // replace those above, as its own <handshake> does), and compiled into the typed descriptions
 // of src/webhooks, keys and all, so the request path only verifies.

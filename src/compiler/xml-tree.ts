@@ -22,7 +22,7 @@ export interface XmlText {
   readonly text: string;
   readonly cdata: boolean;
   /** Where a CDATA section's content starts (after `<![CDATA[`), for an element without child elements: bodies parsed from it report positions in the file. */
-  readonly position?: Position;
+  readonly position: Position | undefined;
 }
 
 export interface XmlElement {

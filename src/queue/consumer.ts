@@ -41,7 +41,7 @@ import {
 } from './job.js';
 import { endJobSpan, startJobSpan } from './job-trace.js';
 import type { JobFields, QueueObserver, RunOutcome } from './observer.js';
-import { MAX_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
+import { MAX_JOB_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
 import { RetentionSweeper } from './retention.js';
 import { openStore, type Store } from './store.js';
 
@@ -64,6 +64,15 @@ class RetryableRunError extends Error {
   ) {
     super(message);
   }
+}
+
+/** How a job's run ended: its outcome as reported, and what BullMQ is told by a throw (null: completed). */
+interface RunEnd {
+  readonly outcome: RunOutcome;
+  readonly code: string | null;
+  readonly tell: Error | null;
+  /** A run that succeeded: its record, which BullMQ stores as the job's return value with the completion (job.ts, jobRecord). */
+  readonly record?: RunProgress;
 }
 
 interface ActiveRun {
@@ -171,33 +180,24 @@ export class QueueConsumer {
     return this.active.size;
   }
 
-  /** Resolves to the record of a run that succeeded: BullMQ stores it as the job's return value (job.ts, jobRecord). */
   private async process(job: Job<QueuedRun>, token: string | undefined): Promise<RunProgress | undefined> {
     const data = job.data;
     const fields: JobFields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id!, attempt: job.attemptsMade + 1 };
     const span = startJobSpan(this.tracing, data, fields);
-    // How the run ended, as reported; a run that threw before it could say is a failure.
-    const ended: { outcome: RunOutcome; code: string | null } = { outcome: 'failed', code: 'internal' };
-    const endRun = (outcome: RunOutcome, code: string | null = null) => {
-      ended.outcome = outcome;
-      ended.code = code;
-      this.observer.finished(fields, outcome);
-    };
+    // A run that threw before it could say how it ended (a bug) is a failure, and not reported.
+    let end: RunEnd | undefined;
     try {
-      return await this.run(job, token, fields, span, endRun);
+      end = await this.run(job, token, fields, span);
     } finally {
-      endJobSpan(span, ended.outcome, ended.code);
+      endJobSpan(span, end?.outcome ?? 'failed', end === undefined ? 'internal' : end.code);
     }
+    this.observer.finished(fields, end.outcome);
+    if (end.tell !== null) throw end.tell;
+    return end.record;
   }
 
-  /** `endRun`: every way the run ends reports its outcome there, once. */
-  private async run(
-    job: Job<QueuedRun>,
-    token: string | undefined,
-    fields: JobFields,
-    span: Span,
-    endRun: (outcome: RunOutcome, code?: string) => void,
-  ): Promise<RunProgress | undefined> {
+  /** Every way the run ends is a RunEnd returned, reported once by process(). */
+  private async run(job: Job<QueuedRun>, token: string | undefined, fields: JobFields, span: Span): Promise<RunEnd> {
     const { bullmq } = this.store;
     const data = job.data;
     const jobId = fields.jobId;
@@ -213,8 +213,7 @@ export class QueueConsumer {
       await writeProgress();
       await history(`failed for good: ${message}`);
       this.observer.log('error', 'job failed for good', { ...fields, reason });
-      endRun(outcome, code);
-      return new bullmq.UnrecoverableError(message);
+      return { outcome, code, tell: new bullmq.UnrecoverableError(message) };
     };
 
     // Before anything runs: a job its producer gave up on (the request was answered without it)
@@ -222,19 +221,18 @@ export class QueueConsumer {
     if ((await this.store.settleFate(jobId, 'started')) === 'void') {
       await history('void: its request was answered without it (the store took the job after serve gave up); nothing ran');
       this.observer.log('warn', 'job void: its request was answered without it; nothing runs', { ...fields });
-      endRun('void');
-      return;
+      return { outcome: 'void', code: null, tell: null };
     }
 
     const endpoint = loaded.application.endpointsByName.get(data.endpoint);
-    if (endpoint === undefined) throw await permanent('config-changed', `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
+    if (endpoint === undefined) return await permanent('config-changed', `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
     let sealed: SealedRun;
     let intermediate: Map<string, string>;
     try {
       sealed = unsealRun(keys, jobId, data.sealed);
       intermediate = unsealIntermediate(keys, jobId, progress.sealedIntermediate);
     } catch (error) {
-      throw await permanent('failed', `the job cannot be read: ${describeError(error)}`, 'unreadable');
+      return await permanent('failed', `the job cannot be read: ${describeError(error)}`, 'unreadable');
     }
 
     let parameters: ReadonlyMap<string, string> = new Map(sealed.parameters);
@@ -244,15 +242,15 @@ export class QueueConsumer {
       progress.config = { fingerprint, mismatch: policy };
       if (policy === 'strict') {
         const why = policy !== this.settings.onConfigChange ? ' (its tasks have no explicit ids, so finished tasks cannot be matched)' : '';
-        throw await permanent('config-changed', `config-changed: the endpoint "${data.endpoint}" changed since the request was queued${why}`);
+        return await permanent('config-changed', `config-changed: the endpoint "${data.endpoint}" changed since the request was queued${why}`);
       }
       const finishedGone = Object.entries(progress.tasks).filter(([id, r]) => FINISHED_OUTCOMES.has(r.outcome) && !endpoint.tasks.some((t) => t.id === id));
       if (finishedGone.length > 0) {
-        throw await permanent('config-changed', `config-changed: finished task "${finishedGone[0]![0]}" is no longer in the endpoint "${data.endpoint}"`);
+        return await permanent('config-changed', `config-changed: finished task "${finishedGone[0]![0]}" is no longer in the endpoint "${data.endpoint}"`);
       }
       // New defaults and rules apply; a parameter that became required and was not sent fails the job.
       const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])), null);
-      if (!bound.ok) throw await permanent('config-changed', `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
+      if (!bound.ok) return await permanent('config-changed', `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
       parameters = bound.parameters;
     }
 
@@ -284,7 +282,12 @@ export class QueueConsumer {
       fields,
       endpoint.tasks.length - finished.size,
     );
-    const scope: ExpansionScope = { parameters, system: sealed.system, env: loaded.env };
+    const scope: ExpansionScope = {
+      parameters,
+      system: sealed.system,
+      env: loaded.env,
+      ...(sealed.delivery !== undefined ? { delivery: sealed.delivery } : {}),
+    };
     const run = loaded.taskEngine().start({
       endpoint,
       scope,
@@ -323,22 +326,19 @@ export class QueueConsumer {
       // outcome are that worker's; a DelayedError leaves the job where it is.
       await history('stopped: another worker had taken the job over (this worker was held up past its lock); nothing more was sent or recorded here');
       this.observer.log('warn', 'job taken over by another worker: this one stops and records nothing more', { ...fields });
-      endRun('interrupted');
-      throw new bullmq.DelayedError();
+      return { outcome: 'interrupted', code: null, tell: new bullmq.DelayedError() };
     }
     if (result.ok) {
       this.observer.log('info', 'job completed', { ...fields });
-      endRun('completed');
       // Null only when the lock was lost, handled above.
-      return record ?? undefined;
+      return { outcome: 'completed', code: null, tell: null, ...(record !== null ? { record } : {}) };
     }
-    if (active.interrupted) {
+    if (active.interrupted || result.cause === 'interrupted') {
       checkpoint.close();
       await history('handed back: the worker is shutting down');
       await job.moveToDelayed(Date.now(), token);
       this.observer.log('info', 'job handed back to the queue: the worker is shutting down', { ...fields });
-      endRun('interrupted');
-      throw new bullmq.DelayedError();
+      return { outcome: 'interrupted', code: null, tell: new bullmq.DelayedError() };
     }
     checkpoint.close();
     const { error, failedTask } = result;
@@ -346,17 +346,15 @@ export class QueueConsumer {
     // the code, no value; the full text is in the checkpoint, sealed. The log line has it all.
     const message = `task "${failedTask}" failed (${error.code})`;
     const logged = { ...fields, reason: `task "${failedTask}" failed: ${error.message}` };
-    if (!error.transient) throw await permanent('failed', message, error.code, logged.reason);
+    if (!error.transient) return await permanent('failed', message, error.code, logged.reason);
     if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
       await history(`retry scheduled: ${message}`);
       this.observer.log('warn', 'job retry scheduled', { ...logged, code: error.code });
-      endRun('retrying', error.code);
-      throw new RetryableRunError(message, error.retryAfterMs);
+      return { outcome: 'retrying', code: error.code, tell: new RetryableRunError(message, error.retryAfterMs) };
     }
     await history(`failed for good after ${job.attemptsMade + 1} attempts: ${message}`);
     this.observer.log('error', 'job failed for good', { ...logged, reason: `${logged.reason} (after ${job.attemptsMade + 1} attempts)` });
-    endRun('failed', error.code);
-    throw new Error(message);
+    return { outcome: 'failed', code: error.code, tell: new Error(message) };
   }
 }
 
@@ -366,10 +364,10 @@ export function backoffDelay(attemptsMade: number, error: Error | undefined, bac
     typeof backoff === 'object' && backoff !== null && typeof (backoff as { delay?: unknown }).delay === 'number'
       ? (backoff as { delay: number }).delay
       : fallbackMs;
-  const ceiling = Math.min(MAX_BACKOFF_MS, base * 2 ** Math.max(0, attemptsMade - 1));
+  const ceiling = Math.min(MAX_JOB_BACKOFF_MS, base * 2 ** Math.max(0, attemptsMade - 1));
   const delay = Math.floor(random() * ceiling);
   const asked = error instanceof RetryableRunError ? error.retryAfterMs : null;
-  return asked === null ? delay : Math.max(delay, Math.min(asked, MAX_BACKOFF_MS));
+  return asked === null ? delay : Math.max(delay, Math.min(asked, MAX_JOB_BACKOFF_MS));
 }
 
 /** The job's progress record, written after each task outcome and around each mail message, one write at a time. */

@@ -5,7 +5,7 @@
 // ran. BullMQ's own updateProgress writes unconditionally; this is its write with the fence.
 //
 // The layout is BullMQ's (the job's hash and its lock key on Redis, the job row on PostgreSQL):
-// bullmq is pinned, and test/queue/fenced-progress.test.ts holds this against it.
+// bullmq is pinned, and test/queue/fenced-progress.e2e.test.ts holds this against it.
 
 /** BullMQ's key prefix (no `prefix` option is given to its queues and workers). */
 const BULL_PREFIX = 'bull';

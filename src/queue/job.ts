@@ -43,6 +43,8 @@ export interface SealedRun {
   readonly uploads?: readonly { readonly fieldName: string; readonly filename: string; readonly contentType: string; readonly content: string }[];
   /** The request body as received, base64, for a task that forwards it; absent when the endpoint does not keep it. */
   readonly body?: { readonly contentType: string; readonly content: string };
+  /** The delivery id of a request to an endpoint with <deduplicate> (ExpansionScope.delivery); absent otherwise. */
+  readonly delivery?: string;
   /** The parameters the queuing configuration keeps secret, masked by `jobs show --reveal` (reveal.ts); absent in jobs queued before it was recorded. */
   readonly secret?: readonly string[];
 }
@@ -119,7 +121,7 @@ export function unsealRun(keys: readonly QueueKey[], jobId: string, sealed: stri
 }
 
 /** The job's own copy of the uploads, read from memory or from the request's temporary files, which go with the request. */
-export async function uploadsToJob(uploads: readonly Upload[]): Promise<SealedRun['uploads']> {
+export async function uploadsToJob(uploads: readonly Upload[]): Promise<NonNullable<SealedRun['uploads']>> {
   return Promise.all(
     uploads.map(async (u) => {
       const content = u.source.kind === 'buffer' ? u.source.content : await readFile(u.source.path);

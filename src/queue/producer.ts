@@ -56,6 +56,8 @@ export class QueueProducer {
         parameters: [...run.scope.parameters],
         system: run.scope.system,
         secret: secretParameterNames(endpoint, this.kinds),
+        // <deduplicate>: the worker's tasks derive their downstream keys from the delivery, as in-process ones do.
+        ...(run.scope.delivery !== undefined ? { delivery: run.scope.delivery } : {}),
         ...(run.uploads.length > 0 && endpoint.tasks.some((t) => this.kinds.of(t).readsUploads(t)) ? { uploads: await uploadsToJob(run.uploads) } : {}),
         // Only for the endpoint whose own task sends it: a forward's source keeps it for its target.
         ...(run.body !== null && endpoint.tasks.some((t) => this.kinds.of(t).readsRequestBody?.(t) === true) ? { body: await bodyToJob(run.body) } : {}),

@@ -35,22 +35,27 @@ export const ENQUEUE_TIMEOUT_MS = 2_000;
 
 /** How long serve then waits for the store to confirm the job void (fate.ts) before answering 503 all the same. */
 export const VOID_TIMEOUT_MS = 2_000;
-/** The longest wait between attempts, whatever the backoff or Retry-After. */
-export const MAX_BACKOFF_MS = 30 * 60_000;
+/** The longest wait between two attempts of a queued job, whatever the backoff or Retry-After. */
+export const MAX_JOB_BACKOFF_MS = 30 * 60_000;
 /** A job that has stalled (its worker died) more often than this fails instead of looping. */
 export const MAX_STALLED_COUNT = 2;
 /** Completed jobs say nothing `jobs` needs for long: an hour, and at most the last 1000. */
 export const COMPLETED_RETENTION = { age: 3600, count: 1000 } as const;
 
-/** The store a URL names, or why none: `redis://`, `rediss://`; `postgres://`, `postgresql://` (experimental). */
-export function backendOf(url: string): QueueBackend | string {
+export type BackendOf = { readonly ok: true; readonly backend: QueueBackend } | { readonly ok: false; readonly problem: string };
+
+/**
+ * The store a URL names, or why none (said after the option's name): `redis://`, `rediss://`;
+ * `postgres://`, `postgresql://` (experimental).
+ */
+export function backendOf(url: string): BackendOf {
   let scheme: string;
   try {
     scheme = new URL(url).protocol;
   } catch {
-    return 'is not a URL (such as redis://127.0.0.1:6379)';
+    return { ok: false, problem: 'is not a URL (such as redis://127.0.0.1:6379)' };
   }
-  if (scheme === 'redis:' || scheme === 'rediss:') return 'redis';
-  if (scheme === 'postgres:' || scheme === 'postgresql:') return 'postgres';
-  return `has the scheme "${scheme.slice(0, -1)}"; expected redis://, rediss://, postgres:// or postgresql://`;
+  if (scheme === 'redis:' || scheme === 'rediss:') return { ok: true, backend: 'redis' };
+  if (scheme === 'postgres:' || scheme === 'postgresql:') return { ok: true, backend: 'postgres' };
+  return { ok: false, problem: `has the scheme "${scheme.slice(0, -1)}"; expected redis://, rediss://, postgres:// or postgresql://` };
 }

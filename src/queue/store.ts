@@ -1,6 +1,6 @@
 // Opens the store a queue URL names. bullmq and ioredis are loaded here, on first use, as got
 // and nodemailer are: validate, dry-run and serve without --queue never load them
-// (test/queue/lazy.test.ts), so their start-up is what it was.
+// (test/queue/lazy.e2e.test.ts), so their start-up is what it was.
 
 import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';

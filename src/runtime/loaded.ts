@@ -10,6 +10,7 @@ import { resolveSecretKeys } from './hash.js';
 import type { RuntimeObserver } from './observer.js';
 import type { Guards } from './guards.js';
 import type { PipelineContext } from './pipeline.js';
+import type { DeduplicationStore } from './deduplication.js';
 import { TaskEngine } from './task-runner.js';
 
 export interface LoadOptions {
@@ -28,6 +29,8 @@ export interface LoadOptions {
   readonly enqueueTasks?: PipelineContext['enqueueTasks'];
   /** Rate limits and CAPTCHA verification; needed only by an application that uses them. */
   readonly guards?: Guards;
+  /** The record of <deduplicate> keys; needed only by an application that deduplicates. */
+  readonly deduplication?: DeduplicationStore;
 }
 
 /** What a request's body is read for beyond its parameters: its uploaded files, its raw bytes. */
@@ -54,6 +57,7 @@ export class LoadedApplication implements PipelineContext {
   readonly enqueueTasks: PipelineContext['enqueueTasks'];
   readonly outbound: OutboundPolicy;
   readonly guards: Guards | null;
+  readonly deduplication: DeduplicationStore | null;
   private engine: TaskEngine | null = null;
   private readonly running = new Set<Promise<void>>();
   private readonly uploadReaders: ReadonlySet<Endpoint>;
@@ -69,6 +73,7 @@ export class LoadedApplication implements PipelineContext {
     this.idempotencyKeys = options.idempotencyKeys ?? true;
     this.enqueueTasks = options.enqueueTasks;
     this.guards = options.guards ?? null;
+    this.deduplication = options.deduplication ?? null;
     this.outbound = { allowedHosts: options.allowedTaskHosts ?? null, denyPrivateAddresses: options.denyPrivateAddresses ?? false };
     const system = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
     this.secretKeys = application.security === null ? null : resolveSecretKeys(application.security, { parameters: new Map(), system, env: this.env });

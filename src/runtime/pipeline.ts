@@ -30,6 +30,7 @@ import { NO_SPAN, type Span } from '../tracing.js';
 import type { Guards } from './guards.js';
 import { expandTemplate } from '../template/expand.js';
 import { rateLimitKey } from './rate-limit-key.js';
+import { deliveryId, runDeduplicated, type DeduplicationStore } from './deduplication.js';
 
 export type { RequestInfo } from './decision.js';
 
@@ -46,6 +47,8 @@ export interface PipelineContext extends ActionContext {
   readonly idempotencyKeys: boolean;
   /** Rate limits and CAPTCHA; null when nothing serves them (dry-run, tests without protections). */
   readonly guards: Guards | null;
+  /** The record of <deduplicate> keys; null or absent: requests are not deduplicated (dry-run). */
+  readonly deduplication?: DeduplicationStore | null;
   /** Created on first use, so an application without tasks never opens an SMTP pool. */
   taskEngine(): TaskEngine;
   /** Every started task run is handed here, so shutdown can wait for it. */
@@ -55,7 +58,7 @@ export interface PipelineContext extends ActionContext {
    * once it is stored: `queued`, `refused` (the store cannot take it; answered 503), or
    * `in-process` (--queue-fallback in-process: run it here as without the queue).
    */
-  readonly enqueueTasks?: (run: BackgroundRun) => Promise<'queued' | 'refused' | 'in-process'>;
+  readonly enqueueTasks?: ((run: BackgroundRun) => Promise<'queued' | 'refused' | 'in-process'>) | undefined;
 }
 
 /** What a durable queue stores of a background run: the bound values, never the expanded tasks. */
@@ -71,9 +74,6 @@ export interface BackgroundRun {
   readonly span: Span;
 }
 
-/** How long a client is asked to wait before trying a refused background request again. */
-const QUEUE_RETRY_AFTER_SECONDS = 5;
-
 export interface EndpointRequest {
   readonly endpoint: Endpoint;
   readonly raw: RawParameters;
@@ -84,6 +84,8 @@ export interface EndpointRequest {
   readonly info: RequestInfo;
   /** The request's span when tracing is on: tasks and upstream calls are its children. */
   readonly span?: Span;
+  /** For an endpoint with <deduplicate>: SHA-256 of the query and the raw body (deduplication.ts). */
+  readonly fingerprint?: string | undefined;
 }
 
 export interface PipelineResult {
@@ -109,6 +111,19 @@ export function runRequest(context: PipelineContext, request: EndpointRequest): 
     secretKeys: context.secretKeys,
   };
   const decision = decideRequest(input);
+  // Decided at compile time: an endpoint without <deduplicate> looks no further than this.
+  if (request.endpoint.deduplicate !== null && decision.kind === 'proceed' && context.deduplication != null) {
+    const id = deliveryId(request.endpoint, decision);
+    if (id !== null) {
+      const run = (claimed: Decision) => carryOut(context, input, request, claimed);
+      return runDeduplicated(context.deduplication, request.endpoint, id, request.fingerprint ?? '', request.info.requestId, decision, run);
+    }
+  }
+  return carryOut(context, input, request, decision);
+}
+
+/** A decided request: its checks, then the fast path or execute. */
+function carryOut(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Decision): PipelineResult | Promise<PipelineResult> {
   // Decided at compile time: an endpoint without protections looks no further than this.
   if (request.endpoint.protections?.afterBinding === true && decision.kind === 'proceed') return guarded(context, input, request, decision);
   if (decision.kind === 'proceed' && decision.tasks.length === 0 && decision.response?.kind === 'respond') {
@@ -168,6 +183,10 @@ async function guarded(context: PipelineContext, input: DecisionInput, request: 
   return execute(context, input, request, decision);
 }
 
+/**
+ * The Retry-After of a 503 for a passing outage (the CAPTCHA verifier does not answer, the queue
+ * cannot store a background run): how long a client is asked to wait before trying again.
+ */
 const RETRY_SOON: Readonly<Record<string, string>> = { 'retry-after': '5' };
 
 export function tooManyRequests(headers: Readonly<Record<string, string>>): RuntimeResponse {
@@ -265,7 +284,7 @@ async function proceed(
         kind: 'problem',
         status: 503,
         detail: 'the tasks could not be queued; try again later',
-        headers: { 'retry-after': String(QUEUE_RETRY_AFTER_SECONDS) },
+        headers: RETRY_SOON,
       } as const;
       return { response: refusal, outcome: 'error' };
     }
@@ -303,7 +322,8 @@ async function proceed(
   if (!result.ok) {
     if (response !== null) discardResponse(response);
     // The task engine has logged the failure with its task outcome already.
-    const failure = { status: 502, detail: `task "${result.failedTask}" failed`, internal: `task "${result.failedTask}" failed: ${result.error.message}` };
+    const what = result.cause === 'task-failed' ? `task "${result.failedTask}" failed` : 'the run was interrupted';
+    const failure = { status: 502, detail: what, internal: `${what}: ${result.error.message}` };
     return renderError(context, endpoint, request, decision.environment, failure, false);
   }
   if (response !== null) return { response, outcome: 'success' };

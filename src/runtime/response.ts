@@ -25,6 +25,8 @@ export type RuntimeResponse =
       readonly downloadFilename: string | null;
     }
   | { readonly kind: 'body'; readonly status: number; readonly contentType: string; readonly body: string }
+  /** The remembered answer of a deduplicated request, sent again with Idempotent-Replayed: true. */
+  | { readonly kind: 'replay'; readonly status: number; readonly answer: RememberedAnswer }
   /** application/problem+json; `detail` and `errors` are safe for a client. */
   | {
       readonly kind: 'problem';
@@ -34,6 +36,15 @@ export type RuntimeResponse =
       /** Sent with it (Retry-After, RateLimit). */
       readonly headers?: Readonly<Record<string, string>>;
     };
+
+/** What a replay answers with: the first answer's status, Location, Content-Type and body. */
+export interface RememberedAnswer {
+  readonly status: number;
+  readonly location: string | null;
+  readonly contentType: string | null;
+  /** '' when the answer had none, or when it was streamed (a file, an upstream) or larger than 64 KiB (deduplication.ts). */
+  readonly body: string;
+}
 
 export function discardResponse(response: RuntimeResponse): void {
   if (response.kind === 'file') response.file.close().catch(() => {});

@@ -60,7 +60,10 @@ export interface ScheduleInput {
 }
 
 export type TaskRunResult =
-  { readonly ok: true; readonly intermediate: ReadonlyMap<string, string> } | { readonly ok: false; readonly failedTask: string; readonly error: TaskError };
+  | { readonly ok: true; readonly intermediate: ReadonlyMap<string, string> }
+  | { readonly ok: false; readonly cause: 'task-failed'; readonly failedTask: string; readonly error: TaskError }
+  /** interrupt() was called: `error` is the one it was given. */
+  | { readonly ok: false; readonly cause: 'interrupted'; readonly error: TaskError };
 
 export interface TaskRun {
   /** Settles as soon as the outcome is known: all tasks done and mail delivered, or the first counting failure. */
@@ -78,8 +81,8 @@ export function scheduleTasks(input: ScheduleInput): TaskRun {
   return new Schedule(input).start();
 }
 
-/** The failedTask of an interrupted run: no task id is empty. */
-const INTERRUPTED = '';
+/** Why nothing more starts: a task failed, or the run was interrupted. */
+type Stop = { readonly kind: 'task-failed'; readonly taskId: string } | { readonly kind: 'interrupted'; readonly reason: string };
 
 type TaskState =
   | 'waiting'
@@ -102,9 +105,8 @@ class Schedule {
   private readonly pendingDeps = new Map<string, number>();
   private readonly intermediate = new Map<string, string>();
   private readonly held: Held[] = [];
-  private failedTask: string | null = null;
-  /** Why interrupt() was called. */
-  private interruption = '';
+  /** Set once, by the first failure that counts or by interrupt(); null while the run goes on. */
+  private stopped: Stop | null = null;
   private delivering = false;
   private inFlight = 0;
   private resultDone = false;
@@ -112,7 +114,7 @@ class Schedule {
   private resolveSettled!: () => void;
   private readonly result: Promise<TaskRunResult>;
   private readonly settled: Promise<void>;
-  private readonly control: ExecuteControl = { mayContinue: () => this.failedTask === null };
+  private readonly control: ExecuteControl = { mayContinue: () => this.stopped === null };
 
   constructor(private readonly input: ScheduleInput) {
     this.byId = new Map(input.tasks.map((t) => [t.id, t]));
@@ -130,11 +132,11 @@ class Schedule {
     }
     for (const task of tasks) if (this.pendingDeps.get(task.id) === 0) this.launch(task);
     this.checkProgress();
-    return { result: this.result, settled: this.settled, interrupt: (error) => this.fail(INTERRUPTED, error) };
+    return { result: this.result, settled: this.settled, interrupt: (error) => this.stop({ kind: 'interrupted', reason: error.message }, error) };
   }
 
   private launch(task: Task): void {
-    if (this.failedTask !== null || this.state.get(task.id) !== 'waiting') return;
+    if (this.stopped !== null || this.state.get(task.id) !== 'waiting') return;
     this.state.set(task.id, 'running');
     this.inFlight++;
     // Deferred so that a synchronous failure in one task cannot stop its siblings from starting.
@@ -150,7 +152,7 @@ class Schedule {
   private async run(task: Task): Promise<void> {
     // A sibling released together with a task that failed synchronously (in its condition or
     // prepare) is not started: the first failure stops new starts.
-    if (this.failedTask !== null) {
+    if (this.stopped !== null) {
       this.state.set(task.id, 'done');
       this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not started: ${this.why()}` });
       return;
@@ -212,7 +214,7 @@ class Schedule {
 
   private hold(entry: Held): void {
     const { task } = entry;
-    if (this.failedTask !== null) {
+    if (this.stopped !== null) {
       this.report({ task, outcome: 'not-started', durationMs: entry.prepareMs, attempts: 0, reason: `not delivered: ${this.why()}` });
       this.state.set(task.id, 'done');
       return;
@@ -248,13 +250,12 @@ class Schedule {
     }
     this.report({ task, outcome: 'failed', durationMs, attempts, error });
     this.state.set(task.id, 'done');
-    this.fail(task.id, error);
+    this.stop({ kind: 'task-failed', taskId: task.id }, error);
   }
 
-  private fail(taskId: string, error: TaskError): void {
-    if (this.failedTask !== null) return;
-    this.failedTask = taskId;
-    if (taskId === INTERRUPTED) this.interruption = error.message;
+  private stop(stop: Stop, error: TaskError): void {
+    if (this.stopped !== null) return;
+    this.stopped = stop;
     for (const task of this.input.tasks) {
       const state = this.state.get(task.id);
       if (state === 'waiting') {
@@ -265,12 +266,14 @@ class Schedule {
         this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not delivered: ${this.why()}` });
       }
     }
-    this.settleResult({ ok: false, failedTask: taskId, error });
+    this.settleResult(
+      stop.kind === 'task-failed' ? { ok: false, cause: 'task-failed', failedTask: stop.taskId, error } : { ok: false, cause: 'interrupted', error },
+    );
   }
 
   /** Called whenever work ends: starts the held tasks when all else is done, settles when idle. */
   private checkProgress(): void {
-    if (this.inFlight === 0 && this.failedTask === null && !this.delivering && this.allTasksDone()) {
+    if (this.inFlight === 0 && this.stopped === null && !this.delivering && this.allTasksDone()) {
       if (this.held.length === 0) {
         this.settleResult({ ok: true, intermediate: new Map(this.intermediate) });
       } else {
@@ -291,9 +294,9 @@ class Schedule {
     this.inFlight++;
     void Promise.all(this.held.map((entry) => this.runOneHeld(entry)))
       .then(() => {
-        if (this.failedTask === null) this.settleResult({ ok: true, intermediate: new Map(this.intermediate) });
+        if (this.stopped === null) this.settleResult({ ok: true, intermediate: new Map(this.intermediate) });
       })
-      .catch((error: unknown) => this.fail(this.held[0]!.task.id, unexpected(error)))
+      .catch((error: unknown) => this.stop({ kind: 'task-failed', taskId: this.held[0]!.task.id }, unexpected(error)))
       .finally(() => {
         this.inFlight--;
         this.checkProgress();
@@ -317,7 +320,9 @@ class Schedule {
 
   /** Why nothing more starts: a task failed, or the run was interrupted. */
   private why(): string {
-    return this.failedTask === INTERRUPTED ? `the run was interrupted (${this.interruption})` : `task "${this.failedTask}" failed`;
+    const stop = this.stopped;
+    if (stop === null) return 'the run goes on';
+    return stop.kind === 'interrupted' ? `the run was interrupted (${stop.reason})` : `task "${stop.taskId}" failed`;
   }
 
   private scopeFor(task: Task): ExpansionScope {

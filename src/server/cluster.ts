@@ -13,6 +13,8 @@ import { forceExit } from './lifecycle.js';
 import { LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import { REPORTER_ENV, type ControlMessage, type WorkerMessage } from './cluster-messages.js';
 import { watchApplication, type Compiler } from './watch.js';
+import { DeduplicationRecords } from './deduplication-records.js';
+import { answerDeduplication } from './deduplication-cluster.js';
 
 /** Extra time after --shutdown-timeout for workers to exit on their own before they are killed. */
 const EXIT_GRACE_MS = 5000;
@@ -117,7 +119,11 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
     setTimeout(fork, delay);
   });
 
+  // <deduplicate> keys without Redis: one record here, for every worker.
+  const deduplication = settings.rateLimitStore === null ? new DeduplicationRecords() : null;
+
   cluster.on('message', (worker, message: { type?: unknown; id?: unknown }) => {
+    if (deduplication !== null && answerDeduplication(deduplication, worker, message)) return;
     if (message?.type === 'endpoint-service:alive') {
       if (unanswered.has(worker)) unanswered.set(worker, 0);
       return;

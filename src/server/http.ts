@@ -17,6 +17,8 @@ import type { BodyIntake } from './body-intake.js';
 import { answerPreflight, crossOriginRefused, ENDPOINT_ALLOW, setCorsHeaders } from './cors.js';
 import { problemBody, writeBody, writeProblem, writeResponse } from './write-response.js';
 import { requestSources } from './request-sources.js';
+import { digestBody } from './body-digest.js';
+import { requestFingerprint } from '../runtime/deduplication.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
 import type { Guards, LimitExceeded } from '../runtime/guards.js';
 import type { Logger } from './log.js';
@@ -288,6 +290,8 @@ export class HttpService {
         uploads: NO_UPLOADS,
         info: this.requestInfo(request, requestId),
         span: response.span,
+        // One shape for every request (no spread on the hot path): undefined without <deduplicate>.
+        fingerprint: endpoint.deduplicate !== null ? requestFingerprint(queryOf(request), '') : undefined,
       });
       if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
       work = result.then((answer) => this.answer(response, answer, requestId));
@@ -382,6 +386,8 @@ export class HttpService {
   ): Promise<void> {
     // A handshake reads the query alone: a form body's fields are added to `raw` as it is read.
     const query = endpoint.webhook?.handshake ? new Map(raw) : raw;
+    // <deduplicate>: the body's bytes are hashed as they arrive, for the request's fingerprint.
+    const digest = endpoint.deduplicate !== null ? digestBody(request) : null;
     const body = await readBody(request, response, raw, this.bodies, application.bodyKeeping(endpoint), this.clientIp(request));
     if (!body.ok) {
       if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
@@ -404,6 +410,7 @@ export class HttpService {
         uploads: body.uploads,
         info: this.requestInfo(request, requestId),
         span: response.span,
+        fingerprint: digest !== null ? requestFingerprint(queryOf(request), digest()) : undefined,
       });
     } finally {
       release();
@@ -520,4 +527,11 @@ function methodNotAllowed(response: TrackedResponse, allow: string): void {
 
 function truncatePath(path: string): string {
   return path.length > 100 ? `${path.slice(0, 97)}...` : path;
+}
+
+/** The query string as sent ('' without one), for a deduplicated request's fingerprint. */
+function queryOf(request: IncomingMessage): string {
+  const url = request.url ?? '';
+  const question = url.indexOf('?');
+  return question < 0 ? '' : url.slice(question + 1);
 }

@@ -134,6 +134,13 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  private readonly deduplications = new Counter({
+    name: 'endpoint_service_deduplicated_total',
+    help: 'Requests to an endpoint with <deduplicate> not run as new: replayed, in-flight (409), mismatch (422), or store-down (run without deduplication)',
+    labelNames: ['endpoint', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     if (cluster.isWorker) {
       // Answers the primary's collection requests with this registry.
@@ -195,6 +202,10 @@ export class ServiceMetrics {
 
   webhookRefused(endpoint: string, reason: string): void {
     this.webhookRefusals.inc({ endpoint, reason });
+  }
+
+  deduplicated(endpoint: string, outcome: string): void {
+    this.deduplications.inc({ endpoint, outcome });
   }
 
   get contentType(): string {

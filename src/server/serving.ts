@@ -19,6 +19,7 @@ import { formatDuration } from '../units.js';
 import { watchApplication, type Compiler } from './watch.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
 import { ServiceGuards } from './guards.js';
+import { ServiceDeduplication } from './deduplication.js';
 import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import { manageLifecycle, retire } from './lifecycle.js';
 import type { ControlMessage, WorkerMessage } from './cluster-messages.js';
@@ -57,6 +58,8 @@ export function serve(options: ServingOptions): void {
   );
   const metrics = new ServiceMetrics();
   const guards = new ServiceGuards({ store: settings.rateLimitStore, prefix: settings.rateLimitPrefix }, logger, metrics);
+  // <deduplicate> keys live in the store of the rate limits.
+  const deduplication = new ServiceDeduplication({ store: settings.rateLimitStore, prefix: settings.rateLimitPrefix }, logger, metrics);
   const observer: RuntimeObserver = {
     taskFinished(event: TaskOutcomeEvent) {
       metrics.taskFinished(event);
@@ -103,6 +106,7 @@ export function serve(options: ServingOptions): void {
       denyPrivateAddresses: settings.denyPrivateAddresses,
       idempotencyKeys: settings.idempotencyKeys,
       guards,
+      deduplication,
     });
 
   const state: HttpServerState = { current: load(options.application), shuttingDown: false, queue };
@@ -125,6 +129,7 @@ export function serve(options: ServingOptions): void {
     const previous = state.current;
     state.current = load(result);
     void guards.open(result);
+    void deduplication.open(result);
     retire(previous, retired, logger);
     logger.log('info', 'application reloaded', { file: settings.file, endpoints: result.endpoints.length });
   };
@@ -154,7 +159,7 @@ export function serve(options: ServingOptions): void {
       // A request that was still arriving at the first wait has been answered by now.
       await service.idle();
       await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled()), queue?.drain(settings.shutdownTimeoutMs)]);
-      await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close()), guards.close()]);
+      await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close()), guards.close(), deduplication.close()]);
       // Every request and task has ended, so has its span: the last batch is exported now.
       await tracing.shutdown();
     },
@@ -186,7 +191,7 @@ export function serve(options: ServingOptions): void {
     process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
     process.exit(LISTEN_FAILED_EXIT_CODE);
   });
-  void guards.open(options.application).then(() =>
+  void Promise.all([guards.open(options.application), deduplication.open(options.application)]).then(() =>
     server.listen({ port: settings.port, host: settings.host }, () => {
       const address = server.address() as AddressInfo;
       const origin = originOf(settings.host, address.port);

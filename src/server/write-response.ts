@@ -66,6 +66,16 @@ export function writeResponse(response: ServerResponse, answer: RuntimeResponse,
     case 'body':
       writeBody(response, answer.status, answer.contentType, answer.body);
       return;
+    case 'replay': {
+      const remembered = answer.answer;
+      response.statusCode = remembered.status;
+      response.setHeader('idempotent-replayed', 'true');
+      if (remembered.location !== null) response.setHeader('location', remembered.location);
+      if (remembered.contentType !== null) response.setHeader('content-type', remembered.contentType);
+      response.setHeader('content-length', Buffer.byteLength(remembered.body));
+      response.end(remembered.body);
+      return;
+    }
     case 'problem':
       if (answer.headers !== undefined) for (const name in answer.headers) response.setHeader(name, answer.headers[name]!);
       writeProblem(response, answer.status, answer.detail, requestId, answer.errors);

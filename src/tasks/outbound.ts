@@ -11,6 +11,7 @@
 
 import { BlockList, isIP } from 'node:net';
 import dns from 'node:dns';
+import type { Options, OptionsInit } from 'got';
 import { addressAllowed, hostOf, hostRefusal, HostNotAllowedError, type HostAllowlist } from './host-allowlist.js';
 
 export interface OutboundPolicy {
@@ -139,9 +140,9 @@ export function guardedLookup(policy: OutboundPolicy): LookupFunction {
  * beforeRedirect hook that checks each next URL (its host against the list, an address in it
  * against the ranges). Empty for the open policy.
  */
-export function gotGuards(policy: OutboundPolicy): { dnsLookup?: LookupFunction; hooks?: { beforeRedirect: ((options: { url?: string | URL }) => void)[] } } {
+export function gotGuards(policy: OutboundPolicy): Pick<OptionsInit, 'dnsLookup' | 'hooks'> {
   if (policy.allowedHosts === null && !policy.denyPrivateAddresses) return {};
-  const checkRedirect = (next: { url?: string | URL }) => {
+  const checkRedirect = (next: Pick<Options, 'url'>) => {
     const refusal = urlRefusal(policy, new URL(String(next.url)));
     if (refusal !== null) throw new HostNotAllowedError(`redirect refused: ${refusal}`);
   };

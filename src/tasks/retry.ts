@@ -8,7 +8,8 @@ import { ATTR, NO_SPAN, type Span } from '../tracing.js';
 import { TaskError } from './errors.js';
 
 const FIRST_BACKOFF_MS = 200;
-const MAX_BACKOFF_MS = 5_000;
+/** The longest wait between two attempts within one run of a task. */
+const MAX_ATTEMPT_BACKOFF_MS = 5_000;
 /** A peer that asks for a longer pause gets none of our retries: failing beats hammering it early. */
 export const MAX_RETRY_AFTER_MS = 5_000;
 
@@ -18,7 +19,7 @@ export interface RetryOptions {
   /** Asked before each retry: false ends the task with its last failure (another task failed). */
   readonly mayContinue?: () => boolean;
   /** The task's span when tracing is on: each attempt gets a child span, handed to `attempt`. */
-  readonly span?: Span;
+  readonly span?: Span | undefined;
 }
 
 /**
@@ -81,7 +82,7 @@ function endAttemptSpan(span: Span, outcome: 'succeeded' | 'retried' | 'failed',
 
 /** Full jitter: a uniform wait in [0, min(cap, first * 2^(n-1))] before retry n. */
 export function backoffMs(retry: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (retry - 1));
+  const ceiling = Math.min(MAX_ATTEMPT_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (retry - 1));
   return Math.floor(random() * ceiling);
 }
 

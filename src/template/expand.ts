@@ -14,6 +14,12 @@ export interface ExpansionScope {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly internalErrorText?: string;
   /**
+   * The delivery id of a request to an endpoint with <deduplicate> (its key, hashed): tasks derive
+   * their Idempotency-Key and webhook-id from it instead of the request id, so a sender's retry
+   * sends the same keys downstream as its first attempt. Absent: from the request id.
+   */
+  readonly delivery?: string;
+  /**
    * Dry-run hook: a value to insert verbatim (not escaped) instead of the real one, e.g.
    * `***` for secrets or `<from fetch-id>` for an intermediate value.
    */

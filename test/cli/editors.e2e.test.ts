@@ -1,7 +1,7 @@
 // docs/editors.md tried for real where it can be without an editor: its problem matcher reads
 // real validate output exactly as --format json reports it, its VS Code associations name the
 // schemas the package ships, and its xsi:noNamespaceSchemaLocation snippets name them too (the
-// schemas themselves are validated with xmllint in test/language/schemas.test.ts and
+// schemas themselves are validated with xmllint in test/language/schemas-on-fixtures.test.ts and
 // test/cli/init.e2e.test.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';

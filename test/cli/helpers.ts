@@ -1,6 +1,6 @@
 // Runs the built command line as a user would: `node bin/endpoint-service.js ...`, never the
 // TypeScript sources, so these tests see exactly what the published package does.
-import { execa, type Result } from 'execa';
+import { execa } from 'execa';
 import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,15 +41,15 @@ export function childEnv(extra: Record<string, string | undefined> = {}): Record
   return env;
 }
 
-export async function run(args: readonly string[], options: RunOptions = {}): Promise<Result<{ reject: false }>> {
-  return (await execa('node', [bin, ...args], {
+export async function run(args: readonly string[], options: RunOptions = {}) {
+  return await execa('node', [bin, ...args], {
     cwd: options.cwd ?? repoRoot,
     env: childEnv(options.env),
     extendEnv: false,
     reject: false,
     stripFinalNewline: false,
     timeout: options.timeout ?? 20_000,
-  })) as Result<{ reject: false }>;
+  });
 }
 
 /** A fresh temporary directory with the given files (paths relative to it). */

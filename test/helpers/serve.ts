@@ -2,6 +2,7 @@
 // stdout and stops it again. Tests talk to it over loopback HTTP only.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -147,4 +148,15 @@ export class StartedServices {
   stopAll = async (): Promise<void> => {
     await Promise.all(this.started.splice(0).map((s) => s.stop('SIGKILL')));
   };
+}
+
+/**
+ * Writes `bytes` on `socket` and resolves once the service at `url` has read them: it has
+ * answered a request on another connection sent after them. A serving process reads every
+ * connection with bytes waiting before it answers that request, and it sees a signal only after.
+ */
+export async function writeAndWaitUntilRead(url: string, socket: Socket, bytes: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => socket.write(bytes, (error) => (error ? reject(error) : resolve())));
+  const answer = await fetch(`${url}/_health`, { headers: { connection: 'close' } });
+  await answer.arrayBuffer();
 }

@@ -58,7 +58,7 @@ export class SmtpPeer {
       ...(options.offerAuthWithoutTls
         ? {
             allowInsecureAuth: true,
-            onAuth(auth: { username?: string }, _session: unknown, callback: (error: Error | null, response?: { user: string }) => void) {
+            onAuth(auth: { username?: string | undefined }, _session: unknown, callback: (error: Error | null, response?: { user: string }) => void) {
               peer.authAttempts++;
               callback(null, { user: auth.username ?? '' });
             },

@@ -20,6 +20,7 @@ describe('the element table learnt from the compiler', () => {
       'rate-limit',
       'signature',
       'handshake',
+      'deduplicate',
     ]);
     expect(at(null, 'email-sending-configuration')?.requiredChildren).toEqual(['server']);
     expect(at(null, 'security')?.requiredChildren).toEqual(['secret-key']);

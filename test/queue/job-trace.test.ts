@@ -62,7 +62,7 @@ function job(trace: unknown): QueuedRun {
     fingerprint: 'f',
     enqueuedAt: 0,
     sealed: 's',
-    ...(trace !== undefined ? { trace: trace as QueuedRun['trace'] } : {}),
+    ...(trace !== undefined ? { trace: trace as NonNullable<QueuedRun['trace']> } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
+import { fuzzSeed } from '../helpers/fuzz-seed.js';
 import { RELIABILITY_FIXTURES, head, rawRequest, type RawAnswer } from './raw.js';
 
 const SECRET = 'TOP-SECRET-OUTSIDE-STATIC';
@@ -325,8 +326,8 @@ describe('path traversal', () => {
 });
 
 describe('random requests', () => {
-  // Printed so that a failure can be replayed with FUZZ_SEED.
-  const seed = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : Date.now() % 2 ** 31;
+  // The run's seed (test/setup/fuzz-seed.ts), printed again here so that a failure names it.
+  const seed = fuzzSeed();
 
   it('never get a 5xx or a hang, and never touch a later request (fast-check, 60 runs)', async () => {
     console.log(`bad-input random requests: seed ${seed}`);

@@ -333,7 +333,7 @@ describe('scheduleTasks: fail-fast', () => {
     await tick();
 
     // The result is known now, before the sibling is done.
-    expect(h.result).toEqual({ ok: false, failedTask: 'fails', error });
+    expect(h.result).toEqual({ ok: false, cause: 'task-failed', failedTask: 'fails', error });
     expect(h.result!.ok === false && h.result!.error).toBe(error);
     const failed = h.report('fails');
     expect(failed.outcome).toBe('failed');
@@ -372,7 +372,7 @@ describe('scheduleTasks: fail-fast', () => {
     await tick();
     h.reject('second', failure('connection', 1));
     await tick();
-    expect(h.result).toEqual({ ok: false, failedTask: 'first', error: first });
+    expect(h.result).toEqual({ ok: false, cause: 'task-failed', failedTask: 'first', error: first });
     expect(h.report('second').outcome).toBe('failed');
     expect(h.report('second').error?.code).toBe('connection');
     expect(h.settled).toBe(true);
@@ -573,7 +573,7 @@ describe('scheduleTasks: delivers last', () => {
     const error = failure('smtp-rejected', 1);
     h.reject('mail-1', error);
     await tick();
-    expect(h.result).toEqual({ ok: false, failedTask: 'mail-1', error });
+    expect(h.result).toEqual({ ok: false, cause: 'task-failed', failedTask: 'mail-1', error });
     expect(control.mayContinue()).toBe(false);
     expect(h.reported('mail-2')).toBe(false);
     expect(h.settled).toBe(false);
@@ -581,7 +581,7 @@ describe('scheduleTasks: delivers last', () => {
     h.reject('mail-3', failure('connection'));
     await tick();
     expect(h.report('mail-3').outcome).toBe('failed');
-    expect(h.result).toEqual({ ok: false, failedTask: 'mail-1', error });
+    expect(h.result).toEqual({ ok: false, cause: 'task-failed', failedTask: 'mail-1', error });
     expect(h.settled).toBe(false);
 
     h.resolve('mail-2', { attempts: 1, stopped: { done: null } });
@@ -801,7 +801,7 @@ describe('a run taken up again, and interrupted', () => {
     const stop = new TaskError('the worker is shutting down', { code: 'shutting-down', transient: true });
     h.run.interrupt(stop);
     await tick();
-    expect(h.result).toEqual({ ok: false, failedTask: '', error: stop });
+    expect(h.result).toEqual({ ok: false, cause: 'interrupted', error: stop });
     expect(h.report('b')).toMatchObject({ outcome: 'not-started', reason: 'not started: the run was interrupted (the worker is shutting down)' });
     expect(h.controls.get('a')!.mayContinue()).toBe(false);
     expect(h.settled).toBe(false);

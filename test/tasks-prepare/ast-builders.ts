@@ -81,6 +81,7 @@ export function httpTask(overrides: Partial<HttpRequestTask> = {}): HttpRequestT
     headers: [],
     basicAuth: null,
     body: null,
+    sign: null,
     outputs: [],
     ...overrides,
   };

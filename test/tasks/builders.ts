@@ -68,6 +68,7 @@ export function httpTask(id: string, url: string, overrides: Partial<HttpRequest
     headers: [],
     basicAuth: null,
     body: null,
+    sign: null,
     outputs: [],
     ...overrides,
   };
@@ -115,6 +116,7 @@ export function endpoint(tasks: readonly Task[], name = 'test'): Endpoint {
     tasks,
     taskGraph,
     protections: null,
+    deduplicate: null,
     position: at,
   };
 }

@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 function get(path: string, extra: Partial<PreparedHttpRequest> = {}): PreparedHttpRequest {
-  return { method: 'GET', url: peer.url(path), headers: {}, body: null, secretHeaders: [], ...extra };
+  return { method: 'GET', url: peer.url(path), headers: {}, body: null, secretHeaders: [], signing: null, ...extra };
 }
 
 async function failure(promise: Promise<unknown>): Promise<TaskError> {
@@ -114,7 +114,7 @@ describe('sendHttpRequest', () => {
     const error = await failure(
       sendHttpRequest(
         client,
-        { method: 'GET', url: `http://127.0.0.1:${port}/x`, headers: {}, body: null, secretHeaders: [] },
+        { method: 'GET', url: `http://127.0.0.1:${port}/x`, headers: {}, body: null, secretHeaders: [], signing: null },
         { timeoutMs: 2_000, retries: 1 },
       ),
     );

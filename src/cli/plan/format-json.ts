@@ -12,6 +12,7 @@ export function formatPlanJson(plan: Plan): string {
       ...(endpoint.protections === null ? {} : { protections: endpoint.protections }),
       // Likewise <signature> and <handshake>.
       ...(endpoint.webhook === null ? {} : { webhook: endpoint.webhook }),
+      ...(endpoint.deduplication === null ? {} : { deduplication: endpoint.deduplication }),
       // Only with --body or --header, likewise.
       ...(endpoint.boundParameters === null
         ? {}

@@ -6,6 +6,7 @@ import type { BoundParameter, EndpointPlan, Plan, ResponsePlan, TaskPlan } from 
 import { reason } from './labels.js';
 import { protectionSummary } from './protections.js';
 import { webhookSummary } from './webhook.js';
+import { deduplicationDetail, deduplicationSummary } from './deduplication.js';
 import { SIMULATED_REQUEST } from './simulate.js';
 import { DEFAULT_TASK_TIMEOUT_MS, formatDuration } from '../../units.js';
 
@@ -58,6 +59,12 @@ function endpointText(endpoint: EndpointPlan, simulated: boolean, c: ChalkInstan
             : c.red(`[${check.outcome}]`);
       out.push(`    ${mark} ${check.check}: ${check.detail}`);
     }
+  }
+
+  if (endpoint.deduplication !== null) {
+    out.push(`  deduplicates  ${deduplicationSummary(endpoint.deduplication)}`);
+    const detail = deduplicationDetail(endpoint.deduplication);
+    out.push(`    ${c.yellow('[not-checked]')} ${detail ?? endpoint.deduplication.note}`);
   }
 
   if (endpoint.boundParameters !== null) out.push(...boundText(endpoint.boundParameters, c));

@@ -87,6 +87,20 @@ export interface EndpointPlan {
   readonly protections: ProtectionPlan | null;
   /** <signature> and <handshake>; null when the endpoint has neither. */
   readonly webhook: WebhookPlan | null;
+  /** <deduplicate>; null when the endpoint has none. */
+  readonly deduplication: DeduplicationPlan | null;
+}
+
+/** <deduplicate> as dry-run shows it: never checked, since a simulation remembers nothing. */
+export interface DeduplicationPlan {
+  /** As written. */
+  readonly key: string;
+  /** The window, such as `3d`. */
+  readonly for: string;
+  /** Simulated: the key for this request ('' when blank: not deduplicated); null without a simulation, or when the request is refused before its parameters are bound. */
+  readonly expanded: string | null;
+  /** That a simulation does not check it. */
+  readonly note: string;
 }
 
 export interface ProtectionPlan {

@@ -25,6 +25,7 @@ import type { Condition, Template } from '../../template/types.js';
 import type { BoundParameter, EndpointPlan, Plan, PrimaryFailure, ResponsePlan, SimulatedBody, SimulationInfo, TaskPlan } from './model.js';
 import { describeProtections, simulateProtections } from './protections.js';
 import { describeWebhook, handshakeResponse, simulateWebhook } from './webhook.js';
+import { describeDeduplication, simulateDeduplication } from './deduplication.js';
 import type { RawBody } from '../../upload.js';
 import type { HandshakeRequest } from '../../webhooks/handshake.js';
 
@@ -130,6 +131,7 @@ class EndpointPlanner {
       notes: this.notes,
       protections: describeProtections(endpoint.protections),
       webhook: describeWebhook(endpoint.webhook),
+      deduplication: describeDeduplication(endpoint),
     };
     if (this.input === null) {
       return {
@@ -164,15 +166,16 @@ class EndpointPlanner {
     const ignored = ignoredParameters(endpoint, this.options.delivery?.given ?? this.input.raw)
       .filter((name) => !guardFields.includes(name))
       .map((name) => ({ name, suggestion: closest(name, endpoint.parametersByName.keys()) ?? null }));
-    // A --param named like a parameter with another source reaches it no more than a query
-    // parameter would reach it in serve: said, so the plan is not read as using it.
+    // A --param named like a parameter with another source reaches it no more than a query parameter would in serve: said.
     for (const name of (this.options.delivery?.given ?? this.input.raw).keys()) {
       const source = endpoint.parametersByName.get(name)?.source;
       if (source === undefined || source.kind === 'name') continue;
       const from = source.kind === 'header' ? `the header ${source.header} (give --header)` : `the JSON body with ${source.path} (give --body)`;
       this.notes.push(`--param ${name} is not used: "${name}" is read from ${from}`);
     }
-    const decision = decideRequest(this.input);
+    // With <deduplicate>: its key, and the tasks' downstream keys derived from it as serve derives them.
+    const deduplicated = simulateDeduplication(endpoint, base.deduplication, decideRequest(this.input));
+    const decision = deduplicated.decision;
     // The checks serve makes before preparation (runtime/pipeline.ts, guarded): a filled
     // honeypot answers as the success without tasks, a missing CAPTCHA token is a 403.
     const checks =
@@ -201,6 +204,7 @@ class EndpointPlanner {
       ...base,
       protections: base.protections === null ? null : { ...base.protections, checks },
       webhook: base.webhook === null || webhook === null ? null : { ...base.webhook, checks: webhook.checks },
+      deduplication: deduplicated.plan,
       response: outcome.response,
       responseChosen: outcome.chosen,
       responseNote: outcome.note,

@@ -5,9 +5,12 @@
 // Hand-written rather than a library, and shaped for speed (one table lookup per character,
 // interned names): docs/performance.md, "XML parser". It replaced fast-xml-parser and builds
 // the same tree for every well-formed input, which is why some comments below name it.
+// Three classes, one reader: the cursor, its positions and problems (scanner.ts), the markup
+// outside elements (markup.ts), and elements, attributes and text (this file).
 
-import { XmlDocument, type XmlElement } from '../xml-tree.js';
-import { asRead, internalized, Interner } from '../retained.js';
+import type { XmlElement } from '../xml-tree.js';
+import { MarkupScanner } from './markup.js';
+import { printable, XmlProblem, type XmlProblemCode } from './scanner.js';
 import { LineIndex } from './line-index.js';
 import {
   AMP,
@@ -17,7 +20,6 @@ import {
   EQUALS,
   GT,
   HASH,
-  HYPHEN,
   LF,
   LT,
   QUESTION,
@@ -34,14 +36,13 @@ import {
   isNameCode,
   isNameStartCode,
   nameCharAt,
-  nameEnd,
 } from './chars.js';
+
+export type { XmlProblemCode };
 
 export type XmlParseResult =
   | { readonly ok: true; readonly root: XmlElement }
   | { readonly ok: false; readonly message: string; readonly line: number; readonly column: number; readonly code: XmlProblemCode };
-
-export type XmlProblemCode = 'xml-malformed' | 'xml-doctype' | 'xml-too-deep' | 'file-empty' | 'xml-encoding';
 
 /** Deeper than any real configuration; keeps hostile input from exhausting the stack. */
 export const MAX_DEPTH = 200;
@@ -66,25 +67,9 @@ export function parseXml(text: string, file: string, base?: { line: number; colu
   }
 }
 
-/** Thrown inside the parser to unwind to parseXml with the first problem of the document. */
-class XmlProblem {
-  constructor(
-    readonly code: XmlProblemCode,
-    readonly message: string,
-    readonly offset: number,
-  ) {}
-}
-
 const PREDEFINED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
-/** Slots of Parser.interned for a large document (a power of two, as is the small size). */
-const INTERNED = 4096;
-
 /**
- * The document is read once, left to right; `i` never moves back. The current line and the
- * offset where it starts are kept up to date as line ends go by, so a position costs nothing.
- * LF, CRLF and a lone CR each end a line, as XML 1.0 (section 2.11) reads them.
- *
  * What is checked is XML 1.0 (fifth edition) well-formedness for documents without a DOCTYPE:
  * one root element, and nothing but whitespace, comments and processing instructions around it;
  * the XML declaration only at the very start and in its grammar (version 1.x, then an optional
@@ -100,66 +85,14 @@ const INTERNED = 4096;
  * values normalised (tab and line ends to a space), references decoded, CDATA kept apart (text
  * split by comments and processing instructions stays split).
  */
-class Parser {
-  private i = 0;
-  private line = 1;
-  private lineStart = 0;
-  private readonly n: number;
+class Parser extends MarkupScanner {
   /** Set by reference(): the offset after the reference's ";". */
   private refEnd = 0;
-  /** Whether the root element has started: before it, a missing root is reported where the content ends. */
-  private rootStarted = false;
-  private readonly interned: (string | undefined)[];
-  private readonly doc: XmlDocument;
   /** Children of the open elements, innermost last, as XmlDocument child references. */
   private pending = new Int32Array(256);
   private pendingLength = 0;
   /** Set by startTag: whether the tag was an empty-element tag (`<x/>`). */
   private emptyTag = false;
-
-  constructor(
-    private readonly s: string,
-    private readonly file: string,
-    private readonly base: { line: number; column: number } | undefined,
-    kept: boolean,
-  ) {
-    this.n = s.length;
-    this.doc = new XmlDocument(s, file, kept ? new Interner().keep : asRead);
-    // Small for an inline body, parsed on its own and often.
-    this.interned = new Array<string | undefined>(s.length > 65_536 ? INTERNED : 256).fill(undefined);
-  }
-
-  /** The line of the current position, shifted for a fragment. */
-  private lineAt(): number {
-    const base = this.base;
-    return base === undefined ? this.line : base.line + this.line - 1;
-  }
-
-  /** The column of `offset`, which must be on the current line, shifted for a fragment. */
-  private columnAt(offset: number): number {
-    const column = offset - this.lineStart + 1;
-    const base = this.base;
-    return base === undefined || this.line !== 1 ? column : base.column + column - 1;
-  }
-
-  private malformed(message: string, offset: number): XmlProblem {
-    const c = this.s.charCodeAt(offset);
-    // A forbidden character is the real problem wherever it stops the parse: a binary file.
-    if (offset < this.n && isForbiddenCode(c)) return this.forbidden(offset);
-    return new XmlProblem('xml-malformed', `malformed XML: ${message}`, offset);
-  }
-
-  private forbidden(offset: number): XmlProblem {
-    const code = this.s.charCodeAt(offset).toString(16).toUpperCase().padStart(4, '0');
-    return new XmlProblem('xml-malformed', `malformed XML: the character U+${code} is not allowed in XML (a binary file?)`, offset);
-  }
-
-  /** The file ends inside something: where the content ends when no root element started yet, else at the very end. */
-  private truncated(what: string): XmlProblem {
-    if (!this.rootStarted)
-      return new XmlProblem('xml-malformed', `malformed XML: the file ends inside ${what}, before any root element`, this.s.trimEnd().length);
-    return new XmlProblem('xml-malformed', `malformed XML: the file ends inside ${what} (truncated?)`, this.n);
-  }
 
   document(): XmlElement {
     const s = this.s;
@@ -194,10 +127,6 @@ class Parser {
       else if (next === SLASH) throw this.malformed(`an end tag after the root element <${printable(rootName)}> was closed`, i);
       else throw this.malformed(`the document must have exactly one root element, but a second one starts here after <${printable(rootName)}>`, i);
     }
-  }
-
-  private skipSpace(): void {
-    this.i = this.spaceFrom(this.i);
   }
 
   /**
@@ -353,46 +282,6 @@ class Parser {
     const first = this.doc.attributeLineOf(owner, name);
     if (first >= 0) throw this.malformed(`the attribute "${printable(name)}" appears twice on <${printable(element)}> (first on line ${first})`, start);
     this.doc.addAttribute(name, valueStart, i, decoded, line0, column0);
-  }
-
-  /** The name that must start at `start`; `what` and `element` (where it stands) only word a problem. */
-  private name(start: number, what: string, element?: string): string {
-    if (element !== undefined && start >= this.n) what = `${what} in <${printable(element)}>`;
-    const s = this.s;
-    const n = this.n;
-    if (start >= n) {
-      this.i = start;
-      throw this.truncated(what);
-    }
-    const first = s.charCodeAt(start);
-    if (nameCharAt(s, start, true) === 0) {
-      if (isForbiddenCode(first)) throw this.forbidden(start);
-      if (s.charCodeAt(start - 1) === LT) throw this.malformed('"<" must start a tag (write &lt; for a literal "<")', start - 1);
-      throw this.malformed(`${what}${element === undefined ? '' : ` in <${printable(element)}>`} is expected here`, start);
-    }
-    return this.intern(start, nameEnd(s, start + (first >= 0xd800 && first <= 0xdbff ? 2 : 1), n));
-  }
-
-  /**
-   * The name from `start` to `end`, one string per distinct name: names repeat throughout a
-   * configuration, and the document keeps one per element and attribute.
-   */
-  private intern(start: number, end: number): string {
-    const s = this.s;
-    const length = end - start;
-    if (length > 64) return s.slice(start, end);
-    let hash = length;
-    for (let k = start; k < end; k++) hash = (Math.imul(hash, 31) + s.charCodeAt(k)) | 0;
-    const table = this.interned;
-    const slot = (hash ^ (hash >>> 13)) & (table.length - 1);
-    const known = table[slot];
-    if (known !== undefined && known.length === length && sameText(known, s, start)) return known;
-    // A name is made the engine's own copy of that text (as property keys and literals in code
-    // are): the compiler compares names with literals all the time, and two such strings compare
-    // by identity.
-    const fresh = internalized(s.slice(start, end));
-    table[slot] = fresh;
-    return fresh;
   }
 
   /** An end tag at `i` (on "</") that must close the element `open`. */
@@ -555,256 +444,4 @@ class Parser {
     this.refEnd = i + 1;
     return value;
   }
-
-  /**
-   * "<!" at `i`: a comment (null), a CDATA section (its child reference; only where `inContent`), or a
-   * refused DOCTYPE.
-   */
-  private markupDeclaration(inContent: boolean): number | null {
-    const s = this.s;
-    const i = this.i;
-    if (s.startsWith('<!--', i)) {
-      this.comment();
-      return null;
-    }
-    if (s.startsWith('<![CDATA[', i)) {
-      if (!inContent) throw this.malformed('a CDATA section is only allowed inside the root element', i);
-      return this.cdata();
-    }
-    if (s.slice(i + 2, i + 9).toUpperCase() === 'DOCTYPE') {
-      // Entity declarations can expand exponentially; configurations never need a DOCTYPE.
-      throw new XmlProblem('xml-doctype', 'a <!DOCTYPE> declaration is not allowed: remove it (entity declarations are not supported)', i);
-    }
-    if (i + 9 >= this.n && ('<!--'.startsWith(s.slice(i)) || '<![CDATA['.startsWith(s.slice(i)))) {
-      this.i = this.n;
-      throw this.truncated('a comment or CDATA section');
-    }
-    throw this.malformed('"<!" must start a comment <!-- --> or a CDATA section <![CDATA[ ]]>', i);
-  }
-
-  private comment(): void {
-    const s = this.s;
-    const n = this.n;
-    let line = this.line;
-    let lineStart = this.lineStart;
-    for (let i = this.i + 4; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c === HYPHEN) {
-        if (s.charCodeAt(i + 1) === HYPHEN) {
-          if (s.charCodeAt(i + 2) === GT) {
-            this.line = line;
-            this.lineStart = lineStart;
-            this.i = i + 3;
-            return;
-          }
-          if (i + 2 < n) {
-            // XML 1.0 section 2.5: a comment may not hold "--", nor end with "--->".
-            this.line = line;
-            this.lineStart = lineStart;
-            throw this.malformed(
-              s.charCodeAt(i + 2) === HYPHEN && s.charCodeAt(i + 3) === GT
-                ? 'a comment may not end with "--->": remove the third "-"'
-                : '"--" is not allowed inside a comment <!-- -->: write it another way (such as "- -"), or end the comment with -->',
-              i,
-            );
-          }
-        }
-      } else if (c < SPACE) {
-        if (c === LF || (c === CR && s.charCodeAt(i + 1) !== LF)) {
-          line++;
-          lineStart = i + 1;
-        } else if (c !== TAB && c !== CR) throw this.forbidden(i);
-      } else if (c >= 0xfffe) throw this.forbidden(i);
-    }
-    this.i = n;
-    throw this.truncated('a comment <!-- (it needs -->)');
-  }
-
-  /** A CDATA section: its child reference. */
-  private cdata(): number {
-    const s = this.s;
-    const n = this.n;
-    const contentStart = this.i + 9;
-    const contentLine = this.lineAt();
-    const contentColumn = this.columnAt(contentStart);
-    let line = this.line;
-    let lineStart = this.lineStart;
-    let out = '';
-    let segment = contentStart;
-    for (let i = contentStart; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c === RBRACKET) {
-        if (s.charCodeAt(i + 1) === RBRACKET && s.charCodeAt(i + 2) === GT) {
-          this.line = line;
-          this.lineStart = lineStart;
-          this.i = i + 3;
-          return this.doc.addText(segment, i, out === '' ? null : out + s.slice(segment, i), true, contentLine, contentColumn);
-        }
-      } else if (c < SPACE) {
-        if (c === LF) {
-          line++;
-          lineStart = i + 1;
-        } else if (c === CR) {
-          out += s.slice(segment, i) + '\n';
-          if (s.charCodeAt(i + 1) === LF) i++;
-          line++;
-          lineStart = i + 1;
-          segment = i + 1;
-        } else if (c !== TAB) throw this.forbidden(i);
-      } else if (c >= 0xfffe) throw this.forbidden(i);
-    }
-    this.i = n;
-    throw this.truncated('a CDATA section (it needs ]]>)');
-  }
-
-  /** "<?" at `i`: the XML declaration (only where `atStart`) or a processing instruction, skipped. */
-  private processingInstruction(atStart: boolean): void {
-    const s = this.s;
-    const n = this.n;
-    const open = this.i;
-    if (open + 2 >= n) {
-      this.i = n;
-      throw this.truncated('a processing instruction <?');
-    }
-    const target = this.name(open + 2, 'the name of a processing instruction');
-    let i = open + 2 + target.length;
-    const c = s.charCodeAt(i);
-    if (i < n && c !== SPACE && c !== TAB && c !== LF && c !== CR && !(c === QUESTION && s.charCodeAt(i + 1) === GT)) {
-      throw this.malformed(`the processing instruction <?${printable(target)} must be followed by a space or "?>"`, i);
-    }
-    if (target === 'xml') {
-      if (!atStart) throw this.malformed('the XML declaration <?xml ...?> is allowed only at the very start of the file', open);
-      this.declaration(i);
-      return;
-    }
-    if (target.length === 3 && target.toLowerCase() === 'xml') {
-      // Production [17]: "xml" in any case is reserved, and the declaration is written in lower case.
-      throw this.malformed(
-        `<?${printable(target)} is not allowed: the XML declaration is written <?xml in lower case, and no other processing instruction may be named xml`,
-        open,
-      );
-    }
-    let line = this.line;
-    let lineStart = this.lineStart;
-    for (; i < n; i++) {
-      const ch = s.charCodeAt(i);
-      if (ch === QUESTION) {
-        if (s.charCodeAt(i + 1) === GT) {
-          this.line = line;
-          this.lineStart = lineStart;
-          this.i = i + 2;
-          return;
-        }
-      } else if (ch < SPACE) {
-        if (ch === LF || (ch === CR && s.charCodeAt(i + 1) !== LF)) {
-          line++;
-          lineStart = i + 1;
-        } else if (ch !== TAB && ch !== CR) throw this.forbidden(i);
-      } else if (ch >= 0xfffe) throw this.forbidden(i);
-    }
-    this.i = n;
-    throw this.truncated(`the processing instruction <?${printable(target)} (it needs ?>)`);
-  }
-
-  /**
-   * The XML declaration from `i` (after "<?xml") to "?>", as production [23] has it:
-   * version="1.x", then optionally encoding="NAME", then optionally standalone="yes|no", in this
-   * order, each after whitespace (line ends included), with "=" between optional whitespace.
-   */
-  private declaration(i: number): void {
-    const s = this.s;
-    const n = this.n;
-    const example = '<?xml version="1.0" encoding="UTF-8"?>';
-    let next = 0;
-    for (;;) {
-      const before = i;
-      i = this.spaceFrom(i);
-      if (i >= n) {
-        this.i = n;
-        throw this.truncated('the XML declaration <?xml (it needs ?>)');
-      }
-      if (s.charCodeAt(i) === QUESTION && s.charCodeAt(i + 1) === GT) {
-        if (next === 0) throw this.malformed(`the XML declaration needs a version: write ${example}`, i);
-        this.i = i + 2;
-        return;
-      }
-      const end = nameEnd(s, i, n);
-      if (end === i) throw this.malformed(`the XML declaration must look like ${example}`, i);
-      if (i === before) throw this.malformed('the parts of the XML declaration must be separated by whitespace', i);
-      const name = s.slice(i, end);
-      const k = DECLARATION_NAMES.indexOf(name);
-      if (k < 0) {
-        const lower = DECLARATION_NAMES.indexOf(name.toLowerCase());
-        throw this.malformed(
-          lower >= 0
-            ? `write "${DECLARATION_NAMES[lower]}" in lower case in the XML declaration`
-            : `the XML declaration takes only version, encoding and standalone, not "${printable(name)}"`,
-          i,
-        );
-      }
-      if (k < next) {
-        throw this.malformed(
-          k === next - 1
-            ? `"${name}" appears twice in the XML declaration`
-            : `in the XML declaration ${name} comes before ${DECLARATION_NAMES[next - 1]}: the order is version, encoding, standalone`,
-          i,
-        );
-      }
-      if (next === 0 && k !== 0) throw this.malformed(`the XML declaration must start with the version: write ${example}`, i);
-      i = this.spaceFrom(end);
-      if (s.charCodeAt(i) !== EQUALS) throw this.malformed(`"${name}" in the XML declaration needs a value: ${name}="..."`, i);
-      i = this.spaceFrom(i + 1);
-      const quote = s.charCodeAt(i);
-      if (quote !== DQUOTE && quote !== SQUOTE) throw this.malformed(`the value of "${name}" in the XML declaration must be in quotes`, i);
-      const valueStart = i + 1;
-      let valueEnd = valueStart;
-      while (valueEnd < n && s.charCodeAt(valueEnd) !== quote && s.charCodeAt(valueEnd) !== GT) valueEnd++;
-      if (valueEnd >= n) {
-        this.i = n;
-        throw this.truncated('the XML declaration <?xml (it needs ?>)');
-      }
-      const value = s.slice(valueStart, valueEnd);
-      if (s.charCodeAt(valueEnd) !== quote || !DECLARATION_VALUES[k]!.test(value)) {
-        throw this.malformed(
-          k === 0
-            ? `the version "${printable(value)}" is not XML 1.0: write version="1.0"`
-            : k === 1
-              ? `"${printable(value)}" is not an encoding name: write encoding="UTF-8" (a letter, then letters, digits, ".", "_" or "-")`
-              : `standalone must be "yes" or "no", not "${printable(value)}"`,
-          valueStart,
-        );
-      }
-      next = k + 1;
-      i = valueEnd + 1;
-    }
-  }
-
-  /** Whitespace from `i` on, line ends counted: the offset after it. */
-  private spaceFrom(i: number): number {
-    const s = this.s;
-    const n = this.n;
-    for (; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c === LF || (c === CR && s.charCodeAt(i + 1) !== LF)) {
-        this.line++;
-        this.lineStart = i + 1;
-      } else if (c !== SPACE && c !== TAB && c !== CR) break;
-    }
-    return i;
-  }
-}
-
-/** The XML declaration's pseudo-attributes, in their order, and their values (productions [26], [81], [32]). */
-const DECLARATION_NAMES = ['version', 'encoding', 'standalone'];
-const DECLARATION_VALUES = [/^1\.[0-9]+$/, /^[A-Za-z][A-Za-z0-9._-]*$/, /^(?:yes|no)$/];
-
-/** Whether `s` holds `text` at `start` (a loop: startsWith with a position is a slow call for a name of a few characters). */
-function sameText(text: string, s: string, start: number): boolean {
-  for (let k = 0; k < text.length; k++) if (text.charCodeAt(k) !== s.charCodeAt(start + k)) return false;
-  return true;
-}
-
-/** Shows control characters of a binary file as escapes in messages. */
-function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

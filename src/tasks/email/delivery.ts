@@ -28,9 +28,9 @@ export interface DeliverOptions {
   /** Asked before each message: false stops delivery (another task of the request failed). */
   readonly mayContinue: () => boolean;
   /** A durable run: each message is marked before and after its SMTP transaction. */
-  readonly effects?: EffectLedger;
+  readonly effects?: EffectLedger | undefined;
   /** The task's span when tracing is on (each attempt of each message gets a child). */
-  readonly span?: Span;
+  readonly span?: Span | undefined;
 }
 
 export interface DeliveryReport {

@@ -12,6 +12,7 @@ import type { Position } from '../../position.js';
 import type { NamedTemplate, Template } from '../../template/types.js';
 import type { HttpMethod, HttpRequestTask, RequestBody } from './types.js';
 import { exact } from '../../compiler/retained.js';
+import { compileSign, SIGN_ELEMENT, type RelaySigning } from './sign.js';
 
 export const HTTP_REQUEST_CHILDREN = [
   'url',
@@ -23,6 +24,7 @@ export const HTTP_REQUEST_CHILDREN = [
   'json-body',
   'xml-body',
   'forward-request-body',
+  SIGN_ELEMENT,
 ];
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 const NAMED_VALUE_SHAPE: ElementShape = { attributes: ['name'], children: [], text: true };
@@ -135,6 +137,14 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
     ok = false;
   }
 
+  let sign: RelaySigning | null = null;
+  const signElement = single(ctx, read, SIGN_ELEMENT);
+  if (signElement) {
+    const compiled = compileSign(ctx, signElement);
+    if (compiled === undefined) ok = false;
+    else sign = compiled;
+  }
+
   if (!ok || !url) return null;
   return taskWith(base, {
     kind: 'http-request' as const,
@@ -145,5 +155,6 @@ export function compileHttpRequest(ctx: CompileContext, read: ReadElement, scope
     headers: exact(headers),
     basicAuth,
     body: bodies[0]?.body ?? null,
+    sign,
   });
 }

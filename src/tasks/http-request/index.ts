@@ -12,6 +12,7 @@ import { prepareHttpRequest, secretParameters } from './prepare.js';
 import { createHttpClient, sendHttpRequest, type HttpClient } from './send.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
 import type { RawBody } from '../../upload.js';
+import { SIGNED_HEADERS_SHOWN, webhookId } from './sign.js';
 
 /** What dry-run shows of a forwarded body: its size and type, never its bytes; without --body, only that it is forwarded. */
 interface ShownForwardedBody {
@@ -70,6 +71,8 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
     const prepared = prepareHttpRequest(task, input.shown, input.request);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(prepared.headers)) headers[name] = prepared.secretHeaders.includes(name) ? SECRET_MASK : value;
+    // <sign>: the id as sent; the time and signature are each attempt's own.
+    if (task.sign !== null) Object.assign(headers, { 'webhook-id': webhookId(input.shown, task.id), ...SIGNED_HEADERS_SHOWN });
     const body = task.body?.kind === 'forward' ? forwardedBody(input.request.body) : prepared.body;
     const request = { method: prepared.method, url: prepared.url, headers, body };
     const text: TextLine[] = [{ indent: 6, head: request.method, headStyle: 'bold', text: request.url }];

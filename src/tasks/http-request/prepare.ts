@@ -14,6 +14,7 @@ import { expandUrl } from '../../template/url.js';
 import { requestTargetProblem } from './target.js';
 import type { RawBody } from '../../upload.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
+import { prepareSigning } from './sign.js';
 
 /**
  * Headers that carry credentials whatever their template: a literal token written into the
@@ -109,13 +110,16 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope,
     }
   }
   if (defaultContentType !== null && !('content-type' in headers)) headers['content-type'] = defaultContentType;
-  // The header an author writes wins; otherwise one key per task and request, the same for
-  // every retry, so the receiving API can recognise a repeat (IETF draft Idempotency-Key).
+  // The header an author writes wins; otherwise one key per task and request (per delivery, with
+  // <deduplicate>), the same for every retry, so the receiving API can recognise a repeat (IETF
+  // draft Idempotency-Key).
   if (options.idempotencyKeys && (task.method === 'POST' || task.method === 'PATCH') && !('idempotency-key' in headers)) {
-    headers['idempotency-key'] = idempotencyKey(scope.system['request-id'], scope.system.endpoint, task.id);
+    headers['idempotency-key'] = idempotencyKey(scope.delivery ?? scope.system['request-id'], scope.system.endpoint, task.id);
   }
 
-  return { method: task.method, url, headers, body, secretHeaders: [...secret] };
+  // Shown by dry-run, not sent: its secret is a stand-in there (describe shows the headers).
+  const signing = task.sign !== null && scope.verbatim === undefined ? prepareSigning(task.sign, scope, task.id) : null;
+  return { method: task.method, url, headers, body, secretHeaders: [...secret], signing };
 }
 
 const REFUSED_IN_HEADER = 'contains a character that is not allowed in an HTTP header value';
@@ -125,7 +129,7 @@ function httpHeaderProblem(value: string): ValueProblem | null {
   return at < 0 ? null : { at, reason: REFUSED_IN_HEADER };
 }
 
-/** 32 hex characters derived from the request, the endpoint and the task: stable, and unguessable without the request id. */
+/** 32 hex characters derived from the request (or its delivery id), the endpoint and the task: stable, and unguessable without the request id. */
 export function idempotencyKey(requestId: string, endpoint: string, taskId: string): string {
   return createHash('sha256').update(`${requestId}\n${endpoint}\n${taskId}`).digest('hex').slice(0, 32);
 }

@@ -2,7 +2,7 @@
 // retries follow the shared policy (../retry.ts), because got's built-in retry would hide the
 // attempt count and use a policy of its own.
 
-import type { Agents, Got } from 'got';
+import type { Agents, Got, Options } from 'got';
 import type { HostAllowlist } from '../host-allowlist.js';
 import { TaskError } from '../errors.js';
 import { parseRetryAfter, withRetries } from '../retry.js';
@@ -17,6 +17,8 @@ import {
   type OutboundPolicy,
 } from '../outbound.js';
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { signAttempt } from './sign.js';
 import type { Readable } from 'node:stream';
 import type { PreparedHttpRequest } from './types.js';
 import { ATTR, setTargetAttributes, type Span } from '../../tracing.js';
@@ -36,7 +38,7 @@ export interface SendOptions {
   /** Extra attempts after the first. */
   readonly retries: number;
   /** The task's span when tracing is on: each attempt is a child, whose traceparent the request carries. */
-  readonly span?: Span;
+  readonly span?: Span | undefined;
 }
 
 /** Bounds memory per answer: a misbehaving upstream cannot exhaust the process. */
@@ -112,9 +114,12 @@ type AttemptResult =
 export async function sendHttpRequest(client: HttpClient, request: PreparedHttpRequest, options: SendOptions): Promise<HttpAnswer> {
   const target = describeTarget(request);
   const [got, errors] = await Promise.all([client.got(), loadGot()]);
+  // <sign>: the bytes are signed as sent, each attempt with its own send time.
+  const signed = request.signing === null ? null : { signing: request.signing, bytes: await bodyBytes(request.body) };
   const { value, attempts } = await withRetries(
     async (_n, span) => {
-      const result = await attemptOnce(got, errors, request, options.timeoutMs, client.policy, span);
+      const sent = signed === null ? request : { ...request, headers: { ...request.headers, ...signAttempt(signed.signing, Date.now(), signed.bytes) } };
+      const result = await attemptOnce(got, errors, sent, options.timeoutMs, client.policy, span);
       if (result.kind === 'answer') span.setAttribute(ATTR.status, result.status);
       if (result.kind === 'error')
         throw new TaskError(`${target} failed: ${result.error.message}`, { code: result.error.code, transient: result.error.transient, cause: result.error });
@@ -241,6 +246,13 @@ function wireBody(body: PreparedHttpRequest['body'], headers: Record<string, str
   return createReadStream(body.source.path);
 }
 
+/** The exact bytes a prepared body sends. */
+async function bodyBytes(body: PreparedHttpRequest['body']): Promise<Buffer> {
+  if (body === null) return Buffer.alloc(0);
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  return body.source.kind === 'buffer' ? body.source.content : readFile(body.source.path);
+}
+
 /**
  * Headers that describe the body and the operation rather than anyone's credentials: they go on
  * with a redirect to another origin that --allow-task-host lets through. Every other header of
@@ -253,11 +265,7 @@ const KEPT_ACROSS_ORIGINS: ReadonlySet<string> = new Set(['content-type', 'idemp
  * is refused (crossOriginRefusal), or, when --allow-task-host names its host, followed without
  * the task's own headers; once dropped they stay dropped for the rest of the chain.
  */
-function originGuard(
-  policy: OutboundPolicy,
-  origin: URL,
-  request: PreparedHttpRequest,
-): (next: { url?: string | URL; headers: Record<string, unknown> }) => void {
+function originGuard(policy: OutboundPolicy, origin: URL, request: PreparedHttpRequest): (next: Pick<Options, 'url' | 'headers'>) => void {
   return (next) => {
     const to = new URL(String(next.url));
     if (to.origin === origin.origin) return;

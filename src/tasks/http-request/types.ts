@@ -4,6 +4,7 @@
 import type { Task } from '../../compiler/ast.js';
 import type { NamedTemplate, Template } from '../../template/types.js';
 import type { RawBody } from '../../upload.js';
+import type { PreparedSigning, RelaySigning } from './sign.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
@@ -23,6 +24,8 @@ export interface HttpRequestTask extends Task {
   readonly headers: readonly NamedTemplate[];
   readonly basicAuth: { readonly username: Template; readonly password: Template } | null;
   readonly body: RequestBody | null;
+  /** <sign>: the request is signed for its receiver (Standard Webhooks); null: not signed. */
+  readonly sign: RelaySigning | null;
 }
 
 export interface PreparedHttpRequest {
@@ -34,4 +37,6 @@ export interface PreparedHttpRequest {
   readonly body: string | RawBody | null;
   /** Lower-case names of headers whose value is secret (basic auth, ${env:...}): masked in plans and logs. */
   readonly secretHeaders: readonly string[];
+  /** <sign>: each attempt adds webhook-id, webhook-timestamp and webhook-signature; null when not signed, or prepared only to be shown. */
+  readonly signing: PreparedSigning | null;
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
-import { fixture, runServeToExit, StartedServices } from '../helpers/serve.js';
+import { fixture, runServeToExit, StartedServices, writeAndWaitUntilRead } from '../helpers/serve.js';
 
 const services = new StartedServices();
 const start = services.start;
@@ -133,10 +133,9 @@ describe('shutdown', () => {
       await peer.waitForRequests(1, '/slow');
       const socket = connect(Number(port), hostname);
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-      socket.write('GET /_health HTTP/1.1\r\nHost: x\r\n');
-      // Shutdown closes connections that have sent nothing yet; give the server a moment to
-      // read these first bytes so the connection counts as one with a request under way.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Shutdown closes connections that have sent nothing yet: the server must have read these
+      // first bytes for the connection to count as one with a request under way.
+      await writeAndWaitUntilRead(service.url, socket, 'GET /_health HTTP/1.1\r\nHost: x\r\n');
       service.child.kill('SIGINT');
       await service.waitForLog((l) => l.msg === 'shutting down');
       const answer = new Promise<string>((resolve) => {

@@ -3,9 +3,9 @@
 // random bytes injected). Whatever the input, compileApplication must return diagnostics,
 // never throw, and the built `validate` must exit 0 or 1 without a stack trace.
 //
-// Bounded and reproducible: the seed is printed (set FUZZ_SEED to replay a run, FUZZ_RUNS
-// to go further by hand). A case that ever fails belongs in fixtures/regressions/ with a
-// test in regressions.test.ts.
+// Bounded and reproducible: the run's seed (test/setup/fuzz-seed.ts: fixed in CI, random
+// elsewhere, printed; FUZZ_SEED replays a run), FUZZ_RUNS to go further by hand. A case that ever fails belongs in fixtures/regressions/ with a
+// test in regressions.e2e.test.ts.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,8 +21,9 @@ import { buildPlan } from '../../src/cli/plan/simulate.js';
 import { compileApplication, type CompileMode, type CompileResult } from '../../src/compiler/index.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
 import { STACK_TRACE, assertBuilt, repoRoot, run } from '../cli/helpers.js';
+import { fuzzSeed } from '../helpers/fuzz-seed.js';
 
-const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : Date.now() % 2 ** 31;
+const SEED = fuzzSeed();
 const IN_PROCESS_RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 const BINARY_RUNS = Number(process.env.FUZZ_BINARY_RUNS ?? 8);
 const PLAN_RUNS = Number(process.env.FUZZ_PLAN_RUNS ?? 100);

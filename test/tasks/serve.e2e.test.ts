@@ -1,7 +1,7 @@
 // Tasks through the real binary: `serve` on fixtures/tasks/signup with a real HTTP peer and
 // SMTP peer on loopback. Needs the build in dist/ (npm test runs tsc first).
 import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
@@ -11,20 +11,24 @@ const file = fileURLToPath(new URL('../../fixtures/tasks/signup/endpoints.xml', 
 
 let http: HttpPeer;
 let smtp: SmtpPeer;
-let server: ResultPromise<{ cwd: string; env: Record<string, string>; reject: false; buffer: false }>;
+let server: ReturnType<typeof startServer>;
 let base: string;
 const logLines: Record<string, unknown>[] = [];
 const logWaiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
 
-beforeAll(async () => {
-  http = await HttpPeer.start();
-  smtp = await SmtpPeer.start();
-  server = execa('node', ['bin/endpoint-service.js', 'serve', file, '--port', '0', '--workers', '1', '--smtp-url', smtp.url, '--log-format', 'json'], {
+function startServer() {
+  return execa('node', ['bin/endpoint-service.js', 'serve', file, '--port', '0', '--workers', '1', '--smtp-url', smtp.url, '--log-format', 'json'], {
     cwd: root,
     env: { HTTP_PEER: http.origin, API_KEY: 'key-e2e' },
     reject: false,
     buffer: false,
   });
+}
+
+beforeAll(async () => {
+  http = await HttpPeer.start();
+  smtp = await SmtpPeer.start();
+  server = startServer();
   server.stderr!.setEncoding('utf8');
   let partial = '';
   server.stderr!.on('data', (chunk: string) => {

@@ -5,7 +5,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
-import { fixture, startServe, type RunningService } from '../helpers/serve.js';
+import { fixture, startServe, writeAndWaitUntilRead, type RunningService } from '../helpers/serve.js';
 
 let service: RunningService;
 let peer: HttpPeer;
@@ -96,10 +96,9 @@ describe('HEAD /_health while shutting down', () => {
       const socket = connect(Number(port), hostname);
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
       // A request under way when the signal comes (its last line is sent after it).
-      socket.write('HEAD /_health HTTP/1.1\r\nHost: x\r\n');
-      // Shutdown closes connections that have sent nothing yet; give the server a moment to
-      // read these first bytes so the connection counts as one with a request under way.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Shutdown closes connections that have sent nothing yet: the server must have read these
+      // first bytes for the connection to count as one with a request under way.
+      await writeAndWaitUntilRead(stopping.url, socket, 'HEAD /_health HTTP/1.1\r\nHost: x\r\n');
       stopping.child.kill('SIGTERM');
       await stopping.waitForLog((l) => l.msg === 'shutting down');
       const answer = new Promise<string>((resolve) => {
