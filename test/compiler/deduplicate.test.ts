@@ -44,7 +44,7 @@ describe('<deduplicate>', () => {
 
   it('needs a key of known names, and only one <deduplicate>', () => {
     expect(codes(app('<deduplicate for="1h"/>'))).toEqual(['4:1 error missing-attribute']);
-    expect(codes(app('<deduplicate key="${nope}"/>'))).toEqual(['4:14 error unknown-placeholder']);
+    expect(codes(app('<deduplicate key="${nope}"/>'))).toEqual(['4:19 error unknown-placeholder']);
     expect(codes(app('<deduplicate key="${id}"/><deduplicate key="${id}"/>'))).toEqual(['4:27 error duplicate-element']);
   });
 });

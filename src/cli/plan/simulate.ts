@@ -24,12 +24,9 @@ import { expandTemplate, MissingValueError, type ExpansionScope, type Placeholde
 import type { Condition, Template } from '../../template/types.js';
 import type { BoundParameter, EndpointPlan, Plan, PrimaryFailure, ResponsePlan, SimulatedBody, SimulationInfo, TaskPlan } from './model.js';
 import { describeProtections, simulateProtections } from './protections.js';
-import { describeWebhook, handshakeResponse, simulateWebhook } from './webhook.js';
+import { describeWebhook, handshakeResponse, simulatedHandshakeRequest, simulateWebhook } from './webhook.js';
 import { describeDeduplication, simulateDeduplication } from './deduplication.js';
 import type { RawBody } from '../../upload.js';
-import type { HandshakeRequest } from '../../webhooks/handshake.js';
-
-const NO_BYTES = Buffer.alloc(0);
 
 /** The request a simulation pretends to receive: fixed so plans are reproducible. */
 export const SIMULATED_REQUEST: Omit<RequestFacts, 'environment'> = {
@@ -146,7 +143,19 @@ class EndpointPlanner {
       };
     }
     // serve checks a webhook's signature and handshake before anything else: a handshake ends the request there.
-    const webhook = base.webhook === null ? null : simulateWebhook(base.webhook, endpoint.webhook!, this.handshakeRequest());
+    const webhook =
+      base.webhook === null
+        ? null
+        : simulateWebhook(
+            base.webhook,
+            endpoint.webhook!,
+            simulatedHandshakeRequest(
+              this.simulatedBody,
+              this.options.delivery?.given ?? this.input!.raw,
+              this.input!.sources.headers,
+              this.input!.sources.json?.document,
+            ),
+          );
     if (webhook?.answer) {
       const failure = webhook.answer.kind === 'refused' ? { detail: webhook.answer.detail, status: webhook.answer.status, endpoint: endpoint.name } : null;
       return {
@@ -212,19 +221,6 @@ class EndpointPlanner {
       tasks: endpoint.tasks.map((t) => (runs && decision.kind === 'proceed' ? this.task(t, decision, null) : this.task(t, null, notRun))),
       ignoredParameters: ignored,
       boundParameters: this.options.delivery !== undefined && decision.kind === 'proceed' ? this.bound(decision) : null,
-    };
-  }
-
-  /** The simulated request as a handshake sees it: a POST with --body, else a GET; the query is --param. */
-  private handshakeRequest(): HandshakeRequest {
-    const body = this.simulatedBody?.source.kind === 'buffer' ? this.simulatedBody.source.content : NO_BYTES;
-    const sources = this.input!.sources;
-    return {
-      method: this.simulatedBody === null ? 'GET' : 'POST',
-      query: this.options.delivery?.given ?? this.input!.raw,
-      headers: sources.headers,
-      body,
-      ...(sources.json === null ? {} : { json: sources.json.document }),
     };
   }
 

@@ -8,7 +8,10 @@ import type { WebhookChecks } from '../../compiler/ast.js';
 import { answerHandshake, type HandshakeAnswer, type HandshakeRequest, type HandshakeScheme } from '../../webhooks/handshake.js';
 import type { SignatureDescription } from '../../webhooks/signature-description.js';
 import { formatDuration } from '../../units.js';
+import type { RawBody } from '../../upload.js';
 import type { ResponsePlan, WebhookCheck, WebhookPlan } from './model.js';
+
+const NO_BYTES = Buffer.alloc(0);
 
 export function describeWebhook(webhook: WebhookChecks | null): WebhookPlan | null {
   if (webhook === null) return null;
@@ -103,4 +106,20 @@ export function webhookSummary(plan: WebhookPlan): string {
   }
   if (plan.handshake !== null) parts.push(`handshake ${plan.handshake}`);
   return parts.join('; ');
+}
+
+/** The simulated request as a handshake sees it: a POST with --body, else a GET; the query is --param. */
+export function simulatedHandshakeRequest(
+  body: RawBody | null,
+  query: HandshakeRequest['query'],
+  headers: HandshakeRequest['headers'],
+  json: unknown,
+): HandshakeRequest {
+  return {
+    method: body === null ? 'GET' : 'POST',
+    query,
+    headers,
+    body: body?.source.kind === 'buffer' ? body.source.content : NO_BYTES,
+    ...(json === undefined ? {} : { json }),
+  };
 }
