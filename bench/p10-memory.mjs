@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { check, emitResult, options, repoRoot, requireBuild } from './lib/common.mjs';
+import { check, emitResult, options, planRow, repoRoot, requireBuild } from './lib/common.mjs';
 import { generate } from './lib/generate-app.mjs';
 
 const USAGE = `Usage: node bench/p10-memory.mjs [--quick] [--endpoints N] [--before DIR]
@@ -106,7 +106,19 @@ const LIMIT = 50e6;
 const judged = o.endpoints === 10_000;
 const verdict = (bytes) => (judged ? bytes <= LIMIT : null);
 const target = judged ? '<= 50.0 MB' : 'information (target at 10,000)';
-emitResult('p10', [
-  check(`P10 application heap after compile (${o.endpoints} endpoints)`, `${mb(now.compiled)} MB`, target, verdict(now.compiled)),
-  check(`P10 application heap after ${o.endpoints} requests`, `${mb(now.served)} MB`, target, verdict(now.served)),
-]);
+emitResult(
+  'p10',
+  [
+    check(`P10 application heap after compile (${o.endpoints} endpoints)`, `${mb(now.compiled)} MB`, target, verdict(now.compiled)),
+    check(`P10 application heap after ${o.endpoints} requests`, `${mb(now.served)} MB`, target, verdict(now.served)),
+  ],
+  {
+    plan: [
+      planRow(
+        'memory per 1,000 endpoints (V8 heap of the compiled application, 3 tasks each)',
+        `${(((now.served / o.endpoints) * 1000) / 1e6).toFixed(1)} MB`,
+        `measured with ${o.endpoints} endpoints, after one request to each; no baseline`,
+      ),
+    ],
+  },
+);

@@ -3,7 +3,9 @@
 // application (lib/generate-app.mjs, the one validate-scale.mjs uses), against `node -e ""`
 // (spawn to exit) measured alternately in the same run. Targets: example <= baseline + 0.3 s;
 // 10,000 endpoints <= baseline + 0.8 s (it was + 2 s before issue 17), and with --workers 2 no
-// more than 1.2x the time of --workers 1. For information, 10,000 light P1-like endpoints too.
+// more than 1.2x the time of --workers 1. For information, 10,000 light P1-like endpoints too,
+// and for the planning table (docs/performance.md) the start-up of a generated 50-endpoint
+// application and `validate` of both generated applications (spawn to exit).
 // Every process runs on core 0; nothing else of the bench runs meanwhile.
 //
 //   node bench/p5-startup.mjs [--quick] [--runs N] [--endpoints 10000]
@@ -11,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { check, emitResult, median, options, pinned, repoRoot, requireBuild, SERVER_CPU, spread, startService } from './lib/common.mjs';
+import { bin, check, emitResult, median, options, pinned, planRow, repoRoot, requireBuild, SERVER_CPU, spread, startService } from './lib/common.mjs';
 
 const BOTH_CPUS = '0,1';
 import { generate, generateLight } from './lib/generate-app.mjs';
@@ -32,6 +34,9 @@ requireBuild();
 const example = path.join(repoRoot, 'fixtures/contact-form/endpoints.xml');
 const root = mkdtempSync(path.join(tmpdir(), 'es-bench-startup-'));
 const large = generate(path.join(root, 'full'), o.endpoints);
+// The planning table's small application: the generator's endpoints, 50 of them.
+const SMALL = 50;
+const small = generate(path.join(root, 'small'), SMALL);
 // For information (no target): the same number of P1-like endpoints, to show how start-up
 // depends on how much each endpoint holds, not only on how many there are.
 const light = generateLight(path.join(root, 'light'), o.endpoints);
@@ -40,7 +45,7 @@ const sizes = { large: mib(large), light: mib(light) };
 // The example reads ${env:CRM_API_KEY}; the generated app ${env:CRM_TOKEN}. The SMTP pool is
 // opened on first use only, so no SMTP server has to listen for a start.
 const env = { ...process.env, CRM_API_KEY: 'bench-key', CRM_TOKEN: 'bench-token' };
-const cpu = { node: [], example: [], large: [], light: [], large1: [], large2: [] };
+const cpu = { node: [], example: [], large: [], light: [], large1: [], large2: [], small: [] };
 
 // /usr/bin/time reports the CPU node -e "" used (10 ms resolution), to set against the CPU a
 // server used until its ready line: on a shared machine CPU time moves less than wall time.
@@ -54,6 +59,14 @@ function nodeBaseline() {
   if (m) cpu.node.push((Number(m[1]) + Number(m[2])) * 1000);
   return ms;
 }
+/** `validate FILE`, spawn to exit, on the server core; a start that fails is not a figure. */
+function validateRun(file) {
+  const argv = pinned(SERVER_CPU, [process.execPath, bin, 'validate', file]);
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', env });
+  if (r.status !== 0) throw new Error(`validate ${file} exited ${r.status}: ${(r.stdout + r.stderr).slice(-2000)}`);
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
 async function serveStart(file, extra, cpuList, workers = 1, cpuSet = SERVER_CPU) {
   // stderr is kept (no load here) so that a failed start says why.
   const s = await startService(file, { env, extra, stderr: 'pipe', workers, cpu: cpuSet });
@@ -62,7 +75,7 @@ async function serveStart(file, extra, cpuList, workers = 1, cpuSet = SERVER_CPU
   return s.readyMs;
 }
 
-const samples = { node: [], example: [], large: [], light: [], large1: [], large2: [] };
+const samples = { node: [], example: [], large: [], light: [], large1: [], large2: [], small: [], validateSmall: [], validateLarge: [] };
 try {
   // One untimed start of each: file system caches, as on any machine that has started it before.
   nodeBaseline();
@@ -71,6 +84,9 @@ try {
   await serveStart(large, []);
   await serveStart(light, []);
   await serveStart(large, [], undefined, 2, BOTH_CPUS);
+  await serveStart(small, []);
+  validateRun(small);
+  validateRun(large);
   for (let i = 0; i < o.runs; i++) {
     samples.node.push(nodeBaseline());
     samples.example.push(await serveStart(example, ['--smtp-url', 'smtp://127.0.0.1:2525'], cpu.example));
@@ -79,6 +95,9 @@ try {
     // --workers 1 and 2 on both cores: two workers are meant to compile side by side.
     samples.large1.push(await serveStart(large, [], cpu.large1, 1, BOTH_CPUS));
     samples.large2.push(await serveStart(large, [], cpu.large2, 2, BOTH_CPUS));
+    samples.small.push(await serveStart(small, [], cpu.small));
+    samples.validateSmall.push(validateRun(small));
+    samples.validateLarge.push(validateRun(large));
   }
 } finally {
   rmSync(root, { recursive: true, force: true });
@@ -91,6 +110,9 @@ console.log(`  contact-form example             ${s(samples.example)}   CPU used
 console.log(
   `  generated ${o.endpoints} endpoints      ${s(samples.large)}   CPU used until ready ${s(cpu.large)}   (${sizes.large} MiB, 3 tasks each, bench/lib/generate-app.mjs)`,
 );
+console.log(`  generated ${SMALL} endpoints         ${s(samples.small)}   CPU used until ready ${s(cpu.small)}`);
+console.log(`  validate, ${SMALL} endpoints        ${s(samples.validateSmall)}   (spawn to exit)`);
+console.log(`  validate, ${o.endpoints} endpoints     ${s(samples.validateLarge)}   (spawn to exit)`);
 console.log(`  generated, cores 0-1, --workers 1 ${s(samples.large1)}`);
 console.log(`  generated, cores 0-1, --workers 2 ${s(samples.large2)}`);
 console.log(`  (info) ${o.endpoints} light endpoints ${s(samples.light)}   CPU used until ready ${s(cpu.light)}   (${sizes.light} MiB, P1-like, no task)`);
@@ -106,9 +128,22 @@ if (cpu.node.length) {
 }
 const workersRatio = median(samples.large2) / median(samples.large1);
 console.log(`  --workers 2 / --workers 1 (medians): ${workersRatio.toFixed(2)}x`);
-emitResult('p5', [
-  check('P5 example start over node -e ""', `+${overExample.toFixed(2)} s`, '<= +0.3 s', overExample <= 0.3),
-  check(`P5 ${o.endpoints}-endpoint start over node -e ""`, `+${overLarge.toFixed(2)} s`, '<= +0.8 s', overLarge <= 0.8),
-  check(`P5 ${o.endpoints} endpoints, --workers 2 vs 1`, `${workersRatio.toFixed(2)}x`, '<= 1.2x', workersRatio <= 1.2),
-  check(`P5 (info) ${o.endpoints} light endpoints over node -e ""`, `+${((median(samples.light) - base) / 1000).toFixed(2)} s`, 'information', null),
-]);
+const plain = (xs) => `${(median(xs) / 1000).toFixed(2)} s (+${((median(xs) - base) / 1000).toFixed(2)} s)`;
+const nodeText = `node -e "" ${(base / 1000).toFixed(2)} s`;
+emitResult(
+  'p5',
+  [
+    check('P5 example start over node -e ""', `+${overExample.toFixed(2)} s`, '<= +0.3 s', overExample <= 0.3),
+    check(`P5 ${o.endpoints}-endpoint start over node -e ""`, `+${overLarge.toFixed(2)} s`, '<= +0.8 s', overLarge <= 0.8),
+    check(`P5 ${o.endpoints} endpoints, --workers 2 vs 1`, `${workersRatio.toFixed(2)}x`, '<= 1.2x', workersRatio <= 1.2),
+    check(`P5 (info) ${o.endpoints} light endpoints over node -e ""`, `+${((median(samples.light) - base) / 1000).toFixed(2)} s`, 'information', null),
+  ],
+  {
+    plan: [
+      planRow(`serve start-up to the ready line, ${SMALL} endpoints`, plain(samples.small), nodeText),
+      planRow(`serve start-up to the ready line, ${o.endpoints} endpoints`, plain(samples.large), nodeText),
+      planRow(`validate, ${SMALL} endpoints (spawn to exit)`, plain(samples.validateSmall), nodeText),
+      planRow(`validate, ${o.endpoints} endpoints (spawn to exit)`, plain(samples.validateLarge), nodeText),
+    ],
+  },
+);

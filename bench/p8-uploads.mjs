@@ -11,7 +11,7 @@
 // VmRSS of the serving process is sampled every 50 ms and its peak (VmHWM) read at the end.
 // Targets, per case: peak RSS under 200 MB (decimal); every upload answered 200, 503 or 413;
 // every 200 of `mail` delivered with the exact bytes sent (SHA-256); no temporary file left
-// once every request is answered. Figures go to docs/performance.md, "P8".
+// once every request is answered. Figures go to docs/performance-log.md, "P8".
 //
 //   node bench/p8-uploads.mjs [--quick] [--clients N] [--size BYTES] [--cases issue,no-mail,mail]
 //                             [--bin PATH/endpoint-service.js] [--max-inflight-body-size SIZE]

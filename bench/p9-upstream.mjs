@@ -13,7 +13,8 @@ SIGTERM stops it.
   -h, --help  this text
 `;
 commandLine(USAGE, {});
-const BODY = '{"ok":true}';
+// An id, for a task that reads one (P11's two-task job).
+const BODY = '{"ok":true,"id":"42"}';
 const probes = {};
 let count = 0;
 

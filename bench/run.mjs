@@ -24,6 +24,8 @@ const SCENARIOS = [
   ['p8', 'p8-uploads.mjs', 'peak RSS under concurrent 9 MB uploads'],
   ['p9', 'p9-queue.mjs', 'background task via --queue + worker vs in-process (needs Redis)'],
   ['p10', 'p10-memory.mjs', 'heap of a compiled 10,000-endpoint application'],
+  ['p11', 'p11-drain.mjs', 'worker draining queued jobs vs a BullMQ worker with got (own redis-server)'],
+  ['p12', 'p12-enqueue.mjs', 'serve --queue storing jobs vs node:http + Queue.add (own redis-server)'],
   ['p13', 'p13-webhook.mjs', 'a 21 KB webhook delivery: five JSONPath parameters vs query string'],
   ['p14', 'p14-signature.mjs', 'a signed 20 KB webhook delivery vs the same endpoint unsigned'],
   ['p15', 'p15-dedup.mjs', '<deduplicate> on Redis vs none (needs Redis)'],
@@ -79,13 +81,17 @@ function runScenario(script) {
 }
 
 const summary = [];
+const plan = [];
 const t0 = performance.now();
 for (const [name, script] of selected) {
   const started = performance.now();
   const { code, results } = await runScenario(script);
   console.log(`  (${name}: ${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
   if (code !== 0 || results.length === 0) summary.push({ name: `${name}: failed (exit ${code})`, value: '', target: '', met: false });
-  for (const r of results) summary.push(...r.checks);
+  for (const r of results) {
+    summary.push(...r.checks);
+    plan.push(...(r.plan ?? []));
+  }
 }
 
 console.log(
@@ -95,6 +101,13 @@ const width = Math.max(...summary.map((c) => c.name.length));
 for (const c of summary) {
   const verdict = c.met === null ? 'info' : c.met ? 'met' : 'MISSED';
   console.log(`  ${c.name.padEnd(width)}  ${String(c.value).padEnd(34)} target ${String(c.target).padEnd(12)} ${verdict}`);
+}
+// The figures users plan with (docs/performance.md, "Planning"), each beside its same-run baseline.
+if (plan.length > 0) {
+  console.log(`\nplanning figures (this run${quick ? ', --quick' : ''}; medians; the baseline beside each was measured in the same run):`);
+  const w = Math.max(...plan.map((p) => p.what.length));
+  const v = Math.max(...plan.map((p) => String(p.value).length));
+  for (const p of plan) console.log(`  ${p.what.padEnd(w)}  ${String(p.value).padEnd(v)}  baseline: ${p.baseline}`);
 }
 // A missed target is a finding, not a crash: the exit code says only whether every scenario ran.
 process.exitCode = summary.some((c) => c.name.includes('failed (exit')) ? 1 : 0;

@@ -322,6 +322,14 @@ export function check(name, value, target, met) {
   return { name, value, target, met };
 }
 
+/**
+ * A row of the planning table the runner prints at the end (docs/performance.md opens with it):
+ * what a user plans with, this run's figure, and the baseline measured beside it in the same run.
+ */
+export function planRow(what, value, baseline) {
+  return { what, value, baseline };
+}
+
 export const ratio = (a, b) => a / b;
 
 /**

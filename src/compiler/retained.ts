@@ -1,6 +1,6 @@
 // The shape of what the compiled application keeps for as long as it is served. A large
 // application holds hundreds of thousands of strings and lists; how each is made decides whether
-// the served process needs 50 MB or three times that. Figures: docs/performance.md, "Memory".
+// the served process needs 50 MB or three times that. Figures: docs/performance-log.md, "Memory".
 
 /**
  * The engine's own copy of `text`, one per distinct text: a flat string that refers to nothing

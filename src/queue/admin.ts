@@ -5,7 +5,7 @@
 
 import type { Job, Queue } from 'bullmq';
 import type { QueuedRun, RunProgress, TaskRecord } from './job.js';
-import { readProgress } from './job.js';
+import { jobRecord } from './job.js';
 import { revealErrors, revealParameters, type RevealedParameters } from './reveal.js';
 import type { QueueKey } from './seal.js';
 import type { QueueSettings } from './settings.js';
@@ -92,7 +92,7 @@ export class JobsAdmin {
 
   async detail(job: Job): Promise<JobDetail> {
     const state = await job.getState();
-    const progress = readProgress(job.progress);
+    const progress = jobRecord(job);
     const deliveryUnknown = Object.entries(progress.mail).flatMap(([task, messages]) =>
       Object.entries(messages).flatMap(([index, record]) =>
         record.state === 'unknown' || record.state === 'sending' ? [{ task, message: Number(index) + 1, messageId: record.messageId }] : [],
@@ -110,7 +110,7 @@ export class JobsAdmin {
 
   /** The error texts of the job's tasks, by task id; throws SealError when `keys` cannot open them. */
   revealErrors(job: Job, keys: readonly QueueKey[]): Record<string, string> {
-    return revealErrors(keys, job.id!, readProgress(job.progress));
+    return revealErrors(keys, job.id!, jobRecord(job));
   }
 
   /** The job's bound parameters, secrets masked; throws SealError when `keys` cannot open them. */
@@ -137,7 +137,7 @@ export class JobsAdmin {
 
   private async summary(job: Job, state: string): Promise<JobSummary> {
     const data = job.data as QueuedRun;
-    const progress = readProgress(job.progress);
+    const progress = jobRecord(job);
     // A completed job carries no error: an earlier attempt's failure is history (the job's log),
     // and a record written by a version that left the last outcome unwritten may still say failed.
     const completed = state === 'completed';

@@ -3,7 +3,9 @@
 // in-process run, taking up where the checkpoint says:
 //
 // - after each task outcome, the outcome and the intermediate values (sealed) are written to the
-//   job's progress, so a retried or recovered job runs only what is unfinished;
+//   job's progress, so a retried or recovered job runs only what is unfinished; the record of a
+//   run that succeeded goes with its completion instead (the job's return value, job.ts), in the
+//   same store write that completes it;
 // - around each mail message a sending/sent marker is written, after checking that this worker
 //   still holds the job's lock; a message left "sending" by a crash is not sent again unless
 //   --email-redelivery at-least-once (it is reported delivery-unknown);
@@ -69,6 +71,8 @@ interface RunEnd {
   readonly outcome: RunOutcome;
   readonly code: string | null;
   readonly tell: Error | null;
+  /** A run that succeeded: its record, which BullMQ stores as the job's return value with the completion (job.ts, jobRecord). */
+  readonly record?: RunProgress;
 }
 
 interface ActiveRun {
@@ -176,7 +180,7 @@ export class QueueConsumer {
     return this.active.size;
   }
 
-  private async process(job: Job<QueuedRun>, token: string | undefined): Promise<void> {
+  private async process(job: Job<QueuedRun>, token: string | undefined): Promise<RunProgress | undefined> {
     const data = job.data;
     const fields: JobFields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id!, attempt: job.attemptsMade + 1 };
     const span = startJobSpan(this.tracing, data, fields);
@@ -189,6 +193,7 @@ export class QueueConsumer {
     }
     this.observer.finished(fields, end.outcome);
     if (end.tell !== null) throw end.tell;
+    return end.record;
   }
 
   /** Every way the run ends is a RunEnd returned, reported once by process(). */
@@ -266,7 +271,17 @@ export class QueueConsumer {
     this.observer.started(fields, firstStart ? Math.max(0, Date.now() - data.enqueuedAt) / 1000 : null);
     this.observer.log('info', job.stalledCounter > 0 ? 'job resumed after a stall' : 'job started', { ...fields, finishedTasks: finished.size });
 
-    const checkpoint = new Checkpoint(job, token, this.store, progress, intermediate, this.settings, this.observer, fields);
+    const checkpoint = new Checkpoint(
+      job,
+      token,
+      this.store,
+      progress,
+      intermediate,
+      this.settings,
+      this.observer,
+      fields,
+      endpoint.tasks.length - finished.size,
+    );
     const scope: ExpansionScope = {
       parameters,
       system: sealed.system,
@@ -292,12 +307,16 @@ export class QueueConsumer {
     };
     this.active.add(active);
     let result;
+    // The record of a run that succeeded, to complete the job with; null: lost, or not a success.
+    let record: RunProgress | null = null;
     try {
       result = await run.result;
       if (!result.ok && active.interrupted) await Promise.race([run.settled, new Promise((resolve) => setTimeout(resolve, HAND_BACK_GRACE_MS))]);
       else await run.settled;
-      // The last task's outcome too: `jobs show` reads every task's from here.
-      await checkpoint.flush();
+      // The last task's outcome too: `jobs show` reads every task's from the record. A run that
+      // succeeded hands it to BullMQ's completion (one store write fewer); any other is written.
+      if (result.ok) record = await checkpoint.completing();
+      else await checkpoint.flush();
     } finally {
       this.active.delete(active);
     }
@@ -310,9 +329,9 @@ export class QueueConsumer {
       return { outcome: 'interrupted', code: null, tell: new bullmq.DelayedError() };
     }
     if (result.ok) {
-      checkpoint.close();
       this.observer.log('info', 'job completed', { ...fields });
-      return { outcome: 'completed', code: null, tell: null };
+      // Null only when the lock was lost, handled above.
+      return { outcome: 'completed', code: null, tell: null, ...(record !== null ? { record } : {}) };
     }
     if (active.interrupted || result.cause === 'interrupted') {
       checkpoint.close();
@@ -366,7 +385,14 @@ class Checkpoint {
     private readonly settings: QueueSettings,
     private readonly observer: QueueObserver,
     private readonly fields: JobFields,
+    /** How many task outcomes this run reports (the tasks not finished before it). */
+    private readonly toReport: number,
   ) {}
+
+  /** Outcomes reported in this run. */
+  private reported = 0;
+  /** An outcome is recorded in memory and waits for the end of the run to be written. */
+  private unwritten = false;
 
   /**
    * True while this worker holds the job, its lock renewed for a whole lock duration: asked before
@@ -396,7 +422,11 @@ class Checkpoint {
       for (const [name, value] of report.outputs) this.intermediate.set(name, value);
       this.progress.sealedIntermediate = sealIntermediate(this.settings.keys, this.job.id!, this.intermediate);
     }
-    this.writeSoon();
+    // The run's last outcome is written when the run ends: with the job's completion when it
+    // succeeded (completing()), else by flush(). A crash before then runs the last task again,
+    // as a crash before its write would have: the window is one store round trip either way.
+    if (++this.reported >= this.toReport) this.unwritten = true;
+    else this.writeSoon();
   }
 
   /**
@@ -461,12 +491,25 @@ class Checkpoint {
   }
 
   flush(): Promise<boolean> {
+    if (this.pending !== null || this.unwritten) void this.write();
+    return this.chain;
+  }
+
+  /**
+   * The run succeeded: the record to complete the job with, once the writes under way have
+   * landed; null when one of them found the job taken over. The completion is fenced as the
+   * writes are: BullMQ completes a job only for the token that holds its lock, so a worker held
+   * up past its lock completes nothing over the record of the one that took the job over. The
+   * checkpoint is closed either way.
+   */
+  async completing(): Promise<RunProgress | null> {
     if (this.pending !== null) {
       clearImmediate(this.pending);
       this.pending = null;
-      void this.write();
     }
-    return this.chain;
+    await this.chain;
+    this.close();
+    return this.lost ? null : this.progress;
   }
 
   /** The job is leaving this worker: later outcomes must not overwrite another worker's record. */
@@ -480,6 +523,7 @@ class Checkpoint {
       clearImmediate(this.pending);
       this.pending = null;
     }
+    this.unwritten = false;
     const snapshot = structuredClone(this.progress);
     this.chain = this.chain.then(async () => {
       if (this.lost) return false;

@@ -49,7 +49,11 @@ export interface SealedRun {
   readonly secret?: readonly string[];
 }
 
-/** The checkpoint, in job.progress: rewritten after each task outcome and around each mail message. */
+/**
+ * The checkpoint, in job.progress: rewritten after each task outcome and around each mail
+ * message; a run that succeeded completes its job with it as the return value instead of a last
+ * write (jobRecord reads either).
+ */
 export interface RunProgress {
   readonly tasks: Record<string, TaskRecord>;
   /** Per Email task, per message index. */
@@ -97,8 +101,16 @@ export const FINISHED_OUTCOMES: ReadonlySet<TaskOutcome> = new Set(['succeeded',
  */
 export function jobIdFor(requestId: string, endpoint: string): string {
   const safe = requestId.replace(/[^A-Za-z0-9_-]/g, '_');
-  return `${safe}.${createHash('sha256').update(endpoint).digest('hex').slice(0, 8)}`;
+  let hash = endpointHashes.get(endpoint);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(endpoint).digest('hex').slice(0, 8);
+    endpointHashes.set(endpoint, hash);
+  }
+  return `${safe}.${hash}`;
 }
+
+/** By endpoint name, once per name: an application has few. */
+const endpointHashes = new Map<string, string>();
 
 export function sealRun(keys: readonly QueueKey[], jobId: string, run: SealedRun): string {
   return seal(keys, JSON.stringify(run), jobId);
@@ -163,9 +175,22 @@ export function unsealIntermediate(keys: readonly QueueKey[], jobId: string, sea
   return new Map(JSON.parse(unseal(keys, sealed, jobId + INTERMEDIATE)) as [string, string][]);
 }
 
+/**
+ * The record of a job as `jobs` shows it: a completed job's is its return value (the worker
+ * completes a run that succeeded with its record, in the same store write); every other job's,
+ * and a job completed by an earlier version, is its progress.
+ */
+export function jobRecord(job: { readonly progress: unknown; readonly returnvalue: unknown }): RunProgress {
+  return readProgress(isRecord(job.returnvalue) ? job.returnvalue : job.progress);
+}
+
+function isRecord(value: unknown): value is RunProgress {
+  return typeof value === 'object' && value !== null && 'tasks' in value && 'mail' in value;
+}
+
 /** job.progress as written by this version, or an empty record (a new job, or someone else's number). */
 export function readProgress(progress: unknown): RunProgress {
-  if (typeof progress === 'object' && progress !== null && 'tasks' in progress && 'mail' in progress) {
+  if (isRecord(progress)) {
     const p = progress as RunProgress;
     return {
       tasks: { ...p.tasks },

@@ -73,7 +73,8 @@ export class QueueProducer {
         ...(trace !== undefined ? { trace } : {}),
       };
       const deadline = performance.now() + ENQUEUE_TIMEOUT_MS;
-      if (!(await bounded(this.store.ready(), ENQUEUE_TIMEOUT_MS))) throw new Error('the queue store is unreachable');
+      // Connected (the usual case): no wait, and no timer to bound it.
+      if (!this.store.connected() && !(await bounded(this.store.ready(), ENQUEUE_TIMEOUT_MS))) throw new Error('the queue store is unreachable');
       given = true;
       await bounded(
         this.queue.add(endpoint.name, data, {

@@ -28,14 +28,33 @@ export class SealError extends Error {
   override readonly name = 'SealError';
 }
 
+/**
+ * Nonces are cut from a buffer of random bytes drawn 256 at a time: one call into the random
+ * source per 256 seals rather than per seal (it showed in the profile of serve --queue). Each
+ * slice is used once, so every nonce is as random and as unique as one drawn alone; the pool is
+ * per process (a --workers child draws its own).
+ */
+const NONCE_POOL_BYTES = NONCE_BYTES * 256;
+let noncePool = Buffer.alloc(0);
+let nonceOffset = 0;
+
+function nextNonce(): Buffer {
+  if (nonceOffset + NONCE_BYTES > noncePool.length) {
+    noncePool = randomBytes(NONCE_POOL_BYTES);
+    nonceOffset = 0;
+  }
+  return noncePool.subarray(nonceOffset, (nonceOffset += NONCE_BYTES));
+}
+
 /** Seals `plain` for the job `aad` under the first key. */
 export function seal(keys: readonly QueueKey[], plain: string, aad: string): string {
   const { key, id } = keys[0]!;
-  const nonce = randomBytes(NONCE_BYTES);
+  const nonce = nextNonce();
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(Buffer.from(aad, 'utf8'));
-  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return Buffer.concat([Buffer.from([id]), nonce, body, cipher.getAuthTag()]).toString('base64url');
+  const body = cipher.update(plain, 'utf8');
+  const final = cipher.final();
+  return Buffer.concat([Buffer.from([id]), nonce, body, final, cipher.getAuthTag()]).toString('base64url');
 }
 
 /** Opens a sealed blob with whichever key sealed it (the current one or ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS). */

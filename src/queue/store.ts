@@ -29,6 +29,10 @@ export function loadEngine(): Promise<{ bullmq: Bullmq; Redis: typeof RedisClien
   return loaded;
 }
 
+/** The names our scripts are defined under on a connection (ioredis defineCommand). */
+const SETTLE_FATE_COMMAND = 'endpointServiceSettleFate';
+const FENCED_PROGRESS_COMMAND = 'endpointServiceWriteProgress';
+
 /** What each use needs of its connection. */
 export type ConnectionRole =
   /** serve's enqueue: fails at once while the store is down (no offline queue), so the answer can be a 503. */
@@ -70,6 +74,8 @@ export interface Store {
    * it after the caller has given up on it. The caller bounds the wait. PostgreSQL: true.
    */
   ready(): Promise<boolean>;
+  /** Whether ready() would resolve true at once: a command given now goes to the store. */
+  connected(): boolean;
   /** Whether `error`, from a command, says the command never left this process (nothing of it can land later). */
   sentNothing(error: unknown): boolean;
   /** Settles a job's fate (fate.ts); resolves to the fate that holds, which may be the other one. */
@@ -93,6 +99,14 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     return client;
   };
   const client = connect(role);
+  // By their SHA (EVALSHA), as BullMQ sends its own scripts: a script's text is not sent and
+  // hashed again for every job; ioredis sends it once more when Redis has forgotten it.
+  client.defineCommand(SETTLE_FATE_COMMAND, { numberOfKeys: 1, lua: SETTLE_FATE_SCRIPT });
+  client.defineCommand(FENCED_PROGRESS_COMMAND, { numberOfKeys: 2, lua: FENCED_PROGRESS_SCRIPT });
+  const scripts = client as unknown as {
+    [SETTLE_FATE_COMMAND](key: string, fate: JobFate, ms: number): Promise<unknown>;
+    [FENCED_PROGRESS_COMMAND](jobKey: string, lockKey: string, token: string, progress: string): Promise<unknown>;
+  };
   let wasReady = false;
   // The first connection, which commands wait for (one listener, however many wait).
   const firstReady = new Promise<void>((resolve) =>
@@ -109,6 +123,7 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
       await client.ping();
     },
     answers: async () => client.status === 'ready',
+    connected: () => client.status === 'ready',
     ready: async () => {
       if (client.status === 'ready') return true;
       if (wasReady) return false;
@@ -120,11 +135,11 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     // connection still being made is waited for, as BullMQ waits with the add.
     settleFate: async (jobId, fate) => {
       if (!wasReady) await firstReady;
-      return parseFate(await client.eval(SETTLE_FATE_SCRIPT, 1, fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
+      return parseFate(await scripts[SETTLE_FATE_COMMAND](fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
     },
     forgetFates: async () => {},
     writeProgress: async (jobId, token, progress) =>
-      (await client.eval(FENCED_PROGRESS_SCRIPT, 2, ...jobKeys(settings.name, jobId), token, JSON.stringify(progress))) === 1,
+      (await scripts[FENCED_PROGRESS_COMMAND](...jobKeys(settings.name, jobId), token, JSON.stringify(progress))) === 1,
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
       queue.on('error', onError);
@@ -208,6 +223,7 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
         () => false,
       ),
     ready: async () => true,
+    connected: () => true,
     sentNothing: (error) => typeof error === 'object' && error !== null && UNSENT_PG_CODES.has(String((error as { code?: unknown }).code)),
     settleFate: async (jobId, fate) => parseFate((await (await fatePool()).query(POSTGRES_SETTLE_FATE, [settings.name, jobId, fate])).rows[0]?.fate),
     forgetFates: async () => {

@@ -107,7 +107,7 @@ export function readMultipart(
       }
       // While a write to its file is pending, the part and the request are both paused: the
       // chunks the parser and the request would otherwise buffer meanwhile cost memory per upload
-      // in flight (docs/performance.md, "P8").
+      // in flight (docs/performance-log.md, "P8").
       const file = new SpooledBytes(
         spool,
         charge,
