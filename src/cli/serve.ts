@@ -5,7 +5,8 @@ import cluster from 'node:cluster';
 import { accessSync, constants, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Option, type Command } from 'commander';
-import { compileApplication, type Application, type Diagnostic, type TasksRunHere } from '../compiler/index.js';
+import type { Application, Diagnostic, TasksRunHere } from '../compiler/index.js';
+import { compileToServe, failedStartCode, type ServingCompile } from '../server/compile-to-serve.js';
 import type { QueueSettings } from '../queue/settings.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { createLogger, type LogFormat } from '../server/log.js';
@@ -151,11 +152,11 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
   const startProgress = await compileProgress(process.stderr, reporting);
   // print: diagnostics on stderr (the reporting process); log: one log line (a worker's reload,
   // its primary printed them); silent: a worker's start-up compile beside the reporter's.
-  const compile = (diagnostics: 'print' | 'log' | 'silent'): Application | null | 'unreadable' => {
-    let result;
+  const compile = (diagnostics: 'print' | 'log' | 'silent'): ServingCompile => {
+    let outcome: ServingCompile;
     try {
       const progress = serving ? undefined : startProgress;
-      result = compileApplication(file, {
+      outcome = compileToServe(file, {
         mode: 'serve',
         kinds: TASK_KINDS.list,
         env: process.env,
@@ -170,30 +171,32 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
       // A compiler bug must not take down a running service on a --watch reload.
       if (!serving) throw error;
       logger.log('error', `compiling ${file} failed unexpectedly: ${(error as Error).message}`);
-      return null;
+      return { kind: 'failed', reason: (error as Error).message };
     }
-    if (result.unreadable !== null) {
-      if (diagnostics === 'print') process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
-      else if (diagnostics === 'log') logger.log('error', result.unreadable);
-      return 'unreadable';
+    switch (outcome.kind) {
+      case 'unreadable':
+        if (diagnostics === 'print') process.stderr.write(`endpoint-service: ${outcome.reason}\n`);
+        else if (diagnostics === 'log') logger.log('error', outcome.reason);
+        break;
+      case 'invalid':
+        if (diagnostics === 'print') process.stderr.write(report(outcome.diagnostics, outcome.errorCount, outcome.warningCount));
+        else if (diagnostics === 'log') logger.log('error', `${file} has errors; still serving the previous version`, { errors: outcome.errorCount });
+        break;
+      case 'compiled':
+        if (diagnostics === 'print' && outcome.warningCount > 0) process.stderr.write(report(outcome.diagnostics, 0, outcome.warningCount));
+        break;
     }
-    if (result.application === null || result.errorCount > 0) {
-      if (diagnostics === 'print') process.stderr.write(report(result.diagnostics, result.errorCount, result.warningCount));
-      else if (diagnostics === 'log') logger.log('error', `${file} has errors; still serving the previous version`, { errors: result.errorCount });
-      return null;
-    }
-    if (diagnostics === 'print' && result.warningCount > 0) process.stderr.write(report(result.diagnostics, 0, result.warningCount));
-    return result.application;
+    return outcome;
   };
 
   // A --watch reload: the new application, or null to keep serving the previous one.
   const reload = (print: boolean): Application | null => {
     const next = compile(print ? 'print' : 'log');
-    if (next === null || next === 'unreadable') {
+    if (next.kind !== 'compiled') {
       if (print) logger.log('error', `${file} has errors; still serving the previous version`);
       return null;
     }
-    return next;
+    return next.application;
   };
 
   if (cluster.isPrimary && settings.workers > 1) {
@@ -202,14 +205,15 @@ async function runServe(file: string, flags: ServeFlags, command: Command): Prom
     runPrimary(settings, logger, reload);
     return 0;
   }
-  const first = compile(reporting ? 'print' : 'silent');
-  if (first === 'unreadable' || first === null) {
-    const code: 1 | 2 = first === null ? 1 : 2;
+  const started = compile(reporting ? 'print' : 'silent');
+  if (started.kind !== 'compiled') {
+    const code = failedStartCode(started);
     // The primary exits with this code; the reporter has said why.
     // Letting go of the channel afterwards lets the worker exit with that code too.
     if (cluster.isWorker) process.send?.({ type: 'endpoint-service:not-compiled', exitCode: code } satisfies WorkerMessage, () => process.disconnect());
     return code;
   }
+  const first = started.application;
   const idleQueue = settings.queue !== null && reporting ? noBackgroundEndpointWarning(first, 'serve') : null;
   if (idleQueue !== null) logger.log('warn', idleQueue);
   const { serve } = await import('../server/serving.js');

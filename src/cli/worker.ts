@@ -2,7 +2,8 @@
 // options of serve, and /_health and /_metrics on --port.
 
 import { Option, type Command } from 'commander';
-import { compileApplication, type Application, type Diagnostic } from '../compiler/index.js';
+import type { Diagnostic } from '../compiler/index.js';
+import { compileToServe, failedStartCode, type ServingCompile } from '../server/compile-to-serve.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
 import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
@@ -75,10 +76,10 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
   }
   const logger = createLogger(flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'), useColor(process.stderr));
 
-  const compile = (print: boolean): Application | null | 'unreadable' => {
+  const compile = (print: boolean): ServingCompile => {
     // A worker runs background endpoints' tasks only: mail elsewhere needs no SMTP settings here.
     // A queued run carries the ${base-url} serve bound for its request: nothing to warn about here.
-    const result = compileApplication(file, {
+    const outcome = compileToServe(file, {
       mode: 'serve',
       kinds: TASK_KINDS.list,
       env: process.env,
@@ -86,19 +87,13 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
       tasksRunHere: 'background-only',
       publicUrlGiven: true,
     });
-    if (result.unreadable !== null) {
-      if (print) process.stderr.write(`endpoint-service: ${result.unreadable}\n`);
-      return 'unreadable';
-    }
-    if (result.application === null || result.errorCount > 0) {
-      if (print) process.stderr.write(report(result.diagnostics, result.errorCount, result.warningCount));
-      return null;
-    }
-    return result.application;
+    if (print && outcome.kind === 'unreadable') process.stderr.write(`endpoint-service: ${outcome.reason}\n`);
+    if (print && outcome.kind === 'invalid') process.stderr.write(report(outcome.diagnostics, outcome.errorCount, outcome.warningCount));
+    return outcome;
   };
-  const first = compile(true);
-  if (first === 'unreadable') return 2;
-  if (first === null) return 1;
+  const started = compile(true);
+  if (started.kind !== 'compiled') return failedStartCode(started);
+  const first = started.application;
   const idle = noBackgroundEndpointWarning(first, 'worker');
   if (idle !== null) logger.log('warn', idle);
   const { runWorker } = await import('../server/worker-process.js');
@@ -121,11 +116,11 @@ async function runWorkerCommand(file: string, flags: WorkerFlags, command: Comma
     first,
     (print) => {
       const next = compile(print);
-      if (next === null || next === 'unreadable') {
+      if (next.kind !== 'compiled') {
         logger.log('error', `${file} has errors; still running jobs with the previous version`);
         return null;
       }
-      return next;
+      return next.application;
     },
     process.env,
     tracing,

@@ -55,6 +55,16 @@ export interface RunnableApplication {
 /** How long tasks still running when a job is handed back may take to record their outcome. */
 const HAND_BACK_GRACE_MS = 1_000;
 
+/** Waits for `settled`, at most `ms`; the timer goes when `settled` comes first (a worker handing back many jobs keeps no timers behind). */
+async function settledWithin(settled: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A failure that BullMQ retries; carries the peer's Retry-After for the backoff. */
 class RetryableRunError extends Error {
   override readonly name = 'RetryableRunError';
@@ -311,7 +321,7 @@ export class QueueConsumer {
     let record: RunProgress | null = null;
     try {
       result = await run.result;
-      if (!result.ok && active.interrupted) await Promise.race([run.settled, new Promise((resolve) => setTimeout(resolve, HAND_BACK_GRACE_MS))]);
+      if (!result.ok && active.interrupted) await settledWithin(run.settled, HAND_BACK_GRACE_MS);
       else await run.settled;
       // The last task's outcome too: `jobs show` reads every task's from the record. A run that
       // succeeded hands it to BullMQ's completion (one store write fewer); any other is written.
