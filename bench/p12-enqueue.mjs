@@ -21,6 +21,7 @@ import {
   startScript,
   startService,
   warmup,
+  variantLine,
 } from './lib/common.mjs';
 import { startRedis } from './lib/redis-server.mjs';
 
@@ -77,22 +78,14 @@ try {
 console.log(
   `P12 enqueue GET /one (tasks="background", one HttpRequest task): ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per server, alternating; server on core 0; autocannon and Redis on core 1`,
 );
-for (const v of servers) {
-  const s = v.samples;
+for (const v of servers)
   console.log(
-    `  ${v.name.padEnd(22)} req/s ${spread(s.map((x) => x.rps))}   p99 ${spread(
-      s.map((x) => x.p99),
-      1,
-      ' ms',
-    )}   server CPU ${spread(
-      s.map((x) => x.cpuUsPerReq),
-      1,
-    )} µs/req (${spread(s.map((x) => x.cpuPct))}% of a core)   Redis CPU ${spread(
-      s.map((x) => x.redisUsPerReq),
-      1,
-    )} µs/req`,
+    variantLine(v.name, 22, v.samples) +
+      `   Redis CPU ${spread(
+        v.samples.map((x) => x.redisUsPerReq),
+        1,
+      )} µs/req`,
   );
-}
 const [service, baseline] = servers;
 const rps = median(service.samples.map((x) => x.rps)) / median(baseline.samples.map((x) => x.rps));
 const cpu = median(service.samples.map((x) => x.cpuUsPerReq)) / median(baseline.samples.map((x) => x.cpuUsPerReq));

@@ -19,10 +19,10 @@ import {
   median,
   options,
   requireBuild,
-  spread,
   startScript,
   startService,
   loadTest,
+  variantLine,
 } from './lib/common.mjs';
 
 const USAGE = `Usage: node bench/p13-webhook.mjs [--quick] [--rounds N] [--duration S] [--connections C]
@@ -78,19 +78,7 @@ try {
 console.log(
   `P13 POST of a ${(body.length / 1024).toFixed(1)} KiB delivery: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating`,
 );
-for (const v of variants) {
-  const s = v.samples;
-  console.log(
-    `  ${v.name.padEnd(14)} req/s ${spread(s.map((x) => x.rps))}   p99 ${spread(
-      s.map((x) => x.p99),
-      1,
-      ' ms',
-    )}   server ${spread(
-      s.map((x) => x.cpuUsPerReq),
-      1,
-    )} µs/req`,
-  );
-}
+for (const v of variants) console.log(variantLine(v.name, 14, v.samples));
 const [byQuery, byPath] = variants.map((v) => v.samples);
 const rps = median(byPath.map((x) => x.rps)) / median(byQuery.map((x) => x.rps));
 const cpu = median(byPath.map((x) => x.cpuUsPerReq)) / median(byQuery.map((x) => x.cpuUsPerReq));

@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { benchDir, check, emitResult, latencyRatio, measureServer, median, options, requireBuild, spread, startService } from './lib/common.mjs';
+import { benchDir, check, emitResult, latencyRatio, measureServer, median, options, requireBuild, startService, variantLine } from './lib/common.mjs';
 
 const USAGE = `Usage: node bench/p14-signature.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--size BYTES]
 
@@ -62,23 +62,7 @@ try {
 console.log(
   `P14 POST of a ${body.length}-byte JSON delivery: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; server on core 0, autocannon on core 1`,
 );
-for (const v of variants) {
-  const s = v.samples;
-  console.log(
-    `  ${v.name.padEnd(10)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(
-      s.map((x) => x.p50),
-      1,
-      ' ms',
-    )}   p99 ${spread(
-      s.map((x) => x.p99),
-      1,
-      ' ms',
-    )}   server CPU ${spread(
-      s.map((x) => x.cpuUsPerReq),
-      1,
-    )} µs/req`,
-  );
-}
+for (const v of variants) console.log(variantLine(v.name, 10, v.samples));
 const [unsigned, signed] = variants.map((v) => v.samples);
 const m = (xs, key) => median(xs.map((x) => x[key]));
 const rpsRatio = m(signed, 'rps') / m(unsigned, 'rps');

@@ -20,9 +20,9 @@ import {
   median,
   options,
   requireBuild,
-  spread,
   startScript,
   startService,
+  variantLine,
 } from './lib/common.mjs';
 
 const USAGE = `Usage: node bench/p15-dedup.mjs [--quick] [--rounds N] [--duration S] [--connections C]
@@ -90,23 +90,7 @@ try {
 console.log(
   `P15 GET with one parameter and a body answer, with and without <deduplicate> on Redis: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; serve on core 0, autocannon and Redis elsewhere`,
 );
-for (const v of variants) {
-  const s = v.samples;
-  console.log(
-    `  ${v.name.padEnd(15)} req/s ${spread(s.map((x) => x.rps))}   p50 ${spread(
-      s.map((x) => x.p50),
-      1,
-      ' ms',
-    )}   p99 ${spread(
-      s.map((x) => x.p99),
-      1,
-      ' ms',
-    )}   serve CPU ${spread(
-      s.map((x) => x.cpuUsPerReq),
-      1,
-    )} µs/req`,
-  );
-}
+for (const v of variants) console.log(variantLine(v.name, 15, v.samples));
 const [plain, dedup, replays, plainTask, dedupTask] = variants;
 const rps = (v) => median(v.samples.map((x) => x.rps));
 const ratio = rps(dedup) / rps(plain);

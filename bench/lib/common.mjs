@@ -306,6 +306,17 @@ export function spread(xs, decimals = 0, unit = '') {
   return `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
 }
 
+/** One variant's line of a report: req/s, p50, p99 and the server's CPU per request, each as median (min–max) of `samples`. */
+export function variantLine(name, width, samples) {
+  const of = (key, decimals = 0, unit = '') =>
+    spread(
+      samples.map((x) => x[key]),
+      decimals,
+      unit,
+    );
+  return `  ${name.padEnd(width)} req/s ${of('rps')}   p50 ${of('p50', 1, ' ms')}   p99 ${of('p99', 1, ' ms')}   server CPU ${of('cpuUsPerReq', 1)} µs/req`;
+}
+
 export function warmup(url, connections = 10, driver = 'autocannon') {
   return loadTest(url, { connections, duration: 2, driver });
 }
