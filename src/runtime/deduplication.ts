@@ -154,6 +154,11 @@ export function keepClaimed(store: DeduplicationStore, id: string, token: string
   return () => {
     if (claims.get(id) === token) claims.delete(id);
     if (claims.size === 0) held.delete(store);
+    // Nothing left to renew: no timer ticks for an idle process.
+    if (held.size === 0 && renewing !== null) {
+      clearInterval(renewing);
+      renewing = null;
+    }
   };
 }
 
