@@ -21,17 +21,14 @@ import type { Job, Worker } from 'bullmq';
 import type { Application } from '../compiler/ast.js';
 import { describeError } from '../errors.js';
 import { bindParameters } from '../runtime/parameters.js';
-import type { TaskEngine, TaskReport } from '../runtime/task-runner.js';
+import type { TaskEngine } from '../runtime/task-runner.js';
 import { TaskError } from '../tasks/errors.js';
 import { NO_TRACING, type Span, type Tracing } from '../tracing.js';
-import type { EffectLedger } from '../tasks/kind.js';
 import type { ExpansionScope } from '../template/expand.js';
 import { endpointFingerprint, hasPositionalTaskIds } from './fingerprint.js';
 import {
   FINISHED_OUTCOMES,
   readProgress,
-  sealIntermediate,
-  sealTaskError,
   unsealIntermediate,
   unsealRun,
   requestUploadsFromJob,
@@ -44,6 +41,7 @@ import type { JobFields, QueueObserver, RunOutcome } from './observer.js';
 import { MAX_JOB_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
 import { RetentionSweeper } from './retention.js';
 import { openStore, type Store } from './store.js';
+import { Checkpoint } from './checkpoint.js';
 
 /** What the consumer needs of the application it runs jobs for (serve's LoadedApplication is one). */
 export interface RunnableApplication {
@@ -51,6 +49,8 @@ export interface RunnableApplication {
   readonly env: Readonly<Record<string, string | undefined>>;
   taskEngine(): TaskEngine;
 }
+
+const TAKEN_OVER = 'job taken over by another worker: this one stops and records nothing more';
 
 /** How long tasks still running when a job is handed back may take to record their outcome. */
 const HAND_BACK_GRACE_MS = 1_000;
@@ -98,8 +98,18 @@ interface ActiveRun {
  */
 export const STALLED_TOO_OFTEN = /stalled more than allowable limit/;
 
+/**
+ * The job's id in BullMQ's error for a completion it refused because the job was no longer this
+ * worker's: its lock gone or another's (Redis), or the job no longer active (PostgreSQL checks
+ * that first). The error carries its code (ErrorCode), and the id only in its text.
+ * test/architecture/pinned-internals.test.ts fails when an upgrade changes the text.
+ */
+export const LOCKED_JOB_ID = /^(?:Missing lock for job (\S+)\. |Lock mismatch for job (\S+)\. |Job (\S+) is not in the active state\. )/;
+
 export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
+  /** Runs that succeeded, until BullMQ has completed their job: only then are they reported completed. */
+  private readonly completing = new Map<string, JobFields>();
   private worker!: Worker;
   private health: { readonly up: boolean; stop(): void } | null = null;
   private sweeper!: RetentionSweeper;
@@ -135,6 +145,8 @@ export class QueueConsumer {
     });
     consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer, () => store.forgetFates());
     consumer.sweeper.start();
+    consumer.worker.on('completed', (job) => consumer.completed(job.id));
+    consumer.worker.on('error', (error) => consumer.completionRefused(error));
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => {
       // BullMQ itself fails a job that stalled too often; the processor reports every other failure.
@@ -201,9 +213,37 @@ export class QueueConsumer {
     } finally {
       endJobSpan(span, end?.outcome ?? 'failed', end === undefined ? 'internal' : end.code);
     }
+    if (end.outcome === 'completed') {
+      // Reported once BullMQ has completed the job (completed()): it refuses a worker held up past
+      // its lock, whose run then ends as taken over (completionRefused()).
+      this.completing.set(fields.jobId, fields);
+      return end.record;
+    }
     this.observer.finished(fields, end.outcome);
     if (end.tell !== null) throw end.tell;
     return end.record;
+  }
+
+  private completed(jobId: string | undefined): void {
+    const fields = jobId === undefined ? undefined : this.completing.get(jobId);
+    // A void job completes too, with nothing of it to report here.
+    if (fields === undefined) return;
+    this.completing.delete(fields.jobId);
+    this.observer.finished(fields, 'completed');
+    this.observer.log('info', 'job completed', { ...fields });
+  }
+
+  /** BullMQ refused to complete a job whose lock had passed to another worker: this run is taken over, as one that finds out earlier. */
+  private completionRefused(error: Error): void {
+    const { ErrorCode } = this.store.bullmq;
+    const code = (error as { code?: unknown }).code;
+    if (code !== ErrorCode.JobLockNotExist && code !== ErrorCode.JobLockMismatch && code !== ErrorCode.JobNotInState) return;
+    const id = LOCKED_JOB_ID.exec(error.message);
+    const fields = this.completing.get(id?.[1] ?? id?.[2] ?? id?.[3] ?? '');
+    if (fields === undefined) return;
+    this.completing.delete(fields.jobId);
+    this.observer.finished(fields, 'interrupted');
+    this.observer.log('warn', TAKEN_OVER, { ...fields });
   }
 
   /** Every way the run ends is a RunEnd returned, reported once by process(). */
@@ -335,11 +375,10 @@ export class QueueConsumer {
       // Another worker runs the job now (this one was held up past its lock): the record and the
       // outcome are that worker's; a DelayedError leaves the job where it is.
       await history('stopped: another worker had taken the job over (this worker was held up past its lock); nothing more was sent or recorded here');
-      this.observer.log('warn', 'job taken over by another worker: this one stops and records nothing more', { ...fields });
+      this.observer.log('warn', TAKEN_OVER, { ...fields });
       return { outcome: 'interrupted', code: null, tell: new bullmq.DelayedError() };
     }
     if (result.ok) {
-      this.observer.log('info', 'job completed', { ...fields });
       // Null only when the lock was lost, handled above.
       return { outcome: 'completed', code: null, tell: null, ...(record !== null ? { record } : {}) };
     }
@@ -378,179 +417,4 @@ export function backoffDelay(attemptsMade: number, error: Error | undefined, bac
   const delay = Math.floor(random() * ceiling);
   const asked = error instanceof RetryableRunError ? error.retryAfterMs : null;
   return asked === null ? delay : Math.max(delay, Math.min(asked, MAX_JOB_BACKOFF_MS));
-}
-
-/** The job's progress record, written after each task outcome and around each mail message, one write at a time. */
-class Checkpoint {
-  private chain: Promise<boolean> = Promise.resolve(true);
-  private closed = false;
-  /** The fence found the job's lock held by another worker: this one sends and records nothing more. */
-  lost = false;
-  constructor(
-    private readonly job: Job<QueuedRun>,
-    private readonly token: string | undefined,
-    private readonly store: Store,
-    private readonly progress: RunProgress,
-    private readonly intermediate: Map<string, string>,
-    private readonly settings: QueueSettings,
-    private readonly observer: QueueObserver,
-    private readonly fields: JobFields,
-    /** How many task outcomes this run reports (the tasks not finished before it). */
-    private readonly toReport: number,
-  ) {}
-
-  /** Outcomes reported in this run. */
-  private reported = 0;
-  /** An outcome is recorded in memory and waits for the end of the run to be written. */
-  private unwritten = false;
-
-  /**
-   * True while this worker holds the job, its lock renewed for a whole lock duration: asked before
-   * a message is sent, so that a worker whose lock has passed to another (it was held up: a paused
-   * event loop, a stopped process) sends nothing. A lock found lost closes the checkpoint for good.
-   */
-  private async holdsLock(): Promise<boolean> {
-    if (this.lost) return false;
-    const extended = this.token === undefined ? 0 : await this.job.extendLock(this.token, this.settings.lockDurationMs).catch(() => 0);
-    if (extended === 1) return true;
-    this.lost = true;
-    this.close();
-    return false;
-  }
-
-  recorded(report: TaskReport): void {
-    const { task, outcome, attempts, error, reason } = report;
-    const text = error?.message ?? reason;
-    this.progress.tasks[task.id] = {
-      outcome,
-      attempts,
-      at: Date.now(),
-      ...(error !== undefined ? { code: error.code } : {}),
-      ...(text !== undefined ? { sealedError: sealTaskError(this.settings.keys, this.job.id!, task.id, text) } : {}),
-    };
-    if (report.outputs !== undefined && report.outputs.size > 0) {
-      for (const [name, value] of report.outputs) this.intermediate.set(name, value);
-      this.progress.sealedIntermediate = sealIntermediate(this.settings.keys, this.job.id!, this.intermediate);
-    }
-    // The run's last outcome is written when the run ends: with the job's completion when it
-    // succeeded (completing()), else by flush(). A crash before then runs the last task again,
-    // as a crash before its write would have: the window is one store round trip either way.
-    if (++this.reported >= this.toReport) this.unwritten = true;
-    else this.writeSoon();
-  }
-
-  /**
-   * A task outcome is written a tick later, so outcomes reported together (a stage's tasks, a
-   * failure and the tasks it leaves not started) make one write.
-   */
-  private writeSoon(): void {
-    if (this.pending !== null) return;
-    this.pending = setImmediate(() => {
-      this.pending = null;
-      void this.write();
-    });
-  }
-
-  private pending: NodeJS.Immediate | null = null;
-
-  ledger(taskId: string): EffectLedger {
-    // Made on the first message: tasks that send no mail leave no record.
-    const records = () => (this.progress.mail[taskId] ??= {});
-    return {
-      before: async (step, messageId) => {
-        const mail = records();
-        // A message an earlier run certainly did not send is as good as new.
-        const previous = mail[step]?.state === 'not-sent' ? undefined : mail[step];
-        if (previous?.state === 'sent') return 'done';
-        if (previous !== undefined && this.settings.emailRedelivery === 'at-most-once') {
-          if (previous.state === 'sending') {
-            mail[step] = { ...previous, state: 'unknown', at: Date.now() };
-            await this.write();
-            this.observer.log(
-              'warn',
-              'delivery-unknown: a crash left this message being sent; it is not sent again (--email-redelivery at-least-once would resend it)',
-              {
-                ...this.fields,
-                task: taskId,
-                message: step + 1,
-                messageId: previous.messageId,
-              },
-            );
-            this.observer.deliveryUnknown(this.fields, taskId);
-          }
-          return 'unknown';
-        }
-        // The fence: a worker whose lock has passed to another must not send.
-        if (!(await this.holdsLock())) return 'lost';
-        mail[step] = { state: 'sending', messageId, at: Date.now() };
-        if (!(await this.write()))
-          throw new TaskError('the sending marker could not be written to the queue; not sent', { code: 'connection', transient: true });
-        return 'go';
-      },
-      after: async (step) => {
-        const mail = records();
-        mail[step] = { ...mail[step]!, state: 'sent', at: Date.now() };
-        await this.write();
-      },
-      notDone: async (step) => {
-        const mail = records();
-        mail[step] = { ...mail[step]!, state: 'not-sent', at: Date.now() };
-        await this.write();
-      },
-    };
-  }
-
-  flush(): Promise<boolean> {
-    if (this.pending !== null || this.unwritten) void this.write();
-    return this.chain;
-  }
-
-  /**
-   * The run succeeded: the record to complete the job with, once the writes under way have
-   * landed; null when one of them found the job taken over. The completion is fenced as the
-   * writes are: BullMQ completes a job only for the token that holds its lock, so a worker held
-   * up past its lock completes nothing over the record of the one that took the job over. The
-   * checkpoint is closed either way.
-   */
-  async completing(): Promise<RunProgress | null> {
-    if (this.pending !== null) {
-      clearImmediate(this.pending);
-      this.pending = null;
-    }
-    await this.chain;
-    this.close();
-    return this.lost ? null : this.progress;
-  }
-
-  /** The job is leaving this worker: later outcomes must not overwrite another worker's record. */
-  close(): void {
-    this.closed = true;
-  }
-
-  private write(): Promise<boolean> {
-    if (this.closed) return Promise.resolve(false);
-    if (this.pending !== null) {
-      clearImmediate(this.pending);
-      this.pending = null;
-    }
-    this.unwritten = false;
-    const snapshot = structuredClone(this.progress);
-    this.chain = this.chain.then(async () => {
-      if (this.lost) return false;
-      try {
-        // Fenced in the store: a worker held up past its lock writes nothing over the record of the one that took the job over.
-        const written =
-          this.token === undefined ? (await this.job.updateProgress(snapshot), true) : await this.store.writeProgress(this.job.id!, this.token, snapshot);
-        if (!written) {
-          this.lost = true;
-          this.close();
-        }
-        return written;
-      } catch (error) {
-        this.observer.log('warn', 'the checkpoint could not be written', { ...this.fields, reason: describeError(error) });
-        return false;
-      }
-    });
-    return this.chain;
-  }
 }

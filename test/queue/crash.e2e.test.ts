@@ -221,3 +221,54 @@ describe.each(backends)('a worker held up past its lock while another takes the 
     await second.stop();
   });
 });
+
+describe.each(backends)('a worker held up past its lock in the last task of a run on %s', (backend) => {
+  if (!runsOn(backend)) return;
+  const rig = new DurableRig(backend, uniqueQueueName('takeover-last'));
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const worker = () => rig.worker(['--queue-lock-duration', '1s']);
+
+  beforeAll(() =>
+    rig.start((peer) => {
+      // The first worker's call is held until the test lets it go; the second worker's is answered.
+      peer.route('/flaky', { status: 200, hold: () => held }, { status: 200, body: 'ok' });
+    }),
+  );
+  afterAll(async () => {
+    release();
+    await rig.close();
+  });
+
+  it('reports the run taken over, never completed: BullMQ refuses its completion', async () => {
+    const response = await fetch(`${rig.serve.url}/flaky`, { method: 'POST' });
+    const requestId = response.headers.get('x-request-id')!;
+    const [job] = await rig.store.queue.getJobs(['waiting']);
+    const jobId = job!.id!;
+
+    const first = worker();
+    await rig.peer.waitForRequests(1, '/flaky');
+    first.child.kill('SIGSTOP');
+    const second = worker();
+    await second.waitForLog((l) => l.msg === 'job completed' && l.jobId === jobId, 40_000);
+    first.child.kill('SIGCONT');
+    release();
+    // Its only task succeeds after all, and nothing finds the lock lost before the completion.
+    await first.waitForLog((l) => l.jobId === jobId && l.msg === 'job taken over by another worker: this one stops and records nothing more');
+    expect(
+      first
+        .logs()
+        .filter((l) => l.jobId === jobId)
+        .map((l) => l.msg),
+    ).not.toContain('job completed');
+    const metrics = await (await fetch(`${await first.origin}/_metrics`)).text();
+    expect(metrics).not.toMatch(/endpoint_service_queue_runs_total\{endpoint="flaky",outcome="completed"\} [1-9]/);
+    expect(metrics).toMatch(/endpoint_service_queue_runs_total\{endpoint="flaky",outcome="interrupted"\} 1/);
+
+    const shown = await runCli(['jobs', 'show', requestId, '--queue', backend.url, '--queue-name', rig.name]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^[0-9a-f-]+ {2}flaky {2}completed /);
+    expect(shown.stdout).toContain('  task call: succeeded\n');
+    await second.stop();
+  });
+});

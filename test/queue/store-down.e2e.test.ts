@@ -135,6 +135,12 @@ describe.each(backends)('a store that goes down on %s', (backend) => {
     const serve = await serveOn(store.url, '--queue-fallback', 'in-process');
     await serve.waitForLog((l) => l.msg === 'the queue store is reachable');
     await store.stop();
+    // Once serve knows the store is down. A request that meets a connection dying under it cannot
+    // know whether its job landed, and is answered 503 until the void is confirmed (late-job.e2e).
+    await eventually(
+      async () => (((await (await fetch(`${serve.url}/_health`)).json()) as { queue: string }).queue === 'unreachable' ? true : undefined),
+      '/_health to say the store is unreachable',
+    );
     const before = peer.requestsTo('/fine').length;
     const response = await fetch(`${serve.url}/two`, { method: 'POST' });
     expect(response.status).toBe(200);
