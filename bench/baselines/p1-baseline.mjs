@@ -1,13 +1,13 @@
-// The bare node:http server of p1-query.mjs: route, two query parameters, empty 200 with
+// The bare node:http server of scenarios/p1-query.mjs: route, two query parameters, empty 200 with
 // x-request-id. Prints its URL on stdout once listening.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { commandLine } from './lib/cli.mjs';
+import { commandLine } from '../lib/cli.mjs';
 
-commandLine(`Usage: node bench/p1-baseline.mjs
+commandLine(`Usage: node bench/baselines/p1-baseline.mjs
 
-The baseline server of P1 (started by p1-query.mjs): GET /p1?a=…&b=… answers an empty 200 with
-x-request-id. Prints its URL once listening; SIGTERM stops it.
+The baseline server of P1 (started by scenarios/p1-query.mjs): GET /p1?a=…&b=… answers an empty 200
+with x-request-id. Prints its URL once listening; SIGTERM stops it.
 
   -h, --help  this text
 `);

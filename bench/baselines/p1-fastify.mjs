@@ -1,8 +1,8 @@
-// The Fastify 5 baseline of p1-query.mjs: what a user would write by hand for P1's endpoint.
-// GET /p1 with a and b declared in a querystring schema (Fastify's own way to check
+// The Fastify 5 baseline of scenarios/p1-query.mjs: what a user would write by hand for P1's
+// endpoint. GET /p1 with a and b declared in a querystring schema (Fastify's own way to check
 // parameters: a 400 when one is missing), an empty 200, and x-request-id with a UUID on every
-// answer (the request id Fastify generates, so with --logger the log lines carry it too, as
-// serve's do). Prints its URL on stdout once listening.
+// answer (the request id Fastify generates, so with --logger the log lines carry it too, as serve's
+// do). Prints its URL on stdout once listening.
 //
 // --logger turns on Fastify's own pino logger with its default request logging (a line when a
 // request comes in, one when it is answered). It writes to this process's stderr, as serve
@@ -11,14 +11,14 @@
 // the same kind of pino stream as the default stdout one, which is kept free for the URL line.
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import { commandLine } from './lib/cli.mjs';
+import { commandLine } from '../lib/cli.mjs';
 
 const { values } = commandLine(
-  `Usage: node bench/p1-fastify.mjs [--logger]
+  `Usage: node bench/baselines/p1-fastify.mjs [--logger]
 
-A baseline server of P1 (started by p1-query.mjs): Fastify 5 answering GET /p1?a=…&b=… with an
-empty 200 and x-request-id (400 when a or b is missing). Prints its URL once listening; SIGTERM
-stops it.
+A baseline server of P1 (started by scenarios/p1-query.mjs): Fastify 5 answering GET /p1?a=…&b=…
+with an empty 200 and x-request-id (400 when a or b is missing). Prints its URL once listening;
+SIGTERM stops it.
 
   --logger    Fastify's pino logger on, with its default request logging, written to stderr
   -h, --help  this text

@@ -1,22 +1,23 @@
 // The baseline of P11: a hand-written BullMQ 6 worker whose processor does the HTTP work of the
-// jobs `serve --queue` stores for bench/p11-drain/endpoints.xml, with got configured like the
-// service's client (keep-alive agent, no got retries, no throw on HTTP errors) and the same
-// requests: a form POST with an Idempotency-Key; for a job of the endpoint `two`, a second POST
-// sending the id the first answer carries. It does not open the sealed request (it posts the
-// endpoint's default value), nor checkpoint or log: the least a worker can do for the same calls.
+// jobs `serve --queue` stores for bench/scenarios/fixtures/p11-drain/endpoints.xml, with got
+// configured like the service's client (keep-alive agent, no got retries, no throw on HTTP errors)
+// and the same requests: a form POST with an Idempotency-Key; for a job of the endpoint `two`, a
+// second POST sending the id the first answer carries. It does not open the sealed request (it
+// posts the endpoint's default value), nor checkpoint or log: the least a worker can do for the
+// same calls.
 //
-//   node bench/p11-bullmq-worker.mjs --redis URL --queue NAME --upstream URL [--concurrency N]
+//   node bench/baselines/p11-bullmq-worker.mjs --redis URL --queue NAME --upstream URL [--concurrency N]
 import http from 'node:http';
 import https from 'node:https';
 import { Worker } from 'bullmq';
 import got from 'got';
 import { Redis } from 'ioredis';
-import { commandLine, numberOption } from './lib/cli.mjs';
+import { commandLine, numberOption } from '../lib/cli.mjs';
 
-const USAGE = `Usage: node bench/p11-bullmq-worker.mjs --redis URL --queue NAME --upstream URL [--concurrency N]
+const USAGE = `Usage: node bench/baselines/p11-bullmq-worker.mjs --redis URL --queue NAME --upstream URL [--concurrency N]
 
-The baseline worker of P11 (started by p11-drain.mjs): takes the queue's jobs and makes their
-HTTP calls with got. Prints "ready" once its worker runs; SIGTERM closes it.
+The baseline worker of P11 (started by scenarios/p11-drain.mjs): takes the queue's jobs and makes
+their HTTP calls with got. Prints "ready" once its worker runs; SIGTERM closes it.
 
   --redis URL        the Redis
   --queue NAME       the queue name

@@ -1,20 +1,22 @@
-// The baseline of P12: a bare node:http server that does what `serve --queue` must do to store
-// a background run of bench/p11-drain/endpoints.xml's `one`, and nothing more: routes, parses and
-// checks the declared parameter, seals the same record (parameters, system values, secret
-// names) with AES-256-GCM bound to the job id, and adds the job with BullMQ's Queue.add and the
-// service's job options before it answers an empty 200 with x-request-id. No log, no metrics.
+// The baseline of P12: a bare node:http server that does what `serve --queue` must do to store a
+// background run of bench/scenarios/fixtures/p11-drain/endpoints.xml's `one`, and nothing more:
+// routes, parses and checks the declared parameter, seals the same record (parameters, system
+// values, secret names) with AES-256-GCM bound to the job id, and adds the job with BullMQ's
+// Queue.add and the service's job options before it answers an empty 200 with x-request-id. No log,
+// no metrics.
 //
-//   node bench/p12-baseline.mjs --redis URL --queue NAME
+//   node bench/baselines/p12-baseline.mjs --redis URL --queue NAME
 import { createCipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { commandLine } from './lib/cli.mjs';
+import { commandLine } from '../lib/cli.mjs';
 
-const USAGE = `Usage: node bench/p12-baseline.mjs --redis URL --queue NAME
+const USAGE = `Usage: node bench/baselines/p12-baseline.mjs --redis URL --queue NAME
 
-The baseline server of P12 (started by p12-enqueue.mjs): GET /one?ref=… seals the run and adds
-it to the queue with BullMQ's Queue.add, then answers an empty 200. Prints its URL once listening.
+The baseline server of P12 (started by scenarios/p12-enqueue.mjs): GET /one?ref=… seals the run and
+adds it to the queue with BullMQ's Queue.add, then answers an empty 200. Prints its URL once
+listening.
 
   --redis URL   the Redis
   --queue NAME  the queue name

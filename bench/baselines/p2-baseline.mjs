@@ -5,16 +5,16 @@
 //                   HTTP errors, redirects followed, per-request timeout)
 //   --client fetch  with Node 20's global fetch (undici inside; the undici package itself is
 //                   not installed)
-// Usage: node bench/p2-baseline.mjs --client got|fetch --upstream URL
+// Usage: node bench/baselines/p2-baseline.mjs --client got|fetch --upstream URL
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import got from 'got';
-import { commandLine, usageError } from './lib/cli.mjs';
+import { commandLine, usageError } from '../lib/cli.mjs';
 
-const USAGE = `Usage: node bench/p2-baseline.mjs [--client got|fetch] --upstream URL
+const USAGE = `Usage: node bench/baselines/p2-baseline.mjs [--client got|fetch] --upstream URL
 
-The baseline servers of P2 (started by p2-http-task.mjs): GET /p2?a=…&b=… makes one GET to the
-upstream with got or fetch and answers an empty 200. Prints its URL once listening.
+The baseline servers of P2 (started by scenarios/p2-http-task.mjs): GET /p2?a=…&b=… makes one GET to
+the upstream with got or fetch and answers an empty 200. Prints its URL once listening.
 
   --client got|fetch  the HTTP client (default got)
   --upstream URL      the upstream to call (required)

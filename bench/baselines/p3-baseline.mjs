@@ -2,15 +2,15 @@
 // task over a pooled nodemailer transport with the service's options (same pool defaults:
 // 5 connections, 100 messages each), CONCURRENCY sends in flight, for DURATION seconds after a
 // 1 s warm-up. Prints {"from":…, "to":…, "sent":…} (Date.now() times of the measured window).
-// Usage: node bench/p3-baseline.mjs --smtp-url smtp://127.0.0.1:PORT --concurrency 10 --duration 5
+// Usage: node bench/baselines/p3-baseline.mjs --smtp-url smtp://127.0.0.1:PORT --concurrency 10 --duration 5
 import nodemailer from 'nodemailer';
 import SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
-import { commandLine, numberOption } from './lib/cli.mjs';
+import { commandLine, numberOption } from '../lib/cli.mjs';
 
-const USAGE = `Usage: node bench/p3-baseline.mjs --smtp-url URL [--concurrency N] [--duration S]
+const USAGE = `Usage: node bench/baselines/p3-baseline.mjs --smtp-url URL [--concurrency N] [--duration S]
 
-The baseline of P3 (started by p3-email.mjs): sends P3's mail in a loop over a pooled nodemailer
-transport for a 1 s warm-up and then S seconds, and prints {"from","to","sent"} as JSON.
+The baseline of P3 (started by scenarios/p3-email.mjs): sends P3's mail in a loop over a pooled
+nodemailer transport for a 1 s warm-up and then S seconds, and prints {"from","to","sent"} as JSON.
 
   --smtp-url URL   the SMTP server, smtp://127.0.0.1:PORT (required)
   --concurrency N  sends in flight (default 10)

@@ -1,17 +1,18 @@
 // A hand-written reference for P4 (not the target, which is the ideal 3 x 50 ms): a node:http
 // handler making the same six calls with got, the chain in sequence passing $.id along and the
 // three independent calls concurrently with it; empty 200 when all succeeded.
-// Usage: node bench/p4-baseline.mjs --upstream URL
+// Usage: node bench/baselines/p4-baseline.mjs --upstream URL
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import got from 'got';
-import { commandLine } from './lib/cli.mjs';
+import { commandLine } from '../lib/cli.mjs';
 
 const { values } = commandLine(
-  `Usage: node bench/p4-baseline.mjs --upstream URL
+  `Usage: node bench/baselines/p4-baseline.mjs --upstream URL
 
-The reference server of P4 (started by p4-chain.mjs): GET /p4 makes P4's six upstream calls with
-got, three in a chain and three concurrently, and answers an empty 200. Prints its URL once listening.
+The reference server of P4 (started by scenarios/p4-chain.mjs): GET /p4 makes P4's six upstream
+calls with got, three in a chain and three concurrently, and answers an empty 200. Prints its URL
+once listening.
 
   --upstream URL  the upstream to call (required)
   -h, --help      this text

@@ -16,6 +16,12 @@ import { commandLine, numberOption, usageError } from './cli.mjs';
 
 export const benchDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = path.resolve(benchDir, '..');
+// bench/README.md: what is measured, what it is measured against, and what only takes part.
+export const scenariosDir = path.join(benchDir, 'scenarios');
+export const baselinesDir = path.join(benchDir, 'baselines');
+export const peersDir = path.join(benchDir, 'peers');
+/** The endpoints.xml a scenario serves: bench/scenarios/fixtures/NAME/endpoints.xml. */
+export const fixture = (name) => path.join(scenariosDir, 'fixtures', name, 'endpoints.xml');
 export const bin = path.join(repoRoot, 'bin/endpoint-service.js');
 const autocannonCli = path.join(repoRoot, 'node_modules/autocannon/autocannon.js');
 
@@ -122,7 +128,10 @@ export function startService(app, { workers = 1, cpu = SERVER_CPU, env = process
   });
 }
 
-/** A baseline or helper script of bench/ that prints its URL (or port) as its first stdout line. */
+/**
+ * A script of bench/baselines/ or bench/peers/ that prints its URL (or port) as its first stdout
+ * line; `script` is its path under bench/ ('peers/upstream.mjs').
+ */
 export function startScript(script, args = [], opts = {}) {
   return startProcess([process.execPath, path.join(benchDir, script), ...args], opts);
 }

@@ -1,9 +1,9 @@
 // An OTLP/HTTP receiver that accepts every export and keeps nothing: where P1 --otel sends the
 // spans of the traced service. Prints its URL (for OTEL_EXPORTER_OTLP_ENDPOINT) once listening.
 import { createServer } from 'node:http';
-import { commandLine } from './lib/cli.mjs';
+import { commandLine } from '../lib/cli.mjs';
 
-const USAGE = `Usage: node bench/otlp-sink.mjs
+const USAGE = `Usage: node bench/peers/otlp-sink.mjs
 
 The OTLP/HTTP receiver of P1 --otel: answers every POST /v1/traces with 200 and drops it.
 Prints its URL once listening, then on SIGTERM the number of exports and bytes received.

@@ -4,15 +4,15 @@
 // byte; the rest of the bytes are shared, so the clients hold one copy. Prints one JSON line:
 // {results: [{client, status, ms, retryAfter, detail}], sha256: {client: hex}, wallMs}.
 //
-//   node bench/p8-client.mjs --url URL/endpoint --clients N --size BYTES
+//   node bench/peers/p8-client.mjs --url URL/endpoint --clients N --size BYTES
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 
-const USAGE = `Usage: node bench/p8-client.mjs --url URL [--clients N] [--size BYTES]
+const USAGE = `Usage: node bench/peers/p8-client.mjs --url URL [--clients N] [--size BYTES]
 
-The load of P8 (run by p8-uploads.mjs): N clients each post one multipart upload of SIZE bytes
-to URL at the same moment; prints the answers and the SHA-256 of every file as one JSON line.
+The load of P8 (run by scenarios/p8-uploads.mjs): N clients each post one multipart upload of SIZE
+bytes to URL at the same moment; prints the answers and the SHA-256 of every file as one JSON line.
 `;
 const values = (() => {
   const args = process.argv.slice(2);

@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
 
-const USAGE = `Usage: node bench/p8-smtp-sink.mjs
+const USAGE = `Usage: node bench/peers/p8-smtp-sink.mjs
 
-The SMTP server of P8 (started by p8-uploads.mjs): hashes every attachment it receives and
+The SMTP server of P8 (started by scenarios/p8-uploads.mjs): hashes every attachment it receives and
 reports them over IPC. Prints its port once listening. No options.
 `;
 if (process.argv.includes('--help') || process.argv.includes('-h')) {

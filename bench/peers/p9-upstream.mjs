@@ -2,9 +2,9 @@
 // request carrying a `probe` query value arrived (Date.now(), the clock the client reads too).
 // GET /_probes returns them as {probe: arrivedAtMs}. Prints its URL once listening.
 import { createServer } from 'node:http';
-import { commandLine } from './lib/cli.mjs';
+import { commandLine } from '../lib/cli.mjs';
 
-const USAGE = `Usage: node bench/p9-upstream.mjs
+const USAGE = `Usage: node bench/peers/p9-upstream.mjs
 
 The upstream of P9: answers every request with a small JSON body and records the arrival time of
 requests with a probe query value (GET /_probes lists them). Prints its URL once listening;

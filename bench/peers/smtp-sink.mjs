@@ -2,12 +2,12 @@
 // records when it arrived. Prints its port once listening; answers IPC requests
 // {type: 'count', from, to} (Date.now() times) with the arrivals in that window.
 import { SMTPServer } from 'smtp-server';
-import { commandLine } from './lib/cli.mjs';
+import { commandLine } from '../lib/cli.mjs';
 
-commandLine(`Usage: node bench/smtp-sink.mjs
+commandLine(`Usage: node bench/peers/smtp-sink.mjs
 
-The SMTP server of P3 (started by p3-email.mjs with an IPC channel): reads every message and
-records when it arrived. Prints its port once listening; SIGTERM stops it.
+The SMTP server of P3 (started by scenarios/p3-email.mjs with an IPC channel): reads every message
+and records when it arrived. Prints its port once listening; SIGTERM stops it.
 
   -h, --help  this text
 `);

@@ -1,9 +1,9 @@
 // The local upstream of P2 and P4: a node:http server answering every request with a small
 // JSON body, optionally after a delay (--delay MS). Prints its URL once listening.
 import { createServer } from 'node:http';
-import { commandLine, numberOption } from './lib/cli.mjs';
+import { commandLine, numberOption } from '../lib/cli.mjs';
 
-const USAGE = `Usage: node bench/upstream.mjs [--delay MS]
+const USAGE = `Usage: node bench/peers/upstream.mjs [--delay MS]
 
 The upstream of P2 and P4: answers every request with a small JSON body. Prints its URL once
 listening; SIGTERM stops it.

@@ -1,24 +1,24 @@
 // P1: an endpoint with two query parameters and an empty success, served by the real binary
 // (--workers 1), against a bare node:http server doing the same minimum work
-// (p1-baseline.mjs: route, parse and check two parameters, empty 200 with x-request-id).
-// Targets: >= 0.90x the baseline's req/s, p99 <= 1.2x the baseline's. A third variant serves
-// the same endpoint with a <rate-limit> by client address in memory (p1-query-limited/), against
-// endpoint-service without it in the same run: target >= 0.90x req/s.
-// Two more, for information: the same endpoint in Fastify 5 (p1-fastify.mjs), what a user would
-// write by hand, with its logger off and on. serve logs every request, so Fastify with its logger
-// is the like-for-like one; both logs go to stderr, which startProcess points at /dev/null.
+// (baselines/p1-baseline.mjs: route, parse and check two parameters, empty 200 with x-request-id).
+// Targets: >= 0.90x the baseline's req/s, p99 <= 1.2x the baseline's. A third variant serves the
+// same endpoint with a <rate-limit> by client address in memory (fixtures/p1-query-limited/),
+// against endpoint-service without it in the same run: target >= 0.90x req/s.
+// Two more, for information: the same endpoint in Fastify 5 (baselines/p1-fastify.mjs), what a user
+// would write by hand, with its logger off and on. serve logs every request, so Fastify with its
+// logger is the like-for-like one; both logs go to stderr, which startProcess points at /dev/null.
 // --driver wrk generates the load with wrk instead of autocannon (lib/common.mjs, loadTest).
 // --otel adds the same service with tracing on (every request sampled, spans exported to
-// bench/otlp-sink.mjs); --before DIR adds the build in DIR (a copy of an earlier version:
+// bench/peers/otlp-sink.mjs); --before DIR adds the build in DIR (a copy of an earlier version:
 // DIR/bin/endpoint-service.js), all measured in the same rounds.
 //
-//   node bench/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--driver autocannon|wrk] [--otel] [--before DIR]
+//   node bench/scenarios/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--driver autocannon|wrk] [--otel] [--before DIR]
 import path from 'node:path';
 import {
-  benchDir,
   check,
   checkDriver,
   emitResult,
+  fixture,
   latencyRatio,
   measureServer,
   median,
@@ -30,15 +30,16 @@ import {
   startService,
   warmup,
   LOAD_CPU,
-} from './lib/common.mjs';
+} from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C]
-                              [--driver autocannon|wrk] [--otel] [--before DIR]
+const USAGE = `Usage: node bench/scenarios/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+                                        [--driver autocannon|wrk] [--otel] [--before DIR]
 
 P1: an endpoint with two query parameters served by endpoint-service (--workers 1) against a
 bare node:http server, measured alternately. Targets: req/s >= 0.90x, p99 <= 1.2x the baseline's.
 Also the same endpoint with a <rate-limit> (in memory) against it without: req/s >= 0.90x.
-For information, the same endpoint in Fastify 5 (bench/p1-fastify.mjs) with its logger off and on.
+For information, the same endpoint in Fastify 5 (bench/baselines/p1-fastify.mjs) with its logger off
+and on.
 
   --quick          shorter run (3 rounds x 4 s instead of 5 x 10 s)
   --rounds N       rounds per variant
@@ -47,7 +48,7 @@ For information, the same endpoint in Fastify 5 (bench/p1-fastify.mjs) with its 
   --driver D       load generator: autocannon (default, an npm package) or wrk
                    (wrk -t1 -cC -dSs --latency; wrk must be on PATH)
   --otel           also measure the service with tracing on: serve --otel, OTEL_TRACES_SAMPLER=always_on,
-                   spans exported to bench/otlp-sink.mjs (on the load generator's core)
+                   spans exported to bench/peers/otlp-sink.mjs (on the load generator's core)
   --before DIR     also measure the build in DIR (DIR/bin/endpoint-service.js, e.g. a copy of main)
   -h, --help       this text
 `;
@@ -58,15 +59,15 @@ const o = options(
 );
 checkDriver(USAGE, o.driver);
 requireBuild();
-const app = path.join(benchDir, 'p1-query/endpoints.xml');
+const app = fixture('p1-query');
 const PATH = '/p1?a=hello&b=w%C3%B6rld';
 
 const service = await startService(app);
-const baseline = await startScript('p1-baseline.mjs');
-const limited = await startService(path.join(benchDir, 'p1-query-limited/endpoints.xml'));
+const baseline = await startScript('baselines/p1-baseline.mjs');
+const limited = await startService(fixture('p1-query-limited'));
 // stderr as for startService ('ignore', i.e. /dev/null), where serve's JSON log goes too.
-const fastify = await startScript('p1-fastify.mjs');
-const fastifyLogged = await startScript('p1-fastify.mjs', ['--logger']);
+const fastify = await startScript('baselines/p1-fastify.mjs');
+const fastifyLogged = await startScript('baselines/p1-fastify.mjs', ['--logger']);
 // The first three are compared by position below; every later one gets a ratio line of its own.
 const variant = (name, server) => ({ name, url: server.url + PATH, server, samples: [] });
 const fastifyVariant = variant('Fastify 5', fastify);
@@ -87,7 +88,7 @@ if (o.before !== undefined) {
   variants.push(variant('before (--before)', before));
 }
 if (o.otel) {
-  const sink = await startScript('otlp-sink.mjs', [], { cpu: LOAD_CPU });
+  const sink = await startScript('peers/otlp-sink.mjs', [], { cpu: LOAD_CPU });
   helpers.push(sink);
   const traced = await startService(app, {
     extra: ['--otel'],

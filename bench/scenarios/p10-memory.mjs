@@ -6,16 +6,16 @@
 // application <= 50 MB at both points. For comparison, `--before DIR` measures another built
 // checkout in the same run.
 //
-//   node bench/p10-memory.mjs [--quick] [--endpoints N] [--before DIR]
+//   node bench/scenarios/p10-memory.mjs [--quick] [--endpoints N] [--before DIR]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { check, emitResult, options, planRow, repoRoot, requireBuild } from './lib/common.mjs';
-import { generate } from './lib/generate-app.mjs';
+import { check, emitResult, options, planRow, repoRoot, requireBuild } from '../lib/common.mjs';
+import { generate } from '../lib/generate-app.mjs';
 
-const USAGE = `Usage: node bench/p10-memory.mjs [--quick] [--endpoints N] [--before DIR]
+const USAGE = `Usage: node bench/scenarios/p10-memory.mjs [--quick] [--endpoints N] [--before DIR]
 
 P10: V8 heap in use by the compiled application of a generated large application, after the
 compile and after one request to each endpoint. Target: <= 50 MB at both points, for 10,000

@@ -1,28 +1,29 @@
 // P11: how fast one `endpoint-service worker` drains queued background jobs, against a
-// hand-written BullMQ 6 worker doing the same HTTP calls with got (p11-bullmq-worker.mjs), same
-// concurrency, same Redis, same upstream, in the same run. The jobs are stored by
-// `serve --queue --no-queue-consume` (one serve per queue, so every worker gets jobs of the same
-// shape and options) while the queue is paused; then the queue is resumed, and the time until
-// every call reached the upstream and no job is left is the drain. Two jobs: `one` (one POST) and
-// `two` (a POST, then a POST with the id the first answer carries). Workers are measured in
-// turn (A B A B …, the order reversed every other round), each idling on its empty queue while
-// another drains. Besides jobs/s, the worker's CPU time per job (/proc): steadier on a busy machine.
+// hand-written BullMQ 6 worker doing the same HTTP calls with got
+// (baselines/p11-bullmq-worker.mjs), same concurrency, same Redis, same upstream, in the same
+// run. The jobs are stored by `serve --queue --no-queue-consume` (one serve per queue, so every
+// worker gets jobs of the same shape and options) while the queue is paused; then the queue is
+// resumed, and the time until every call reached the upstream and no job is left is the drain.
+// Two jobs: `one` (one POST) and `two` (a POST, then a POST with the id the first answer
+// carries). Workers are measured in turn (A B A B …, the order reversed every other round), each
+// idling on its empty queue while another drains. Besides jobs/s, the worker's CPU time per job
+// (/proc): steadier on a busy machine.
 // Redis: a redis-server of its own on a free port (lib/redis-server.mjs), stopped at the end.
 // Target: worker jobs/s >= 0.9x the baseline's, for each job.
 // --before DIR adds the worker of the build in DIR (a copy of an earlier version), fed by that
 // build's serve.
 //
-//   node bench/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR]
+//   node bench/scenarios/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR]
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
-  benchDir,
   bin,
   check,
   cpuSeconds,
   emitResult,
+  fixture,
   LOAD_CPU,
   median,
   options,
@@ -31,10 +32,10 @@ import {
   spread,
   startProcess,
   startScript,
-} from './lib/common.mjs';
-import { startRedis } from './lib/redis-server.mjs';
+} from '../lib/common.mjs';
+import { startRedis } from '../lib/redis-server.mjs';
 
-const USAGE = `Usage: node bench/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR]
+const USAGE = `Usage: node bench/scenarios/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR]
 
 P11: endpoint-service worker draining N queued background jobs (one HTTP POST each; and two
 dependent POSTs) against a hand-written BullMQ worker with got, same run, own redis-server.
@@ -55,7 +56,7 @@ if (redis === null) {
   emitResult('p11', [check('P11 skipped: no redis-server', 'n/a', 'information', null)]);
   process.exit(0);
 }
-const app = path.join(benchDir, 'p11-drain/endpoints.xml');
+const app = fixture('p11-drain');
 const key = randomBytes(32).toString('base64');
 const suffix = randomBytes(3).toString('hex');
 // The workers measured: this build's, the BullMQ baseline, and with --before an earlier build's.
@@ -72,7 +73,7 @@ const start = async (p) => {
   return s;
 };
 
-const upstream = await start(startScript('p9-upstream.mjs', [], { cpu: LOAD_CPU }));
+const upstream = await start(startScript('peers/p9-upstream.mjs', [], { cpu: LOAD_CPU }));
 const env = { ...process.env, UPSTREAM: upstream.url, ENDPOINT_SERVICE_QUEUE_KEY: key };
 // The producers: idle while a queue drains, so on the load core with Redis and the upstream.
 const serve = {};
@@ -106,9 +107,13 @@ const workers = {};
 for (const v of VARIANTS)
   workers[v] = await start(
     v === 'baseline'
-      ? startScript('p11-bullmq-worker.mjs', ['--redis', redis.url, '--queue', names[v], '--upstream', upstream.url, '--concurrency', String(o.concurrency)], {
-          ready: /^(ready)$/m,
-        })
+      ? startScript(
+          'baselines/p11-bullmq-worker.mjs',
+          ['--redis', redis.url, '--queue', names[v], '--upstream', upstream.url, '--concurrency', String(o.concurrency)],
+          {
+            ready: /^(ready)$/m,
+          },
+        )
       : startProcess(
           [
             process.execPath,

@@ -1,17 +1,17 @@
 // P12: requests/s of `serve --queue --no-queue-consume` on a background endpoint with one
-// HttpRequest task (bench/p11-drain/endpoints.xml's `one`), against a bare node:http server that
-// parses the same parameter and stores a sealed run of the same size with BullMQ's Queue.add
-// (p12-baseline.mjs), same Redis, same run, alternating. Redis: a redis-server of its own on a
-// free port, stopped at the end. Target: serve req/s >= 0.8x the baseline's.
+// HttpRequest task (bench/scenarios/fixtures/p11-drain/endpoints.xml's `one`), against a bare
+// node:http server that parses the same parameter and stores a sealed run of the same size with
+// BullMQ's Queue.add (baselines/p12-baseline.mjs), same Redis, same run, alternating. Redis: a
+// redis-server of its own on a free port, stopped at the end. Target: serve req/s >= 0.8x the
+// baseline's.
 //
-//   node bench/p12-enqueue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+//   node bench/scenarios/p12-enqueue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import {
-  benchDir,
   check,
   cpuSeconds,
   emitResult,
+  fixture,
   measureServer,
   median,
   options,
@@ -22,10 +22,10 @@ import {
   startService,
   warmup,
   variantLine,
-} from './lib/common.mjs';
-import { startRedis } from './lib/redis-server.mjs';
+} from '../lib/common.mjs';
+import { startRedis } from '../lib/redis-server.mjs';
 
-const USAGE = `Usage: node bench/p12-enqueue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+const USAGE = `Usage: node bench/scenarios/p12-enqueue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
 P12: serve --queue --no-queue-consume answering a background endpoint (each request stored as a
 sealed job) against a bare node:http server calling BullMQ's Queue.add, same run, own
@@ -45,7 +45,7 @@ if (redis === null) {
   emitResult('p12', [check('P12 skipped: no redis-server', 'n/a', 'information', null)]);
   process.exit(0);
 }
-const app = path.join(benchDir, 'p11-drain/endpoints.xml');
+const app = fixture('p11-drain');
 const suffix = randomBytes(3).toString('hex');
 const env = { ...process.env, UPSTREAM: 'http://127.0.0.1:9', ENDPOINT_SERVICE_QUEUE_KEY: randomBytes(32).toString('base64') };
 const servers = [];
@@ -63,7 +63,7 @@ try {
   });
   servers.push({
     name: 'node:http + Queue.add',
-    server: await startScript('p12-baseline.mjs', ['--redis', redis.url, '--queue', `es-bench-p12-bullmq-${suffix}`]),
+    server: await startScript('baselines/p12-baseline.mjs', ['--redis', redis.url, '--queue', `es-bench-p12-bullmq-${suffix}`]),
     samples: [],
   });
   const url = (v) => `${v.server.url}/one?ref=${'r'.repeat(16)}`;

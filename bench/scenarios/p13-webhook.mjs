@@ -5,15 +5,15 @@
 // upstream. What is measured is the cost of binding from JSON: the body is parsed once per
 // request however many parameters read it. Target: >= 0.80x the query-string endpoint's req/s.
 //
-//   node bench/p13-webhook.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+//   node bench/scenarios/p13-webhook.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  benchDir,
   check,
   emitResult,
+  fixture,
   LOAD_CPU,
   measureServer,
   median,
@@ -23,9 +23,9 @@ import {
   startService,
   loadTest,
   variantLine,
-} from './lib/common.mjs';
+} from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p13-webhook.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+const USAGE = `Usage: node bench/scenarios/p13-webhook.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
 P13: a 21 KB GitHub delivery posted to an endpoint with five JSONPath parameters and one
 HttpRequest task, against the same delivery posted to the same endpoint reading its five values
@@ -58,8 +58,8 @@ const query = new URLSearchParams({
   s: delivery.sender.login,
 });
 
-const upstream = await startScript('upstream.mjs', [], { cpu: LOAD_CPU });
-const service = await startService(path.join(benchDir, 'p13-webhook/endpoints.xml'), { env: { ...process.env, UPSTREAM: upstream.url } });
+const upstream = await startScript('peers/upstream.mjs', [], { cpu: LOAD_CPU });
+const service = await startService(fixture('p13-webhook'), { env: { ...process.env, UPSTREAM: upstream.url } });
 const load = { method: 'POST', bodyFile, headers: { 'content-type': 'application/json', 'x-github-event': 'issues' }, connections: o.connections };
 const variants = [
   { name: 'query string', url: `${service.url}/query?${query}`, samples: [] },

@@ -4,14 +4,14 @@
 // with a JSONPath and answer 200 at once, so the difference is the verification: one
 // HMAC-SHA256 over 20 KB and the header lookup. Target: >= 0.90x req/s.
 //
-//   node bench/p14-signature.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--size BYTES]
+//   node bench/scenarios/p14-signature.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--size BYTES]
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { benchDir, check, emitResult, latencyRatio, measureServer, median, options, requireBuild, startService, variantLine } from './lib/common.mjs';
+import { check, emitResult, fixture, latencyRatio, measureServer, median, options, requireBuild, startService, variantLine } from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p14-signature.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--size BYTES]
+const USAGE = `Usage: node bench/scenarios/p14-signature.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--size BYTES]
 
 P14: a signed JSON delivery of about 20 KB posted to an endpoint with <signature scheme="github">
 and to the same endpoint without it, in one endpoint-service (--workers 1), measured
@@ -37,7 +37,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'p14-'));
 const input = path.join(dir, 'delivery.json');
 writeFileSync(input, body);
 
-const service = await startService(path.join(benchDir, 'p14-signature/endpoints.xml'), { env: { ...process.env, P14_SECRET: SECRET } });
+const service = await startService(fixture('p14-signature'), { env: { ...process.env, P14_SECRET: SECRET } });
 const load = {
   method: 'POST',
   bodyFile: input,

@@ -4,16 +4,15 @@
 // carries a new delivery id (autocannon -I), so each is claimed and then remembered: two Redis
 // round trips. For information, a third variant repeats one delivery: every request a replay.
 // Two pairs: an endpoint that only answers (the worst case: the two round trips are all the work
-// there is) and one with an HttpRequest task to a local upstream (upstream.mjs, on the load core).
-// Target: req/s with deduplication >= 0.70x without, at 32 connections.
+// there is) and one with an HttpRequest task to a local upstream (peers/upstream.mjs, on the load
+// core). Target: req/s with deduplication >= 0.70x without, at 32 connections.
 //
-//   node bench/p15-dedup.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+//   node bench/scenarios/p15-dedup.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import {
-  benchDir,
   check,
   emitResult,
+  fixture,
   loadTest,
   LOAD_CPU,
   measureServer,
@@ -23,9 +22,9 @@ import {
   startScript,
   startService,
   variantLine,
-} from './lib/common.mjs';
+} from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p15-dedup.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+const USAGE = `Usage: node bench/scenarios/p15-dedup.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
 P15: an endpoint with <deduplicate> on Redis (a new delivery id per request) against the same
 endpoint without it, alternately, in one serve process. Target: req/s >= 0.70x at 32 connections.
@@ -55,8 +54,8 @@ try {
   process.exit(0);
 }
 
-const upstream = await startScript('upstream.mjs', [], { cpu: LOAD_CPU });
-const server = await startService(path.join(benchDir, 'p15-dedup/endpoints.xml'), {
+const upstream = await startScript('peers/upstream.mjs', [], { cpu: LOAD_CPU });
+const server = await startService(fixture('p15-dedup'), {
   env: { ...process.env, UPSTREAM: upstream.url },
   extra: ['--rate-limit-store', redisUrl, '--rate-limit-prefix', prefix],
 });

@@ -1,15 +1,15 @@
-// P2: an endpoint with one HttpRequest task to a local upstream (upstream.mjs), served by the
+// P2: an endpoint with one HttpRequest task to a local upstream (peers/upstream.mjs), served by the
 // real binary (--workers 1), against hand-written node:http handlers making the same call
-// (p2-baseline.mjs): with got (the target's baseline) and with Node's global fetch (undici).
-// Target: service >= 0.90x the got handler's req/s. The fetch/got ratio is for information.
+// (baselines/p2-baseline.mjs): with got (the target's baseline) and with Node's global fetch
+// (undici). Target: service >= 0.90x the got handler's req/s. The fetch/got ratio is for
+// information.
 // The upstream runs on the load core with autocannon, so the server's core is its alone.
 //
-//   node bench/p2-http-task.mjs [--quick] [--rounds N] [--duration S] [--connections C]
-import path from 'node:path';
+//   node bench/scenarios/p2-http-task.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import {
-  benchDir,
   check,
   emitResult,
+  fixture,
   LOAD_CPU,
   planRow,
   measureServer,
@@ -20,9 +20,9 @@ import {
   startScript,
   startService,
   warmup,
-} from './lib/common.mjs';
+} from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p2-http-task.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+const USAGE = `Usage: node bench/scenarios/p2-http-task.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
 P2: an endpoint with one HttpRequest task to a local upstream, against node:http handlers making
 the same call with got and with fetch. Target: req/s >= 0.90x the got handler's.
@@ -35,13 +35,13 @@ the same call with got and with fetch. Target: req/s >= 0.90x the got handler's.
 `;
 const o = options(USAGE, { rounds: [4, 2], duration: [8, 4], connections: [10, 10] });
 requireBuild();
-const app = path.join(benchDir, 'p2-http-task/endpoints.xml');
+const app = fixture('p2-http-task');
 const PATH = '/p2?a=hello&b=w%C3%B6rld';
 
-const upstream = await startScript('upstream.mjs', [], { cpu: LOAD_CPU });
+const upstream = await startScript('peers/upstream.mjs', [], { cpu: LOAD_CPU });
 const service = await startService(app, { env: { ...process.env, UPSTREAM: upstream.url } });
-const viaGot = await startScript('p2-baseline.mjs', ['--client', 'got', '--upstream', upstream.url]);
-const viaFetch = await startScript('p2-baseline.mjs', ['--client', 'fetch', '--upstream', upstream.url]);
+const viaGot = await startScript('baselines/p2-baseline.mjs', ['--client', 'got', '--upstream', upstream.url]);
+const viaFetch = await startScript('baselines/p2-baseline.mjs', ['--client', 'fetch', '--upstream', upstream.url]);
 const variants = [
   { name: 'node:http + got', server: viaGot, samples: [] },
   { name: 'node:http + fetch', server: viaFetch, samples: [] },

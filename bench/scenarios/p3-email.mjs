@@ -1,18 +1,19 @@
-// P3: an endpoint with one Email task to a local SMTP server (smtp-sink.mjs), served by the
+// P3: an endpoint with one Email task to a local SMTP server (peers/smtp-sink.mjs), served by the
 // real binary (--workers 1) under autocannon, against a hand-written loop sending the same mail
-// with a pooled nodemailer transport (p3-baseline.mjs), as many sends in flight as autocannon
-// has connections. Rates are counted at the SMTP server: messages received in the measured
-// window, (n - 1) / (last arrival - first arrival). Target: service >= 0.90x the loop.
+// with a pooled nodemailer transport (baselines/p3-baseline.mjs), as many sends in flight as
+// autocannon has connections. Rates are counted at the SMTP server: messages received in the
+// measured window, (n - 1) / (last arrival - first arrival). Target: service >= 0.90x the loop.
 // The loop needs no load generator; the service needs autocannon, which runs on core 1 with
 // the SMTP server, so the service's core is its alone, like the loop's.
 //
-//   node bench/p3-email.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+//   node bench/scenarios/p3-email.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import {
-  benchDir,
+  baselinesDir,
   check,
   emitResult,
+  fixture,
   LOAD_CPU,
   loadTest,
   median,
@@ -23,9 +24,9 @@ import {
   spread,
   startScript,
   startService,
-} from './lib/common.mjs';
+} from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p3-email.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+const USAGE = `Usage: node bench/scenarios/p3-email.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
 P3: an endpoint with one Email task to a local SMTP server, against a pooled nodemailer loop
 sending the same mail. Target: messages/s >= 0.90x the loop's.
@@ -38,10 +39,10 @@ sending the same mail. Target: messages/s >= 0.90x the loop's.
 `;
 const o = options(USAGE, { rounds: [4, 2], duration: [8, 4], connections: [10, 10] });
 requireBuild();
-const app = path.join(benchDir, 'p3-email/endpoints.xml');
+const app = fixture('p3-email');
 const PATH = '/p3?a=hello&b=w%C3%B6rld';
 
-const sink = await startScript('smtp-sink.mjs', [], { cpu: LOAD_CPU, ipc: true, ready: /^(\d+)$/m });
+const sink = await startScript('peers/smtp-sink.mjs', [], { cpu: LOAD_CPU, ipc: true, ready: /^(\d+)$/m });
 const smtpUrl = `smtp://127.0.0.1:${sink.url}`;
 let nextId = 0;
 function arrivals(from, to) {
@@ -61,7 +62,7 @@ const rateOf = (a) => (a.count > 1 ? ((a.count - 1) * 1000) / (a.last - a.first)
 function runBaseline(duration) {
   const argv = pinned(SERVER_CPU, [
     process.execPath,
-    path.join(benchDir, 'p3-baseline.mjs'),
+    path.join(baselinesDir, 'p3-baseline.mjs'),
     '--smtp-url',
     smtpUrl,
     '--concurrency',

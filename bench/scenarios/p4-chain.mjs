@@ -1,14 +1,13 @@
 // P4: request latency of an endpoint with a chain of 3 dependent tasks and 3 independent
 // ones, each upstream call answered after 50 ms, at low load (one connection, one request at
-// a time), against the ideal 3 x 50 ms. Target: median latency <= ideal + 10 ms. A
-// hand-written got handler doing the same calls (p4-baseline.mjs) is measured alternately as
-// a reference for what node and got themselves add.
+// a time), against the ideal 3 x 50 ms. Target: median latency <= ideal + 10 ms. A hand-written got
+// handler doing the same calls (baselines/p4-baseline.mjs) is measured alternately as a reference
+// for what node and got themselves add.
 //
-//   node bench/p4-chain.mjs [--quick] [--rounds N] [--duration S]
-import path from 'node:path';
-import { benchDir, check, emitResult, LOAD_CPU, loadTest, median, options, requireBuild, spread, startScript, startService } from './lib/common.mjs';
+//   node bench/scenarios/p4-chain.mjs [--quick] [--rounds N] [--duration S]
+import { check, emitResult, fixture, LOAD_CPU, loadTest, median, options, requireBuild, spread, startScript, startService } from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p4-chain.mjs [--quick] [--rounds N] [--duration S] [--delay MS]
+const USAGE = `Usage: node bench/scenarios/p4-chain.mjs [--quick] [--rounds N] [--duration S] [--delay MS]
 
 P4: latency of an endpoint with a chain of 3 dependent tasks and 3 independent ones, one request
 at a time, against the ideal 3 x delay. Target: median latency <= ideal + 10 ms.
@@ -21,12 +20,12 @@ at a time, against the ideal 3 x delay. Target: median latency <= ideal + 10 ms.
 `;
 const o = options(USAGE, { rounds: [3, 2], duration: [6, 3], delay: [50, 50] });
 requireBuild();
-const app = path.join(benchDir, 'p4-chain/endpoints.xml');
+const app = fixture('p4-chain');
 const IDEAL = 3 * o.delay;
 
-const upstream = await startScript('upstream.mjs', ['--delay', String(o.delay)], { cpu: LOAD_CPU });
+const upstream = await startScript('peers/upstream.mjs', ['--delay', String(o.delay)], { cpu: LOAD_CPU });
 const service = await startService(app, { env: { ...process.env, UPSTREAM: upstream.url } });
-const baseline = await startScript('p4-baseline.mjs', ['--upstream', upstream.url]);
+const baseline = await startScript('baselines/p4-baseline.mjs', ['--upstream', upstream.url]);
 // The upstream alone, called directly by autocannon: what one 50 ms call really takes on this
 // machine (timer granularity, loopback, scheduling), so the ideal can also be read as 3 x that.
 const variants = [

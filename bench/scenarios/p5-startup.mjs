@@ -8,17 +8,17 @@
 // application and `validate` of both generated applications (spawn to exit).
 // Every process runs on core 0; nothing else of the bench runs meanwhile.
 //
-//   node bench/p5-startup.mjs [--quick] [--runs N] [--endpoints 10000]
+//   node bench/scenarios/p5-startup.mjs [--quick] [--runs N] [--endpoints 10000]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { bin, check, emitResult, median, options, pinned, planRow, repoRoot, requireBuild, SERVER_CPU, spread, startService } from './lib/common.mjs';
+import { bin, check, emitResult, median, options, pinned, planRow, repoRoot, requireBuild, SERVER_CPU, spread, startService } from '../lib/common.mjs';
 
 const BOTH_CPUS = '0,1';
-import { generate, generateLight } from './lib/generate-app.mjs';
+import { generate, generateLight } from '../lib/generate-app.mjs';
 
-const USAGE = `Usage: node bench/p5-startup.mjs [--quick] [--runs N] [--endpoints N]
+const USAGE = `Usage: node bench/scenarios/p5-startup.mjs [--quick] [--runs N] [--endpoints N]
 
 P5: start-up time of serve, spawn to ready line, for the example application and a generated
 large one, against node -e "". Targets: example <= baseline + 0.3 s, large <= baseline + 0.8 s,

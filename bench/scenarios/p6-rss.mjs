@@ -3,11 +3,10 @@
 // second. Target: RSS at 60 s within 10% of RSS at 10 s. --quick shortens the run to 25 s
 // (RSS at 10 s vs at 25 s), which is a weaker check, and says so.
 //
-//   node bench/p6-rss.mjs [--quick] [--duration S] [--connections C]
-import path from 'node:path';
-import { benchDir, check, emitResult, loadTest, options, requireBuild, rssMiB, startService } from './lib/common.mjs';
+//   node bench/scenarios/p6-rss.mjs [--quick] [--duration S] [--connections C]
+import { check, emitResult, fixture, loadTest, options, requireBuild, rssMiB, startService } from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p6-rss.mjs [--quick] [--duration S] [--connections C]
+const USAGE = `Usage: node bench/scenarios/p6-rss.mjs [--quick] [--duration S] [--connections C]
 
 P6: RSS of serve (--workers 1) under P1 load, sampled every second. Target: RSS at the end
 within 10% of RSS at 10 s.
@@ -19,7 +18,7 @@ within 10% of RSS at 10 s.
 `;
 const o = options(USAGE, { duration: [60, 25], connections: [10, 10] });
 requireBuild();
-const app = path.join(benchDir, 'p1-query/endpoints.xml');
+const app = fixture('p1-query');
 const PATH = '/p1?a=hello&b=w%C3%B6rld';
 
 const service = await startService(app);

@@ -4,11 +4,10 @@
 // autocannon are pinned here (pinning two workers and autocannon onto two cores would only
 // decide who shares); P1 has the pinned one-worker figure. No target: reported as measured.
 //
-//   node bench/p7-workers.mjs [--quick] [--rounds N] [--duration S] [--connections C]
-import path from 'node:path';
-import { benchDir, emitResult, check, latencyRatio, loadTest, median, options, requireBuild, spread, startService, warmup } from './lib/common.mjs';
+//   node bench/scenarios/p7-workers.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+import { check, emitResult, fixture, latencyRatio, loadTest, median, options, requireBuild, spread, startService, warmup } from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p7-workers.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+const USAGE = `Usage: node bench/scenarios/p7-workers.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
 P7: --workers 2 against --workers 1 on the P1 endpoint, nothing pinned. Reported, no target.
 
@@ -20,7 +19,7 @@ P7: --workers 2 against --workers 1 on the P1 endpoint, nothing pinned. Reported
 `;
 const o = options(USAGE, { rounds: [4, 2], duration: [8, 4], connections: [10, 10] });
 requireBuild();
-const app = path.join(benchDir, 'p1-query/endpoints.xml');
+const app = fixture('p1-query');
 const PATH = '/p1?a=hello&b=w%C3%B6rld';
 
 const one = await startService(app, { workers: 1, cpu: null });

@@ -1,29 +1,29 @@
-// P8: memory under concurrent large uploads (issue #20). The real binary (--workers 1, core 0)
-// gets N clients (p8-client.mjs, core 1) that each post one 9 MB file as multipart at the same
+// P8: memory under concurrent large uploads (issue #20). The real binary (--workers 1, core 0) gets
+// N clients (peers/p8-client.mjs, core 1) that each post one 9 MB file as multipart at the same
 // moment, in three cases, each against a freshly started process:
 //
 //   issue    60 clients to `notify`: one HttpRequest task to an upstream answering after 3 s,
 //            nothing reads the file (the case measured on main: ~60 -> ~670 MB RSS)
 //   no-mail  N clients to `notify`
 //   mail     N clients to `mail`: one Email task attaching the uploaded file, to an SMTP sink
-//            (p8-smtp-sink.mjs, core 1) that hashes every attachment it receives
+//            (peers/p8-smtp-sink.mjs, core 1) that hashes every attachment it receives
 //
 // VmRSS of the serving process is sampled every 50 ms and its peak (VmHWM) read at the end.
 // Targets, per case: peak RSS under 200 MB (decimal); every upload answered 200, 503 or 413;
 // every 200 of `mail` delivered with the exact bytes sent (SHA-256); no temporary file left
 // once every request is answered. Figures go to docs/performance-log.md, "P8".
 //
-//   node bench/p8-uploads.mjs [--quick] [--clients N] [--size BYTES] [--cases issue,no-mail,mail]
+//   node bench/scenarios/p8-uploads.mjs [--quick] [--clients N] [--size BYTES] [--cases issue,no-mail,mail]
 //                             [--bin PATH/endpoint-service.js] [--max-inflight-body-size SIZE]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { benchDir, bin as ownBin, check, emitResult, LOAD_CPU, pinned, requireBuild, rssMiB, startProcess, startScript } from './lib/common.mjs';
+import { bin as ownBin, check, emitResult, fixture, LOAD_CPU, peersDir, pinned, requireBuild, rssMiB, startProcess, startScript } from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p8-uploads.mjs [--quick] [--clients N] [--size BYTES] [--cases LIST]
-                                [--bin PATH] [--max-inflight-body-size SIZE]
+const USAGE = `Usage: node bench/scenarios/p8-uploads.mjs [--quick] [--clients N] [--size BYTES] [--cases LIST]
+                                          [--bin PATH] [--max-inflight-body-size SIZE]
 
 P8: peak RSS of one worker while N clients each post a 9 MB upload at once, to an endpoint that
 mails it and to one that does not (and the 60-client case of issue #20).
@@ -64,7 +64,7 @@ requireBuild();
 const clients = Number(cli.clients ?? (cli.quick ? 100 : 200));
 const size = Number(cli.size);
 const bin = cli.bin ? path.resolve(cli.bin) : ownBin;
-const app = path.join(benchDir, 'p8-uploads/endpoints.xml');
+const app = fixture('p8-uploads');
 const TARGET_BYTES = 200e6;
 const mb = (bytes) => (bytes / 1e6).toFixed(1);
 
@@ -74,8 +74,8 @@ const CASES = [
   { name: 'mail', endpoint: 'mail', clients },
 ].filter((c) => cli.cases.split(',').includes(c.name));
 
-const upstream = await startScript('upstream.mjs', ['--delay', '3000'], { cpu: LOAD_CPU });
-const sink = await startScript('p8-smtp-sink.mjs', [], { cpu: LOAD_CPU, ipc: true, ready: /^(\d+)$/m });
+const upstream = await startScript('peers/upstream.mjs', ['--delay', '3000'], { cpu: LOAD_CPU });
+const sink = await startScript('peers/p8-smtp-sink.mjs', [], { cpu: LOAD_CPU, ipc: true, ready: /^(\d+)$/m });
 let reports = 0;
 const sinkMessages = () =>
   new Promise((resolve) => {
@@ -106,7 +106,7 @@ function filesUnder(dir) {
 }
 
 function runClients(url, n) {
-  const argv = pinned(LOAD_CPU, [process.execPath, path.join(benchDir, 'p8-client.mjs'), '--url', url, '--clients', String(n), '--size', String(size)]);
+  const argv = pinned(LOAD_CPU, [process.execPath, path.join(peersDir, 'p8-client.mjs'), '--url', url, '--clients', String(n), '--size', String(size)]);
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';

@@ -4,14 +4,13 @@
 // Targets: queued req/s >= 0.7x in-process; p99 delay from the answer to the task's request at
 // the upstream <= 50 ms at that load (probes sent during the load, one every 20 ms).
 //
-//   node bench/p9-queue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+//   node bench/scenarios/p9-queue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import {
-  benchDir,
   bin,
   check,
   emitResult,
+  fixture,
   LOAD_CPU,
   measureServer,
   median,
@@ -22,9 +21,9 @@ import {
   startScript,
   startService,
   warmup,
-} from './lib/common.mjs';
+} from '../lib/common.mjs';
 
-const USAGE = `Usage: node bench/p9-queue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
+const USAGE = `Usage: node bench/scenarios/p9-queue.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
 P9: a background endpoint with one HttpRequest task, in-process against serve --queue with a
 separate worker, on Redis (ENDPOINT_SERVICE_BENCH_REDIS_URL, default redis://127.0.0.1:6379).
@@ -39,7 +38,7 @@ Targets: queued req/s >= 0.70x in-process; p99 delay from answer to upstream <= 
 const o = options(USAGE, { rounds: [4, 2], duration: [8, 4], connections: [10, 10] });
 requireBuild();
 const redisUrl = process.env.ENDPOINT_SERVICE_BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
-const app = path.join(benchDir, 'p9-queue/endpoints.xml');
+const app = fixture('p9-queue');
 const queueName = `es-bench-p8-${randomBytes(3).toString('hex')}`;
 const key = randomBytes(32).toString('base64');
 
@@ -58,7 +57,7 @@ try {
   process.exit(0);
 }
 
-const upstream = await startScript('p9-upstream.mjs', [], { cpu: LOAD_CPU });
+const upstream = await startScript('peers/p9-upstream.mjs', [], { cpu: LOAD_CPU });
 const env = { ...process.env, UPSTREAM: upstream.url, ENDPOINT_SERVICE_QUEUE_KEY: key };
 const inProcess = await startService(app, { env });
 const queued = await startService(app, { env, extra: ['--queue', redisUrl, '--queue-name', queueName, '--no-queue-consume'] });

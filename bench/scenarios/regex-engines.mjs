@@ -5,7 +5,7 @@
 // (`^(?:PATTERN)$`), for the patterns authors write and for the one that made RegExp backtrack
 // for ever, on short values and on values of about 10 KB.
 //
-//   node bench/regex-engines.mjs [--quick] [--rounds N] [--engines DIR]
+//   node bench/scenarios/regex-engines.mjs [--quick] [--rounds N] [--engines DIR]
 //
 // re2js is a dependency of the service; re2-wasm and re2 are not, so they are looked up in
 // DIR/node_modules (`npm install --prefix DIR re2-wasm re2`; the native one compiles RE2 with
@@ -16,12 +16,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { commandLine, numberOption } from './lib/cli.mjs';
+import { commandLine, numberOption } from '../lib/cli.mjs';
+import { repoRoot } from '../lib/common.mjs';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-const USAGE = `Usage: node bench/regex-engines.mjs [--quick] [--rounds N] [--engines DIR]
+const USAGE = `Usage: node bench/scenarios/regex-engines.mjs [--quick] [--rounds N] [--engines DIR]
 
 Whole-value matches per second of re2js, re2-wasm, the native re2 and node's RegExp, for
 typical patterns and a pathological one, on short and ~10 KB values; also each engine's load

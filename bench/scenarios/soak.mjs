@@ -4,7 +4,7 @@
 // and the SMTP peer received each successful good request's call and mail exactly once, and
 // nothing for a request that failed), and reports memory (RSS) at start and end.
 //
-//   node bench/soak.mjs [--duration 60] [--concurrency 12] [--json]
+//   node bench/scenarios/soak.mjs [--duration 60] [--concurrency 12] [--json]
 //
 // Exit 0 when every invariant held, 1 otherwise. test/reliability/soak.e2e.test.ts runs the
 // same runSoak() for a few seconds inside npm test. Self-contained (no TypeScript helpers) so
@@ -15,11 +15,11 @@ import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SMTPServer } from 'smtp-server';
-import { commandLine, numberOption } from './lib/cli.mjs';
+import { commandLine, numberOption } from '../lib/cli.mjs';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const BIN = fileURLToPath(new URL('../bin/endpoint-service.js', import.meta.url));
-const APP = fileURLToPath(new URL('../fixtures/reliability/tasks/endpoints.xml', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/endpoint-service.js', import.meta.url));
+const APP = fileURLToPath(new URL('../../fixtures/reliability/tasks/endpoints.xml', import.meta.url));
 
 /** Deterministic PRNG (mulberry32), so a run's request mix can be replayed with its seed. */
 function prng(seed) {
@@ -411,7 +411,7 @@ function printSummary({ figures: f, violations: v }) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const USAGE = `Usage: node bench/soak.mjs [--duration S] [--concurrency N] [--seed N] [--json]
+  const USAGE = `Usage: node bench/scenarios/soak.mjs [--duration S] [--concurrency N] [--seed N] [--json]
 
 Soak: serve under concurrent good and bad requests with an HttpRequest and an Email task; checks
 that good requests never get a 5xx and every task is accounted for. Exit 0 when every invariant held.

@@ -1,6 +1,6 @@
 // How `validate` scales with the size of the configuration.
 //
-//   node bench/validate-scale.mjs [--runs 5] [--sizes 1000,10000] [--keep] [--compare DIR]
+//   node bench/scenarios/validate-scale.mjs [--runs 5] [--sizes 1000,10000] [--keep] [--compare DIR]
 //
 // --compare DIR: also time another built checkout (a `git worktree add --detach DIR <commit>`
 // with `npm ci` run in it), alternating with this one run by run (this, other, this, other, …)
@@ -22,14 +22,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { commandLine, numberOption, usageError } from './lib/cli.mjs';
-import { generate } from './lib/generate-app.mjs';
+import { commandLine, numberOption, usageError } from '../lib/cli.mjs';
+import { repoRoot } from '../lib/common.mjs';
+import { generate } from '../lib/generate-app.mjs';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = path.join(repoRoot, 'bin/endpoint-service.js');
-
-const USAGE = `Usage: node bench/validate-scale.mjs [--runs N] [--sizes N,N,...] [--keep] [--compare DIR]
+const USAGE = `Usage: node bench/scenarios/validate-scale.mjs [--runs N] [--sizes N,N,...] [--keep] [--compare DIR]
 
 How validate scales with the size of the configuration: generates applications of each size
 in a temp dir and times the CLI, the compiler in-process and node -e "" as a baseline.
