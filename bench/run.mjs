@@ -47,8 +47,10 @@ ${SCENARIOS.map(([name, script, what]) => `  ${name.padEnd(4)}${script.padEnd(18
 const { values, positionals } = commandLine(USAGE, { quick: { type: 'boolean', default: false } }, { positionals: true });
 const quick = values.quick;
 const filters = positionals.map((a) => a.toLowerCase());
-// By name (p1 is P1, not P10 too) or by the start of the script's name (p1-query).
-const selected = SCENARIOS.filter(([name, script]) => filters.length === 0 || filters.some((f) => name === f || script.startsWith(f)));
+// By name (p1 is P1, not P10 too) or by the start of the script's name (p1-query). A name is
+// never taken as the start of a script's name: 'p10-memory.mjs' starts with 'p1'.
+const isName = (f) => SCENARIOS.some(([name]) => name === f);
+const selected = SCENARIOS.filter(([name, script]) => filters.length === 0 || filters.some((f) => name === f || (!isName(f) && script.startsWith(f))));
 if (selected.length === 0) usageError(USAGE, `no scenario matches ${filters.join(', ')}; known: ${SCENARIOS.map(([n]) => n).join(', ')}`);
 requireBuild();
 
