@@ -1,10 +1,11 @@
 // How `validate` scales with the size of the configuration.
 //
-//   node bench/scenarios/validate-scale.mjs [--runs 5] [--sizes 1000,10000] [--keep] [--compare DIR]
+//   node bench/scenarios/validate-scale.mjs [--quick] [--runs 5] [--sizes 1000,10000] [--keep] [--before DIR]
 //
-// --compare DIR: also time another built checkout (a `git worktree add --detach DIR <commit>`
-// with `npm ci` run in it), alternating with this one run by run (this, other, this, other, …)
-// so both see the same machine, and print the ratios of the medians (this / other).
+// --before DIR: also time the build in DIR (a checkout of an earlier version, `git worktree add
+// --detach DIR <commit>`, with its dist/ built), alternating with this one run by run (current,
+// before, before, current, …: which goes first alternates) so both see the same machine, and
+// print before / current of the medians with the min–max of the same ratio run by run.
 //
 // (Build first: npx tsc -p tsconfig.json. There is no npm script for it on purpose.)
 //
@@ -17,38 +18,42 @@
 //     diagnosticsOnly as the validate command calls it, and without (the AST kept, as serve
 //     and dry-run need it);
 //   - a baseline `node -e ""`, in the same run, so CLI figures can be read net of Node's start.
-// It prints medians with min–max and the 10k/1k ratios. It asserts nothing: figures are for people.
+// It prints medians with min–max and the 10k/1k ratios, and a @@result line (lib/common.mjs,
+// emitResult) with figures for information only: it asserts nothing, figures are for people.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { commandLine, numberOption, usageError } from '../lib/cli.mjs';
-import { repoRoot } from '../lib/common.mjs';
+import { beforeBuild, beforeRatio, check, emitResult, median, repoRoot } from '../lib/common.mjs';
 import { generate } from '../lib/generate-app.mjs';
 
-const USAGE = `Usage: node bench/scenarios/validate-scale.mjs [--runs N] [--sizes N,N,...] [--keep] [--compare DIR]
+const USAGE = `Usage: node bench/scenarios/validate-scale.mjs [--quick] [--runs N] [--sizes N,N,...] [--keep] [--before DIR]
 
 How validate scales with the size of the configuration: generates applications of each size
 in a temp dir and times the CLI, the compiler in-process and node -e "" as a baseline.
 
-  --runs N         runs of each measurement (default 5)
+  --quick          fewer runs (3 instead of 5)
+  --runs N         runs of each measurement
   --sizes N,N,...  endpoints of each generated application (default 1000,10000)
   --keep           keep the generated applications (their folder is printed)
-  --compare DIR    also time the built checkout in DIR, run by run beside this one
+  --before DIR     also time the build in DIR (a checkout with its dist/ built), run by run
+                   beside this one, and report before/current of the medians
   -h, --help       this text
 `;
 const { values } = commandLine(USAGE, {
+  quick: { type: 'boolean', default: false },
   runs: { type: 'string' },
   sizes: { type: 'string' },
   keep: { type: 'boolean', default: false },
-  compare: { type: 'string' },
+  before: { type: 'string' },
 });
-const RUNS = numberOption(USAGE, values, 'runs', 5);
+const RUNS = numberOption(USAGE, values, 'runs', values.quick ? 3 : 5);
 const SIZES = (values.sizes ?? '1000,10000').split(',').map(Number);
 if (SIZES.some((n) => !Number.isInteger(n) || n < 1))
   usageError(USAGE, `--sizes must be whole numbers of endpoints separated by commas (got "${values.sizes}")`);
 const KEEP = values.keep;
-const COMPARE = values.compare ?? null;
+const BEFORE = values.before === undefined ? null : beforeBuild(USAGE, values.before);
 
 /** A built checkout: its CLI and its compiler with the task kinds it registers. */
 async function checkout(root, label) {
@@ -95,19 +100,18 @@ function timeProcess(argv) {
   return { ms, cpu: cpuBefore === null ? null : cpuAfter - cpuBefore, r };
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const fmt = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
 const summary = (xs) => `median ${fmt(median(xs))} (min ${fmt(Math.min(...xs))}, max ${fmt(Math.max(...xs))})`;
 const cpuSummary = (xs) => (xs.length > 0 && xs.every((x) => x !== null) ? `; CPU (user+sys) ${summary(xs)}` : '');
 
-const builds = [await checkout(repoRoot, 'this')];
-if (COMPARE !== null) builds.push(await checkout(path.resolve(COMPARE), `other (${COMPARE})`));
+const builds = [await checkout(repoRoot, 'current')];
+if (BEFORE !== null) builds.push(await checkout(BEFORE.root, `before (--before ${values.before})`));
+/** The builds in the order of run `i`: with --before, which of the two goes first alternates. */
+const inTurn = (i) => (i % 2 === 0 ? builds.map((build, b) => [build, b]) : builds.map((build, b) => [build, b]).reverse());
 const root = mkdtempSync(path.join(tmpdir(), 'es-bench-validate-'));
 const results = {};
+const checks = [];
+let baselineMs = NaN;
 try {
   const load = () =>
     loadavg()
@@ -122,6 +126,7 @@ try {
     baselineCpu.push(t.cpu);
   }
   console.log(`baseline node -e "": wall ${summary(baseline)}${cpuSummary(baselineCpu)}`);
+  baselineMs = median(baseline);
 
   for (const count of SIZES) {
     const dir = path.join(root, String(count));
@@ -132,7 +137,7 @@ try {
     const each = builds.map(() => ({ cli: [], cliCpu: [], compile: [], compileCpu: [], keep: [], keepCpu: [] }));
     let failed = false;
     for (let i = 0; i < RUNS && !failed; i++) {
-      builds.forEach((build, b) => {
+      inTurn(i).forEach(([build, b]) => {
         if (failed) return;
         const { ms, cpu, r } = timeProcess([build.bin, 'validate', file]);
         if (r.status !== 0) {
@@ -149,7 +154,7 @@ try {
     // (the whole application kept), alternating so all see the same machine.
     let diagnostics = 0;
     for (let i = 0; i < RUNS; i++) {
-      builds.forEach((build, b) => {
+      inTurn(i).forEach(([build, b]) => {
         for (const diagnosticsOnly of [true, false]) {
           const cpuStart = process.cpuUsage();
           const start = process.hrtime.bigint();
@@ -174,12 +179,20 @@ try {
           `  compileApplication in-process, AST kept (as serve, dry-run):   wall ${summary(keep)}${cpuSummary(keepCpu)}`,
       );
     });
-    if (builds.length > 1 && !failed) {
-      const r = (k) => (median(each[0][k]) / median(each[1][k])).toFixed(3);
-      const cpu = CLOCK_TICKS === null ? '' : `, CPU ${r('cliCpu')}`;
+    if (failed) continue;
+    checks.push(check(`validate (info) CLI, ${count} endpoints`, `${fmt(median(each[0].cli))} (node -e "" ${fmt(baselineMs)})`, 'information', null));
+    if (builds.length > 1) {
+      // before / current, each run's two figures taken one right after the other.
+      const r = (k) => beforeRatio(each[1][k], each[0][k]);
+      const cliCpu = CLOCK_TICKS === null ? '' : `   CPU ${r('cliCpu').text}`;
       console.log(
-        `  ratio this/other of medians: CLI wall ${r('cli')}${cpu}; in-process diagnostics only: wall ${r('compile')}, CPU ${r('compileCpu')}; AST kept: wall ${r('keep')}, CPU ${r('keepCpu')}`,
+        `  before/current (medians; min–max of the runs):\n` +
+          `    CLI validate                   wall ${r('cli').text}${cliCpu}\n` +
+          `    in-process, diagnostics only   wall ${r('compile').text}   CPU ${r('compileCpu').text}\n` +
+          `    in-process, AST kept           wall ${r('keep').text}   CPU ${r('keepCpu').text}`,
       );
+      const cpu = CLOCK_TICKS === null ? '' : ` (CPU ${r('cliCpu').value.toFixed(2)}x)`;
+      checks.push(check(`validate (info) CLI, ${count} endpoints, before/current`, `${r('cli').value.toFixed(2)}x${cpu}`, 'information', null));
     }
   }
   const [small, large] = SIZES;
@@ -194,3 +207,4 @@ try {
   if (KEEP) console.log(`kept ${root}`);
   else rmSync(root, { recursive: true, force: true });
 }
+emitResult('validate-scale', checks);
