@@ -7,11 +7,12 @@
 //   npm run bench -- p1 p5 [--quick]   only the scenarios P1 and P5
 //
 // Build first: npx tsc -p tsconfig.json (the scenarios start bin/endpoint-service.js).
+// The scripts are in bench/scenarios/ (bench/README.md).
 import { spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { commandLine, usageError } from './lib/cli.mjs';
-import { benchDir, requireBuild } from './lib/common.mjs';
+import { requireBuild, scenariosDir } from './lib/common.mjs';
 
 const SCENARIOS = [
   ['p1', 'p1-query.mjs', 'endpoint with two query parameters vs bare node:http (and Fastify 5)'],
@@ -35,19 +36,21 @@ const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p15]
        node bench/run.mjs [--quick] [p1 ... p15]
 
 Runs the scenarios (all, or those named) one after the other and ends with a summary of every
-target. Each scenario also runs alone: node bench/SCRIPT --help.
+target. Each scenario also runs alone: node bench/scenarios/SCRIPT --help.
 
   --quick     shorter durations and fewer rounds (a few minutes instead of about 10)
   -h, --help  this text
 
-Scenarios:
+Scenarios (bench/scenarios/):
 ${SCENARIOS.map(([name, script, what]) => `  ${name.padEnd(4)}${script.padEnd(18)} ${what}`).join('\n')}
 `;
 const { values, positionals } = commandLine(USAGE, { quick: { type: 'boolean', default: false } }, { positionals: true });
 const quick = values.quick;
 const filters = positionals.map((a) => a.toLowerCase());
-// By name (p1 is P1, not P10 too) or by the start of the script's name (p1-query).
-const selected = SCENARIOS.filter(([name, script]) => filters.length === 0 || filters.some((f) => name === f || script.startsWith(f)));
+// By name (p1 is P1, not P10 too) or by the start of the script's name (p1-query). A name is
+// never taken as the start of a script's name: 'p10-memory.mjs' starts with 'p1'.
+const isName = (f) => SCENARIOS.some(([name]) => name === f);
+const selected = SCENARIOS.filter(([name, script]) => filters.length === 0 || filters.some((f) => name === f || (!isName(f) && script.startsWith(f))));
 if (selected.length === 0) usageError(USAGE, `no scenario matches ${filters.join(', ')}; known: ${SCENARIOS.map(([n]) => n).join(', ')}`);
 requireBuild();
 
@@ -63,7 +66,7 @@ console.log(`started ${new Date().toISOString()}\n`);
 
 function runScenario(script) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(benchDir, script), ...(quick ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(scenariosDir, script), ...(quick ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
     let buffered = '';
     const results = [];
     child.stdout.setEncoding('utf8').on('data', (chunk) => {

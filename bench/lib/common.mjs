@@ -16,6 +16,12 @@ import { commandLine, numberOption, usageError } from './cli.mjs';
 
 export const benchDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = path.resolve(benchDir, '..');
+// bench/README.md: what is measured, what it is measured against, and what only takes part.
+export const scenariosDir = path.join(benchDir, 'scenarios');
+export const baselinesDir = path.join(benchDir, 'baselines');
+export const peersDir = path.join(benchDir, 'peers');
+/** The endpoints.xml a scenario serves: bench/scenarios/fixtures/NAME/endpoints.xml. */
+export const fixture = (name) => path.join(scenariosDir, 'fixtures', name, 'endpoints.xml');
 export const bin = path.join(repoRoot, 'bin/endpoint-service.js');
 const autocannonCli = path.join(repoRoot, 'node_modules/autocannon/autocannon.js');
 
@@ -112,9 +118,12 @@ export function startProcess(argv, { cpu = SERVER_CPU, env = process.env, ready 
   });
 }
 
-/** `endpoint-service serve FILE --port 0 --workers N` (plus extra args), ready on its ready line. */
-export function startService(app, { workers = 1, cpu = SERVER_CPU, env = process.env, extra = [], stderr = 'ignore' } = {}) {
-  return startProcess([process.execPath, bin, 'serve', app, '--port', '0', '--workers', String(workers), '--log-format', 'json', ...extra], {
+/**
+ * `endpoint-service serve FILE --port 0 --workers N` (plus extra args), ready on its ready line.
+ * `cli`: another build's bin/endpoint-service.js (--before), this one's by default.
+ */
+export function startService(app, { workers = 1, cpu = SERVER_CPU, env = process.env, extra = [], stderr = 'ignore', cli = bin } = {}) {
+  return startProcess([process.execPath, cli, 'serve', app, '--port', '0', '--workers', String(workers), '--log-format', 'json', ...extra], {
     cpu,
     env,
     stderr,
@@ -122,7 +131,10 @@ export function startService(app, { workers = 1, cpu = SERVER_CPU, env = process
   });
 }
 
-/** A baseline or helper script of bench/ that prints its URL (or port) as its first stdout line. */
+/**
+ * A script of bench/baselines/ or bench/peers/ that prints its URL (or port) as its first stdout
+ * line; `script` is its path under bench/ ('peers/upstream.mjs').
+ */
 export function startScript(script, args = [], opts = {}) {
   return startProcess([process.execPath, path.join(benchDir, script), ...args], opts);
 }
@@ -342,6 +354,32 @@ export function planRow(what, value, baseline) {
 }
 
 export const ratio = (a, b) => a / b;
+
+/**
+ * The build `--before DIR` names: a checkout of an earlier version (`git worktree add --detach
+ * DIR COMMIT`) with its own dist/ built. A usage error, before anything starts, when DIR holds
+ * no built CLI: a run of minutes must not end in a missing file.
+ */
+export function beforeBuild(usage, dir) {
+  const root = path.resolve(dir);
+  const cli = path.join(root, 'bin/endpoint-service.js');
+  if (!existsSync(cli) || !existsSync(path.join(root, 'dist/cli/main.js'))) {
+    usageError(usage, `--before ${dir}: no built endpoint-service there (DIR/bin/endpoint-service.js and DIR/dist/; run npx tsc -p tsconfig.json in DIR)`);
+  }
+  return { root, bin: cli };
+}
+
+/**
+ * An earlier build against this one: median before / median current, and the same ratio round
+ * by round (each round measures both, one right after the other), whose min–max shows how far
+ * the machine moved the figure. For times, above 1x means this build takes less.
+ */
+export function beforeRatio(before, current) {
+  const value = median(before) / median(current);
+  const rounds = before.map((b, i) => b / current[i]).filter((r) => Number.isFinite(r));
+  const range = rounds.length > 0 ? ` (rounds ${Math.min(...rounds).toFixed(2)}–${Math.max(...rounds).toFixed(2)}x)` : '';
+  return { value, text: `${value.toFixed(2)}x${range}` };
+}
 
 /**
  * A latency ratio a / b as text. autocannon reports whole milliseconds, so at low load both

@@ -1,7 +1,7 @@
-// Generates a large application for the scale benchmarks (validate-scale.mjs, p5-startup.mjs):
-// COUNT endpoints in nested folders, each with parameters and three tasks (a JSON-body
-// HttpRequest with an output, a dependent HttpRequest using it, an Email task with an
-// attachment-static), a static/ file and email-sending-configuration.xml. The templates use
+// Generates a large application for the scale benchmarks (scenarios/validate-scale.mjs,
+// scenarios/p5-startup.mjs): COUNT endpoints in nested folders, each with parameters and three
+// tasks (a JSON-body HttpRequest with an output, a dependent HttpRequest using it, an Email task
+// with an attachment-static), a static/ file and email-sending-configuration.xml. The templates use
 // ${env:CRM_TOKEN}: set it when serving.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,11 +1,11 @@
-// A short soak inside npm test (issue 7): the same runSoak() as `node bench/soak.mjs` (whose
-// documented run is 60 s), for 8 s. Good requests must never get a 5xx; every successful good
-// request's HTTP call and mail must have arrived exactly once, and no mail for a request whose
-// Email task failed. Memory is reported, with only a generous sanity bound: a few seconds
-// cannot show a slow leak, the 60 s run in bench/ is for that.
+// A short soak inside npm test (issue 7): the same runSoak() as `node bench/scenarios/soak.mjs`
+// (whose documented run is 60 s), for 8 s. Good requests must never get a 5xx; every successful
+// good request's HTTP call and mail must have arrived exactly once, and no mail for a request
+// whose Email task failed. Memory is reported, with only a generous sanity bound: a few seconds
+// cannot show a slow leak, the 60 s run of that script is for that.
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script, without type declarations
-import { runSoak } from '../../bench/soak.mjs';
+import { runSoak } from '../../bench/scenarios/soak.mjs';
 import { fuzzSeed } from '../helpers/fuzz-seed.js';
 
 interface SoakResult {
