@@ -1,11 +1,10 @@
 // The node:http adapter: routes a request, applies its limits and hands it to the pipeline.
-// CORS is in cors.ts, writing an answer in write-response.ts, reading a body in
-// body-admission.ts. Nothing here knows about actions or tasks; the pipeline decides, this
-// file only speaks HTTP.
+// The server itself is set up in http-server.ts, the probes answered in probes.ts, CORS is in
+// cors.ts, writing an answer in write-response.ts, reading a body in body-admission.ts. Nothing
+// here knows about actions or tasks; the pipeline decides, this file only speaks HTTP.
 
 import { randomUUID } from 'node:crypto';
-import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Endpoint } from '../compiler/ast.js';
 import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
 import { discardResponse } from '../runtime/response.js';
@@ -15,7 +14,7 @@ import { RequestUploads } from '../upload.js';
 import { readBody } from './body-admission.js';
 import type { BodyIntake } from './body-intake.js';
 import { answerPreflight, crossOriginRefused, ENDPOINT_ALLOW, setCorsHeaders } from './cors.js';
-import { problemBody, writeBody, writeProblem, writeResponse } from './write-response.js';
+import { methodNotAllowed, truncatePath, writeProblem, writeResponse } from './write-response.js';
 import { requestSources } from './request-sources.js';
 import { digestBody } from './body-digest.js';
 import { requestFingerprint } from '../runtime/deduplication.js';
@@ -25,14 +24,14 @@ import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 import { type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
-import { ATTR, NO_SPAN, NO_TRACING, type Span, type Tracing } from '../tracing.js';
-import { expandTemplate } from '../template/expand.js';
-import { SYSTEM_PARAMETERS, type SystemParameter } from '../template/types.js';
+import { NO_TRACING, type Tracing } from '../tracing.js';
 import { compileTrust, forwardedClientIp, socketAddress, type TrustFunction } from './client-ip.js';
 import { answerWebhook, checkWebhook, rawBytes } from './webhooks.js';
-
-/** How long the headers of a request may take. */
-export const HEADERS_TIMEOUT_MS = 10_000;
+import { BAD_VERSION, createHttpServer, onRequestTimeout, onResponseClose, spokenVersion, type HttpServer, type TrackedResponse } from './http-server.js';
+import { answerHealth, answerMetrics, answerReady, PROBE_ALLOW } from './probes.js';
+import { endServerSpan, startServerSpan } from './request-span.js';
+import { discardRestOfBody } from './linger.js';
+import { answerAltchaChallenge } from './altcha-challenge.js';
 
 export interface HttpServerState {
   /** The application new requests are served by; replaced on a --watch reload. */
@@ -42,47 +41,14 @@ export interface HttpServerState {
   readonly queue?: { readonly up: boolean } | null;
 }
 
-/** /_health, /_ready and /_metrics. Endpoints have no HEAD: it would run their tasks. */
-const PROBE_ALLOW = 'GET, HEAD';
-/** How long, and how much, of a refused body is discarded before the connection is cut. */
-const LINGER_MS = 5000;
-const LINGER_MIN_BYTES = 16 * 1024 * 1024;
 const NO_UPLOADS = RequestUploads.NONE;
 /** A GET's body, for its <signature>. */
 const NO_BODY = Buffer.alloc(0);
-/** A key is ${env:...} only: it reads no system value. */
-const NO_SYSTEM_VALUES = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
-const HEALTHY = '{"status":"ok"}';
-const READY = '{"status":"ready"}';
-const BAD_VERSION = 'the HTTP version must be HTTP/1.0 or HTTP/1.1';
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
 const SAFE_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
-/**
- * The response of one request, carrying what its log line and metrics need: node creates it
- * (createServer's ServerResponse option), so the hot path allocates no closures for it.
- */
-class TrackedResponse extends ServerResponse {
-  service: HttpService | null = null;
-  started = 0;
-  requestId = '';
-  method = '';
-  path = '';
-  endpoint: Endpoint | undefined = undefined;
-  /** NO_SPAN unless tracing is on. */
-  span: Span = NO_SPAN;
-}
-
-function onResponseClose(this: TrackedResponse): void {
-  this.service?.responseClosed(this);
-}
-
-function onRequestTimeout(response: TrackedResponse): void {
-  response.service?.timedOut(response);
-}
-
 export class HttpService {
-  readonly server: Server<typeof IncomingMessage, typeof TrackedResponse>;
+  readonly server: HttpServer;
   private readonly prefix: string;
   /** Two per request: one for its handler, one for its response; zero means idle. */
   private pending = 0;
@@ -105,25 +71,7 @@ export class HttpService {
     this.prefix = settings.basePath + '/';
     this.publicBaseUrl = settings.publicUrl === null ? null : settings.publicUrl.base + settings.basePath;
     this.trust = settings.trustProxy === null ? null : compileTrust(settings.trustProxy);
-    this.server = createServer<typeof IncomingMessage, typeof TrackedResponse>(
-      {
-        ServerResponse: TrackedResponse,
-        headersTimeout: HEADERS_TIMEOUT_MS,
-        // The whole-request limit is ours (a 503); node's own would only cut the connection.
-        requestTimeout: 0,
-        // How often node checks the headers timeout; its default (30 s) would let 10 s become 40.
-        connectionsCheckingInterval: 1000,
-      },
-      (request, response) => void this.handle(request, response),
-    );
-    this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => this.clientError(error, socket));
-    // A client that asks before sending a body it declares too large gets its 413 without
-    // sending a byte of it; any other is told to go on.
-    this.server.on('checkContinue', (request: IncomingMessage, response: TrackedResponse) => {
-      const length = request.headers['content-length'];
-      if (length === undefined || Number(length) <= this.settings.maxBodyBytes) response.writeContinue();
-      this.handle(request, response);
-    });
+    this.server = createHttpServer(settings.maxBodyBytes, (request, response) => this.handle(request, response));
   }
 
   setListeningOrigin(origin: string): void {
@@ -215,17 +163,15 @@ export class HttpService {
     // the body out of a HEAD response). Nothing runs for them but what GET does.
     if (path === '/_health') {
       if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
-      if (this.state.shuttingDown) writeProblem(response, 503, 'the service is shutting down', requestId);
-      else writeBody(response, 200, 'application/json', this.state.queue ? `{"status":"ok","queue":"${this.state.queue.up ? 'up' : 'unreachable'}"}` : HEALTHY);
-      return;
+      return answerHealth(response, this.state);
     }
     if (path === '/_ready') {
       if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
-      return this.answerReady(response);
+      return answerReady(response, this.state, this.settings);
     }
     if (path === '/_metrics') {
       if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, PROBE_ALLOW);
-      return this.answerMetrics(response);
+      return answerMetrics(response, this.metrics, this.logger);
     }
 
     const application = this.state.current;
@@ -239,7 +185,7 @@ export class HttpService {
     const originAllowed = setCorsHeaders(cors, origin, response);
 
     if (endpoint === undefined && path.startsWith(this.altchaPrefix))
-      return this.answerAltcha(response, application, path.slice(this.altchaPrefix.length), method);
+      return answerAltchaChallenge(response, application, path.slice(this.altchaPrefix.length), method, this.guards);
     if (endpoint === undefined) return writeProblem(response, 404, `there is no endpoint at ${truncatePath(path)}`, requestId);
     if (method === 'OPTIONS' && cors !== null) return answerPreflight(request, response, originAllowed, requestId);
     if (method !== 'GET' && method !== 'POST') return methodNotAllowed(response, ENDPOINT_ALLOW);
@@ -326,46 +272,6 @@ export class HttpService {
     return this.prefix + '_altcha/';
   }
 
-  private async answerAltcha(response: TrackedResponse, application: LoadedApplication, name: string, method: string): Promise<void> {
-    const captcha = application.application.endpointsByName.get(name)?.protections?.captcha;
-    if (captcha?.provider !== 'altcha' || this.guards === null)
-      return writeProblem(response, 404, `there is no ALTCHA challenge at ${truncatePath(response.path)}`, response.requestId);
-    if (method !== 'GET') return methodNotAllowed(response, 'GET');
-    const challenge = await this.guards.altchaChallenge(
-      expandTemplate(captcha.secret, { parameters: new Map(), system: NO_SYSTEM_VALUES, env: application.env }),
-    );
-    // Each challenge is good for one solution: a cache must not hand the same one out twice.
-    response.setHeader('cache-control', 'no-store');
-    writeBody(response, 200, 'application/json', challenge);
-  }
-
-  /**
-   * Readiness, apart from /_health's liveness: whether this instance can serve every endpoint
-   * now. A store that is down makes background endpoints answer 503 (unless the fallback runs
-   * them here), which a restart of this process would not mend: /_health stays 200, this is 503
-   * so that a load balancer sends the traffic elsewhere.
-   */
-  private answerReady(response: TrackedResponse): void {
-    if (this.state.shuttingDown) return writeProblem(response, 503, 'the service is shutting down', response.requestId);
-    const queue = this.state.queue;
-    if (queue === null || queue === undefined) return writeBody(response, 200, 'application/json', READY);
-    if (!queue.up && this.settings.queue?.fallback !== 'in-process') {
-      response.setHeader('retry-after', '5');
-      return writeProblem(response, 503, 'the queue store is unreachable: background endpoints answer 503', response.requestId);
-    }
-    writeBody(response, 200, 'application/json', `{"status":"ready","queue":"${queue.up ? 'up' : 'unreachable'}"}`);
-  }
-
-  private async answerMetrics(response: TrackedResponse): Promise<void> {
-    try {
-      const text = await this.metrics.render();
-      writeBody(response, 200, this.metrics.contentType, text);
-    } catch (error) {
-      this.logger.log('error', 'metrics could not be collected', { error: describeError(error, { stack: true }) });
-      writeProblem(response, 503, 'metrics could not be collected; try again', response.requestId);
-    }
-  }
-
   /** --request-timeout: a 503 if `work` has not answered in time (the work itself goes on). */
   private async withTimeout(response: TrackedResponse, work: Promise<void>): Promise<void> {
     const timer = setTimeout(onRequestTimeout, this.settings.requestTimeoutMs, response);
@@ -448,26 +354,14 @@ export class HttpService {
 
   /**
    * A request refused before its body was read (413, 415, 400), or whose body was given up
-   * when it was answered otherwise (the request timed out). The body is not parsed any
-   * further, but a client still sending it would get a connection reset instead of the
-   * answer if the socket closed now: the rest is discarded for a bounded while, as web
-   * servers do, and the connection is cut when that bound is crossed.
+   * when it was answered otherwise (the request timed out): the body is not parsed any
+   * further, and what is still coming is discarded (linger.ts).
    */
   private refuse(request: IncomingMessage, response: ServerResponse, status: number, detail: string, requestId: string): void {
     // A body given up because its request was answered already (timed out) is only drained.
     if (!response.headersSent && !response.destroyed) writeProblem(response, status, detail, requestId);
     if (request.complete || request.destroyed) return;
-    const socket = request.socket;
-    const cap = Math.max(this.settings.maxBodyBytes, LINGER_MIN_BYTES);
-    let discarded = 0;
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-    request.on('data', (chunk: Buffer) => {
-      discarded += chunk.length;
-      if (discarded > cap) socket.destroy();
-    });
-    request.once('end', () => clearTimeout(timer));
-    request.once('close', () => clearTimeout(timer));
-    request.resume();
+    discardRestOfBody(request, this.settings.maxBodyBytes);
   }
 
   timedOut(response: TrackedResponse): void {
@@ -482,51 +376,6 @@ export class HttpService {
     const origin = host !== undefined && SAFE_HOST.test(host) ? `http://${host}` : this.listeningOrigin;
     return origin + this.settings.basePath;
   }
-
-  private clientError(error: NodeJS.ErrnoException, socket: Socket): void {
-    if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    const requestId = randomUUID();
-    const detail = status === 431 ? 'the request headers are too large' : error.code === 'HPE_INVALID_VERSION' ? BAD_VERSION : 'the request is not valid HTTP';
-    const body = problemBody(status, detail, requestId);
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/problem+json\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-  }
-}
-
-/** Method, route (the endpoint's name) and request id: never the path's query, a header or a parameter. */
-function startServerSpan(tracing: Tracing, request: IncomingMessage, method: string, endpoint: Endpoint | undefined, requestId: string): Span {
-  const span = tracing.startServerSpan(endpoint === undefined ? method : `${method} ${endpoint.name}`, request.headers);
-  span.setAttribute(ATTR.method, method);
-  if (endpoint !== undefined) span.setAttribute(ATTR.route, endpoint.name);
-  span.setAttribute(ATTR.requestId, requestId);
-  return span;
-}
-
-function endServerSpan(response: TrackedResponse): void {
-  const { span, statusCode } = response;
-  span.setAttribute(ATTR.status, statusCode);
-  if (!response.writableFinished) span.setAttribute(ATTR.aborted, true);
-  if (statusCode >= 500) span.setError(String(statusCode));
-  span.end();
-}
-
-/** HTTP/1.0 and HTTP/1.1, the versions this server speaks; any other request is a 400 (SECURITY.md). */
-function spokenVersion(request: IncomingMessage): boolean {
-  return request.httpVersionMajor === 1 && (request.httpVersionMinor === 0 || request.httpVersionMinor === 1);
-}
-
-function methodNotAllowed(response: TrackedResponse, allow: string): void {
-  response.setHeader('allow', allow);
-  writeProblem(response, 405, `the method must be ${allow.replace(', ', ' or ')}`, response.requestId);
-}
-
-function truncatePath(path: string): string {
-  return path.length > 100 ? `${path.slice(0, 97)}...` : path;
 }
 
 /** The query string as sent ('' without one), for a deduplicated request's fingerprint. */

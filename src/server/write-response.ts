@@ -49,6 +49,17 @@ export function writeBody(response: ServerResponse, status: number, contentType:
   response.end(body);
 }
 
+/** A 405 naming the methods `allow`ed, for the response of a request given its id. */
+export function methodNotAllowed(response: ServerResponse & { readonly requestId: string }, allow: string): void {
+  response.setHeader('allow', allow);
+  writeProblem(response, 405, `the method must be ${allow.replace(', ', ' or ')}`, response.requestId);
+}
+
+/** A path or origin as a problem's detail quotes it: at most 100 characters. */
+export function truncatePath(path: string): string {
+  return path.length > 100 ? `${path.slice(0, 97)}...` : path;
+}
+
 /** Synchronous for an answer held in memory; a promise while a file or stream is sent. */
 export function writeResponse(response: ServerResponse, answer: RuntimeResponse, requestId: string): Promise<void> | void {
   switch (answer.kind) {

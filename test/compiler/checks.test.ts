@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compileApplication, type CompileMode } from '../../src/compiler/index.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
-import { DIAGNOSTICS, severityOf, type DiagnosticCode } from '../../src/compiler/diagnostics.js';
+import { DIAGNOSTICS, severityOf, type DiagnosticCode } from '../../src/compiler/diagnostic-codes.js';
 
 const INVALID = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/invalid');
 

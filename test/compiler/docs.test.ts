@@ -1,10 +1,10 @@
 // docs/diagnostics.md is what users read to script against codes. Checked both ways against the
-// table in src/compiler/diagnostics.ts: every code is documented, no code is documented that the
+// table in src/compiler/diagnostic-codes.ts: every code is documented, no code is documented that the
 // table lacks (a removed or misspelt one), and the severity column says what each command does.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DIAGNOSTICS, severityOf, type DiagnosticCode } from '../../src/compiler/diagnostics.js';
+import { DIAGNOSTICS, severityOf, type DiagnosticCode } from '../../src/compiler/diagnostic-codes.js';
 import type { CompileMode } from '../../src/compiler/index.js';
 
 const doc = readFileSync(fileURLToPath(new URL('../../docs/diagnostics.md', import.meta.url)), 'utf8');

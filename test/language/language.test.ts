@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { validateXML } from 'xmllint-wasm';
 import { describe, expect, it } from 'vitest';
 import { UNSUPPORTED_ELEMENTS } from '../../src/compiler/context.js';
-import { DIAGNOSTICS } from '../../src/compiler/diagnostics.js';
+import { DIAGNOSTICS } from '../../src/compiler/diagnostic-codes.js';
 import { compileApplication } from '../../src/compiler/index.js';
 import { UNSUPPORTED_CLASSES } from '../../src/compiler/tasks.js';
 import { parseXml } from '../../src/compiler/xml.js';

@@ -1,28 +1,21 @@
 // Builds the dry-run plan from a compiled application and, with --param, the decision serve
 // would take for one request per endpoint (runtime/decision.ts, the same functions), described
-// rather than carried out. Tasks are described by their own kinds (src/tasks/<kind>/).
+// rather than carried out. Tasks are described by their own kinds (src/tasks/<kind>/), the
+// responses by responses.ts.
 
-import type { Application, Endpoint, ErrorAction, SuccessAction, SuccessResponse, Task } from '../../compiler/ast.js';
+import type { Application, Endpoint, SuccessResponse, Task } from '../../compiler/ast.js';
 import { closest } from '../../compiler/suggest.js';
 import { prepareBeforeSideEffects } from '../../runtime/preparation.js';
-import {
-  actionStatus,
-  decideRequest,
-  decideResponse,
-  type ActionFailure,
-  type Decision,
-  type DecisionInput,
-  type Proceed,
-  type ResponseDecision,
-} from '../../runtime/decision.js';
+import { decideRequest, decideResponse, type Decision, type DecisionInput, type Proceed, type ResponseDecision } from '../../runtime/decision.js';
 import { ignoredParameters, parseEnvironment, type RawParameters, type RequestFacts } from '../../runtime/parameters.js';
 import { describeError } from '../../errors.js';
 import { NO_SOURCES, sourcedValues, type RequestSources } from '../../runtime/sources.js';
 import type { TaskKinds } from '../../tasks/registry.js';
 import { evaluateCondition } from '../../template/condition.js';
-import { expandTemplate, MissingValueError, type ExpansionScope, type PlaceholderPart } from '../../template/expand.js';
-import type { Condition, Template } from '../../template/types.js';
-import type { BoundParameter, EndpointPlan, Plan, PrimaryFailure, ResponsePlan, SimulatedBody, SimulationInfo, TaskPlan } from './model.js';
+import { MissingValueError, type ExpansionScope, type PlaceholderPart } from '../../template/expand.js';
+import type { Condition } from '../../template/types.js';
+import type { BoundParameter, EndpointPlan, Plan, SimulatedBody, SimulationInfo, TaskPlan } from './model.js';
+import { describeInner, describeSuccess, listResponses, refusedOutcome, shownTarget, type Outcome } from './responses.js';
 import { describeProtections, simulateProtections } from './protections.js';
 import { describeWebhook, handshakeResponse, simulatedHandshakeRequest, simulateWebhook } from './webhook.js';
 import { describeDeduplication, simulateDeduplication } from './deduplication.js';
@@ -203,9 +196,9 @@ class EndpointPlanner {
           )
         : null;
     const outcome = captchaRefused
-      ? this.refusedOutcome(endpoint, { status: 403, detail: 'the CAPTCHA was not solved', internal: 'no CAPTCHA token' })
+      ? refusedOutcome(endpoint, { status: 403, detail: 'the CAPTCHA was not solved', internal: 'no CAPTCHA token' })
       : preparation !== null && !preparation.ok
-        ? this.refusedOutcome(preparation.endpoint, preparation.failure)
+        ? refusedOutcome(preparation.endpoint, preparation.failure)
         : this.outcome(decision);
     const runs = (outcome.failure === null || outcome.deferred) && !caught;
     const notRun = caught ? HONEYPOT_NOT_RUN : NOT_RUN;
@@ -254,7 +247,7 @@ class EndpointPlanner {
   private outcome(decision: Decision): Outcome {
     switch (decision.kind) {
       case 'refused':
-        return this.refusedOutcome(decision.endpoint, decision.failure);
+        return refusedOutcome(decision.endpoint, decision.failure);
       case 'undecided': {
         // serve would fail the same way; say so rather than guess.
         const fallback = listResponses(this.application, decision.endpoint).find((r) => r.condition === null)!;
@@ -276,20 +269,13 @@ class EndpointPlanner {
     }
   }
 
-  private refusedOutcome(endpoint: Endpoint, refusal: ActionFailure): Outcome {
-    const failure = { detail: refusal.detail, status: refusal.status, endpoint: endpoint.name };
-    return { response: errorResponse(endpoint, failure.status), chosen: false, note: null, failure, deferred: false };
-  }
-
   private responseOutcome(decision: Proceed, success: SuccessResponse, response: ResponseDecision): Outcome {
     const { endpoint } = decision;
     const deferred = success.deferred;
     const own = describeSuccess(this.application, endpoint, success, null);
     switch (response.kind) {
-      case 'refused': {
-        const failure = { detail: response.failure.detail, status: response.failure.status, endpoint: endpoint.name };
-        return { response: errorResponse(endpoint, failure.status), chosen: false, note: null, failure, deferred };
-      }
+      case 'refused':
+        return refusedOutcome(endpoint, response.failure, deferred);
       case 'undecidable':
         if (success.action.kind === 'forward') {
           return {
@@ -400,122 +386,4 @@ class EndpointPlanner {
     };
     return { ...real, verbatim };
   }
-}
-
-interface Outcome {
-  readonly response: ResponsePlan;
-  /** A <success> was picked for the simulated request. */
-  readonly chosen: boolean;
-  readonly note: string | null;
-  readonly failure: PrimaryFailure | null;
-  /** The response is built after the tasks: they run even when it then fails. */
-  readonly deferred: boolean;
-}
-
-// ---------------------------------------------------------------------------------------
-// Responses, as written
-
-function listResponses(application: Application, endpoint: Endpoint): ResponsePlan[] {
-  const list = endpoint.successes.map((s) => describeSuccess(application, endpoint, s, null));
-  if (!endpoint.successes.some((s) => s.condition === null)) {
-    list.push({ kind: 'empty', status: 200, summary: 'empty', expanded: null, condition: null, line: null, waitsFor: [] });
-  }
-  return list;
-}
-
-function describeSuccess(application: Application, endpoint: Endpoint, success: SuccessResponse, expanded: string | null): ResponsePlan {
-  return {
-    kind: success.action.kind,
-    status: staticStatus(application, success.action, new Set([endpoint.name])),
-    summary: summarize(success.action),
-    expanded,
-    condition: success.condition?.text ?? null,
-    line: success.position.line > 0 ? success.position.line : null,
-    // The compiler merged <after> and the producers of the inputs.
-    waitsFor: endpoint.tasksMode === 'wait' ? success.after : [],
-  };
-}
-
-/** The status known without I/O and without a request: a forward follows its target's fallback. */
-function staticStatus(application: Application, action: SuccessAction, visited: Set<string>): number | null {
-  switch (action.kind) {
-    case 'empty':
-    case 'static':
-      return 200;
-    case 'redirect':
-      return 302;
-    case 'body':
-      return action.status ?? 200;
-    case 'url':
-      return null;
-    case 'forward': {
-      const target = application.endpointsByName.get(action.endpoint);
-      if (target === undefined || visited.has(target.name)) return null;
-      const fallback = target.successes.find((s) => s.condition === null);
-      if (fallback === undefined) return 200;
-      return staticStatus(application, fallback.action, new Set([...visited, target.name]));
-    }
-  }
-}
-
-function summarize(action: SuccessAction | ErrorAction): string {
-  switch (action.kind) {
-    case 'empty':
-      return 'empty';
-    case 'redirect':
-      return `redirect to ${action.url.source}` + (action.whitelist.length > 0 ? ` (whitelist: ${action.whitelist.join(', ')})` : '');
-    case 'static':
-      return `static/${action.filename} (${action.contentType})` + download(action.downloadFilename);
-    case 'url':
-      return `body of GET ${action.url.source}` + download(action.downloadFilename);
-    case 'forward':
-      return (
-        `forward to endpoint ${action.endpoint}` +
-        (action.inputParameters === null ? '' : ` with ${action.inputParameters.map((p) => `${p.name}=${p.value.source}`).join(', ')}`)
-      );
-    case 'body':
-      return `body (${action.contentType})`;
-  }
-}
-
-function download(template: Template | null): string {
-  return template === null ? '' : `, download as ${template.source}`;
-}
-
-function describeInner(response: ResponsePlan): string {
-  const expanded = response.expanded;
-  return expanded === null || response.summary.includes(expanded) ? response.summary : `${response.summary} → ${expanded}`;
-}
-
-/** What the response would hold or point to, secrets masked. */
-function shownTarget(action: SuccessAction, shown: ExpansionScope): string | null {
-  switch (action.kind) {
-    case 'redirect':
-      return expandTemplate(action.url, shown);
-    case 'url':
-      return (
-        `GET ${expandTemplate(action.url, shown)}` + (action.downloadFilename === null ? '' : `, download as ${expandTemplate(action.downloadFilename, shown)}`)
-      );
-    case 'static':
-      return action.downloadFilename === null ? null : `download as ${expandTemplate(action.downloadFilename, shown)}`;
-    case 'body':
-      return expandTemplate(action.body, shown);
-    case 'empty':
-    case 'forward':
-      return null;
-  }
-}
-
-/** The <error> action's answer to a failure, with the status serve gives it. */
-function errorResponse(endpoint: Endpoint, failureStatus: number): ResponsePlan {
-  const action = endpoint.error.action;
-  return {
-    kind: action.kind,
-    status: actionStatus(action, failureStatus),
-    summary: action.kind === 'empty' ? 'problem details (application/problem+json)' : `<error>: ${summarize(action)}`,
-    expanded: null,
-    condition: null,
-    line: endpoint.error.position?.line ?? null,
-    waitsFor: [],
-  };
 }
