@@ -1,17 +1,14 @@
 // Three tiers (docs/architecture.md, "Habits"), all run by `npm test`:
 //   unit  in-process only: no built binary spawned, no Redis or PostgreSQL (`npm run test:unit`),
 //         in worker threads (they start faster than forks: 25–27 s against 29–33 s measured),
-//         each worker running file after file and importing each module once: a new worker
-//         per file spent two thirds of the tier's CPU time starting and importing the same
-//         modules again (43 s of CPU against 15 s, 43 s to run against 19.5 s, medians on one
-//         machine). Its files share no state but caches, and pass in any order
-//         (--sequence.shuffle). One worker per core, not vitest's one fewer: the task tests spend
-//         most of their time waiting on their peers (retry delays, timeouts), which another
-//         file's work fills (13 s to run against 19.5 s on 2 cores, for 10% more CPU time);
+//         its files one after another in the same worker, which imports each module once: a
+//         new worker per file spent two thirds of the tier's CPU time starting and importing the
+//         same modules again (43 s of CPU against 15 s, 43 s to run against 19.5 s, medians on
+//         one machine). Its files share no state but caches, and pass in any order
+//         (--sequence.shuffle);
 //   e2e   files named *.e2e.test.ts: they start the built binary or talk to a store;
 //   slow  load, soak, fuzzing, the XML conformance suite, xmllint on every fixture and the bench
 //         scripts' usage (many processes): named here, whatever their names.
-import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export const SLOW = [
@@ -30,7 +27,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     // Read where the pool of threads is made, so it is set here rather than in the unit project.
-    poolOptions: { threads: { isolate: false, maxThreads: availableParallelism() } },
+    poolOptions: { threads: { isolate: false } },
     globalSetup: ['test/setup/fuzz-seed.ts'],
     setupFiles: ['test/setup/fast-check.ts'],
     projects: [
