@@ -5,7 +5,9 @@
 //         new worker per file spent two thirds of the tier's CPU time starting and importing the
 //         same modules again (43 s of CPU against 15 s, 43 s to run against 19.5 s, medians on
 //         one machine). Its files share no state but caches, and pass in any order
-//         (--sequence.shuffle);
+//         (--sequence.shuffle). `npm run test:unit` gives it two workers (the task tests mostly
+//         wait on their peers' delays, which a second worker fills: 11–13 s against 18.5–19.5 s
+//         on a quiet 2-core machine); within `npm test` it keeps vitest's count, beside e2e;
 //   e2e   files named *.e2e.test.ts: they start the built binary or talk to a store;
 //   slow  load, soak, fuzzing, the XML conformance suite, xmllint on every fixture and the bench
 //         scripts' usage (many processes): named here, whatever their names.
