@@ -246,7 +246,7 @@ export class QueueConsumer {
     this.observer.log('warn', TAKEN_OVER, { ...fields });
   }
 
-  /** Every way the run ends is a RunEnd returned, reported once by process(). */
+  /** Every way the run ends is a RunEnd returned, reported once: by process(), or for a completion once BullMQ has made it. */
   private async run(job: Job<QueuedRun>, token: string | undefined, fields: JobFields, span: Span): Promise<RunEnd> {
     const { bullmq } = this.store;
     const data = job.data;

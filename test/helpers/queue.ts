@@ -14,6 +14,8 @@ import { Queue, createPostgresBackend } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { it } from 'vitest';
+import { parseQueueKey } from '../../src/queue/seal.js';
+import type { QueueSettings } from '../../src/queue/settings.js';
 import { spawnRedis, testRedisUrl } from './redis.js';
 import { ROOT, type Exit } from './serve.js';
 
@@ -60,6 +62,12 @@ export function redisBackend(url: string): AvailableBackend {
 }
 
 /** In a `describe.each(queueBackends())` body: false, with a skipped test saying why, when the store is not available. */
+/** What openStore needs to reach `backend` for queue `name`, with a key of its own: for tests of the store's own commands. */
+export function storeSettings(backend: AvailableBackend, name: string): QueueSettings {
+  const settings: Partial<QueueSettings> = { url: backend.url, backend: backend.name, name, keys: [parseQueueKey(randomBytes(32).toString('hex'))!] };
+  return settings as QueueSettings;
+}
+
 export function runsOn(backend: QueueBackend): backend is AvailableBackend {
   if (backend.url !== null) return true;
   it.skip(`skipped: ${backend.skipped ?? 'not available'}`, () => {});

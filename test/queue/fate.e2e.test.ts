@@ -4,11 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { parseQueueKey } from '../../src/queue/seal.js';
-import type { QueueSettings } from '../../src/queue/settings.js';
 import { openStore, type Store } from '../../src/queue/store.js';
 import { POSTGRES_FATE_TABLE } from '../../src/queue/fate.js';
-import { queueBackends, runsOn, stopSpawnedRedis, uniqueQueueName } from '../helpers/queue.js';
+import { queueBackends, runsOn, stopSpawnedRedis, storeSettings, uniqueQueueName } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -16,12 +14,7 @@ afterAll(stopSpawnedRedis);
 describe.each(backends)('job fates on %s', (backend) => {
   if (!runsOn(backend)) return;
   const name = uniqueQueueName('fate');
-  const settings = {
-    url: backend.url,
-    backend: backend.name,
-    name,
-    keys: [parseQueueKey(randomBytes(32).toString('hex'))!],
-  } as Partial<QueueSettings> as QueueSettings;
+  const settings = storeSettings(backend, name);
   let store: Store;
   const id = () => `${randomBytes(6).toString('hex')}.00000000`;
 

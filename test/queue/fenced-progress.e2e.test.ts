@@ -5,10 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
-import { parseQueueKey } from '../../src/queue/seal.js';
-import type { QueueSettings } from '../../src/queue/settings.js';
 import { openStore, type Store } from '../../src/queue/store.js';
-import { inspect, queueBackends, runsOn, stopSpawnedRedis, uniqueQueueName } from '../helpers/queue.js';
+import { inspect, queueBackends, runsOn, stopSpawnedRedis, storeSettings, uniqueQueueName } from '../helpers/queue.js';
 
 const backends = await queueBackends();
 afterAll(stopSpawnedRedis);
@@ -16,12 +14,7 @@ afterAll(stopSpawnedRedis);
 describe.each(backends)('the fenced progress write on %s', (backend) => {
   if (!runsOn(backend)) return;
   const name = uniqueQueueName('fence');
-  const settings = {
-    url: backend.url,
-    backend: backend.name,
-    name,
-    keys: [parseQueueKey(randomBytes(32).toString('hex'))!],
-  } as Partial<QueueSettings> as QueueSettings;
+  const settings = storeSettings(backend, name);
   let store: Store | undefined;
 
   afterAll(async () => {
