@@ -2,58 +2,27 @@
 // request, without any network or SMTP I/O. The plan goes to stdout; diagnostics, warnings
 // and the reasons a simulated request fails go to stderr (docs/dry-run.md, "For scripts").
 import type { ChalkInstance } from 'chalk';
-import { type Command, Option } from 'commander';
-import { nameValue, repeated } from './option-parsers.js';
 import { compileApplication, type Endpoint } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { closest } from '../compiler/suggest.js';
 import { chalkFor, useColor } from './color.js';
-import type { ExitCode, Returning } from './action.js';
+import type { ExitCode } from './action.js';
 import { formatDiagnosticsText, summaryLine } from './formatters/text.js';
 import type { Plan } from './plan/model.js';
 import { buildPlan, type PlanOptions } from './plan/simulate.js';
 import { NO_SOURCES, type RequestSources } from '../runtime/sources.js';
-import { collectHeader, simulatedRequest, type RequestOptions } from './simulated-request.js';
+import { simulatedRequest, type RequestOptions } from './simulated-request.js';
 import { formatPlanDot } from './plan/format-dot.js';
 import { formatPlanJson } from './plan/format-json.js';
 import { formatPlanMermaid } from './plan/format-mermaid.js';
 import { formatPlanText } from './plan/format-text.js';
-import { processIo, type CommandIo } from './io.js';
-
-const FORMATS = ['text', 'json', 'mermaid', 'dot'] as const;
-type Format = (typeof FORMATS)[number];
+import type { CommandIo } from './io.js';
+import type { PlanFormat } from './plan/format-names.js';
 
 export interface DryRunOptions extends RequestOptions {
   readonly endpoint: string[];
   readonly param: [string, string][] | undefined;
-  readonly format: Format;
-}
-
-export function registerDryRun(program: Command, returning: Returning): void {
-  program
-    .command('dry-run')
-    .description('print the task plan without any network or SMTP I/O')
-    .argument('<file>', 'the endpoints.xml')
-    .addOption(new Option('--endpoint <name>', 'only this endpoint (repeatable)').argParser(repeated).default([] as string[], 'every endpoint'))
-    .option('--param <name=value>', 'simulate a request with this parameter (repeatable; several values for one name are joined with the separator)', nameValue)
-    .option('--body <file>', 'simulate a request with this body (a webhook delivery saved to a file)')
-    .option('--content-type <type>', "the --body file's content type (default: application/json for .json, application/xml for .xml)")
-    .option('--header <"Name: value">', 'simulate a request with this header (repeatable)', collectHeader)
-    .addOption(new Option('--format <format>', 'output format').choices(FORMATS).default('text'))
-    .addHelpText(
-      'after',
-      `
-A simulated request uses request-id "dry-run", client-ip 127.0.0.1, user-agent
-"endpoint-service dry-run" and base-url http://127.0.0.1:8080. Secrets print as ***,
-intermediate values as <from TASK-ID>. Nothing is sent.
-
-Examples:
-  endpoint-service dry-run endpoints.xml
-  endpoint-service dry-run --endpoint signup --param email=ann@example.com endpoints.xml
-  endpoint-service dry-run --endpoint github --body issues.json --header "X-GitHub-Event: issues" endpoints.xml
-  endpoint-service dry-run --format mermaid endpoints.xml`,
-    )
-    .action(returning((file: string, options: DryRunOptions) => dryRun(file, options, processIo())));
+  readonly format: PlanFormat;
 }
 
 export function dryRun(file: string, options: DryRunOptions, io: CommandIo): ExitCode {
@@ -138,7 +107,7 @@ export function dryRun(file: string, options: DryRunOptions, io: CommandIo): Exi
   return failed ? 1 : 0;
 }
 
-function render(plan: Plan, format: Format, color: ChalkInstance): string {
+function render(plan: Plan, format: PlanFormat, color: ChalkInstance): string {
   switch (format) {
     case 'text':
       return formatPlanText(plan, color);

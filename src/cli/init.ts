@@ -3,10 +3,9 @@
 // they work where it was run (invocation.ts). It never overwrites: a folder that holds anything
 // is refused with exit 2 and nothing written, and a write that fails half way takes back what it
 // wrote (README, "Start a new application").
-import { type Command } from 'commander';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ExitCode, Returning } from './action.js';
+import type { ExitCode } from './action.js';
 import { commandAsInvoked, shellWord } from './invocation.js';
 
 /** The schemas shipped in the package, copied beside the application for editors. */
@@ -68,25 +67,6 @@ const EMAIL_SETTINGS_XML = `<?xml version="1.0" encoding="UTF-8"?>
   <server>\${env:SMTP_HOST}</server>
 </email-sending-configuration>
 `;
-
-export function registerInit(program: Command, returning: Returning): void {
-  program
-    .command('init')
-    .description('write a minimal working application into an empty or new folder')
-    .argument('[dir]', 'the folder to write into: created when missing, refused unless empty', '.')
-    .addHelpText(
-      'after',
-      `
-Writes endpoints.xml (one endpoint with required and optional parameters, an HttpRequest task
-and an Email task), email-sending-configuration.xml (its server from \${env:SMTP_HOST}) and
-schema/*.xsd for editors. A folder that holds anything is left as it is (exit 2).
-
-Examples:
-  endpoint-service init demo
-  endpoint-service init`,
-    )
-    .action(returning((dir: string) => init(dir)));
-}
 
 export function init(dir: string): ExitCode {
   const refuse = (reason: string): ExitCode => {

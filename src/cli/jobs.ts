@@ -2,18 +2,17 @@
 // and its remedies. Exit codes: 0 done, 1 no such job or the store cannot be reached, 2 usage
 // (and `show --reveal` without a key that opens the job).
 
-import { Option, type Command } from 'commander';
-import { oneOf, positiveNumber, usageOf } from './option-parsers.js';
+import type { Command } from 'commander';
+import { usageOf } from './option-parsers.js';
 import type { JobsAdmin, JobStateName, JobSummary } from '../queue/admin.js';
 import type { MailRecord } from '../queue/job.js';
 import type { RevealedParameters } from '../queue/reveal.js';
 import type { QueueKey } from '../queue/seal.js';
-import type { ExitCode, Returning } from './action.js';
-import { addQueueLocation, resolveQueueLocation, type QueueFlags } from './queue-options.js';
+import type { ExitCode } from './action.js';
+import type { QueueFlags } from './queue-options.js';
+import { resolveQueueLocation } from './queue-settings.js';
 
-const STATES = ['failed', 'waiting', 'active', 'delayed', 'completed'] as const;
-
-interface JobsFlags extends Pick<QueueFlags, 'queue' | 'queueName'> {
+export interface JobsFlags extends Pick<QueueFlags, 'queue' | 'queueName'> {
   state?: JobStateName;
   format?: 'text' | 'json';
   limit?: number;
@@ -21,46 +20,21 @@ interface JobsFlags extends Pick<QueueFlags, 'queue' | 'queueName'> {
   reveal?: boolean;
 }
 
-export function registerJobs(program: Command, returning: Returning): void {
-  const jobs = program.command('jobs').description('look at and repair the queue of serve --queue: failed runs, retries');
-  const sub = (name: string, description: string) => addQueueLocation(jobs.command(name).description(description), 'not-needed').exitOverride();
+export async function listJobs(flags: JobsFlags, command: Command): Promise<ExitCode> {
+  return withAdmin(flags, command, (admin) => list(admin, flags));
+}
 
-  sub('list', 'list jobs, by default the failed ones')
-    .addOption(new Option('--state <state>', 'which jobs').choices(STATES).default('failed'))
-    .addOption(new Option('--format <format>', 'text or json').argParser(oneOf('text', 'json')).default('text'))
-    .addOption(new Option('--limit <n>', 'at most this many').argParser(positiveNumber).default(50))
-    .action(returning(async (flags: JobsFlags, command: Command) => withAdmin(flags, command, (admin) => list(admin, flags))));
+export async function showJob(id: string, flags: JobsFlags, command: Command): Promise<ExitCode> {
+  return withAdmin(flags, command, (admin, keys) => show(admin, id, flags, keys), flags.reveal === true ? 'jobs show --reveal' : null);
+}
 
-  sub(
-    'show',
-    'one request’s jobs: each task’s outcome and error code, mail markers, delivery-unknown messages, attempts; with --reveal, its parameters and error texts',
-  )
-    .argument('<request-id>', 'the request id (x-request-id) or a job id')
-    .addOption(new Option('--format <format>', 'text or json').argParser(oneOf('text', 'json')).default('text'))
-    .option(
-      '--reveal',
-      'also print the bound parameters and the error texts; needs ENDPOINT_SERVICE_QUEUE_KEY (the key serve and worker run with) to open them; secrets print as ***',
-    )
-    .action(
-      returning(async (id: string, flags: JobsFlags, command: Command) =>
-        withAdmin(flags, command, (admin, keys) => show(admin, id, flags, keys), flags.reveal === true ? 'jobs show --reveal' : null),
-      ),
-    );
+export async function retryJobs(id: string | undefined, flags: JobsFlags, command: Command): Promise<ExitCode> {
+  if ((id === undefined) === (flags.allFailed !== true)) usageOf(command)('give a request id or --all-failed');
+  return withAdmin(flags, command, (admin) => retry(admin, id, flags));
+}
 
-  sub('retry', 'run a failed job again: only its tasks that did not succeed run')
-    .argument('[request-id]', 'the request id or a job id')
-    .option('--all-failed', 'every failed job')
-    .action(
-      returning(async (id: string | undefined, flags: JobsFlags, command: Command) => {
-        if ((id === undefined) === (flags.allFailed !== true)) usageOf(command)('give a request id or --all-failed');
-        return withAdmin(flags, command, (admin) => retry(admin, id, flags));
-      }),
-    );
-
-  sub('discard', 'remove a request’s jobs from the queue')
-    .argument('<request-id>', 'the request id or a job id')
-    .action(returning(async (id: string, flags: JobsFlags, command: Command) => withAdmin(flags, command, (admin) => discard(admin, id))));
-  jobs.exitOverride();
+export async function discardJobs(id: string, flags: JobsFlags, command: Command): Promise<ExitCode> {
+  return withAdmin(flags, command, (admin) => discard(admin, id));
 }
 
 /** `keyFor`: the command that needs ENDPOINT_SERVICE_QUEUE_KEY (a usage error without it), or null. */

@@ -3,12 +3,15 @@
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import type { Returning } from './action.js';
-import { registerValidate } from './validate.js';
-import { registerServe } from './serve.js';
-import { registerDryRun } from './dry-run.js';
-import { registerInit } from './init.js';
-import { registerWorker } from './worker.js';
-import { registerJobs } from './jobs.js';
+// Each command's action, and all it needs, is loaded only when that command runs: `--version`,
+// `--help` and a usage error load the command lines alone (docs/architecture.md, "Where other
+// changes go").
+import { registerValidate } from './commands/validate.js';
+import { registerServe } from './commands/serve.js';
+import { registerDryRun } from './commands/dry-run.js';
+import { registerInit } from './commands/init.js';
+import { registerWorker } from './commands/worker.js';
+import { registerJobs } from './commands/jobs.js';
 
 // A reader that stops early (`validate big.xml | head`) closes the pipe: that ends the command
 // quietly with its exit code so far, rather than with an unhandled EPIPE and a stack trace.

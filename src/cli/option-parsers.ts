@@ -78,6 +78,18 @@ export function nameValue(value: string, previous: [string, string][] | undefine
   return [...(previous ?? []), [value.slice(0, eq), value.slice(eq + 1)]];
 }
 
+/** RFC 9110 field-name, as the compiler checks a parameter's `header`. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** dry-run's `--header "Name: value"`, repeatable. */
+export function collectHeader(text: string, previous: [string, string][] | undefined): [string, string][] {
+  const colon = text.indexOf(':');
+  const name = colon < 0 ? '' : text.slice(0, colon).trim();
+  if (!HEADER_NAME.test(name)) throw new InvalidArgumentError(`expected "Name: value" with a header name such as X-GitHub-Event, got "${text}"`);
+  // As node:http hands a value over: without the blanks around it.
+  return [...(previous ?? []), [name, text.slice(colon + 1).trim()]];
+}
+
 export function queueName(text: string): string {
   if (!/^[A-Za-z0-9_.-]{1,100}$/.test(text)) throw new InvalidArgumentError('expected letters, digits, ".", "_" or "-" (no ":").');
   return text;

@@ -4,7 +4,7 @@
 import cluster from 'node:cluster';
 import { accessSync, constants, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { Application, Diagnostic, TasksRunHere } from '../compiler/index.js';
 import { compileToServe, failedStartCode, type ServingCompile } from '../server/compile-to-serve.js';
 import type { QueueSettings } from '../queue/settings.js';
@@ -16,15 +16,17 @@ import { parseHostAllowlist } from '../tasks/host-allowlist.js';
 import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
 import { formatSize } from '../units.js';
 import { useColor } from './color.js';
-import type { ExitCode, Returning } from './action.js';
+import type { ExitCode } from './action.js';
 import { FORMATTERS } from './formatters/index.js';
-import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
-import { addServeQueueOptions, noBackgroundEndpointWarning, resolveQueueSettings, type QueueFlags } from './queue-options.js';
+import { startTracingIfWanted, tracingWanted } from './otel-options.js';
+import type { QueueFlags } from './queue-options.js';
+import { noBackgroundEndpointWarning, resolveQueueSettings } from './queue-settings.js';
 import { compileProgress } from './progress.js';
-import { corsOrigins, count, duration, oneOf, portNumber, publicUrl, redisUrl, repeated, size, trustProxy, usageOf, type Usage } from './option-parsers.js';
+import { size, usageOf, type Usage } from './option-parsers.js';
+import { DEFAULT_MAX_INFLIGHT_BODY_SIZE } from './serve-defaults.js';
 import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
 
-interface ServeFlags extends QueueFlags {
+export interface ServeFlags extends QueueFlags {
   port?: number;
   host: string;
   basePath: string;
@@ -49,86 +51,6 @@ interface ServeFlags extends QueueFlags {
   publicUrl?: PublicUrl;
 }
 
-// Defaults as the help shows them, in the unit the option takes, and read with the option's own
-// parser: the help cannot show a value that the option would refuse (README.md, "Serve the example").
-const DEFAULT_MAX_BODY_SIZE = formatSize(10 * 1024 * 1024);
-/** A share of memory per process that a few dozen bodies of the largest size fit in; --max-body-size when that is larger. */
-const DEFAULT_MAX_INFLIGHT_BODY_SIZE = formatSize(256 * 1024 * 1024);
-const DEFAULT_REQUEST_TIMEOUT = '60s';
-const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
-
-export function registerServe(program: Command, returning: Returning): void {
-  const serve = program
-    .command('serve')
-    .description('serve the application over HTTP')
-    .argument('<file>', 'the endpoints.xml')
-    .option('--port <n>', 'port to listen on, 0 for any free port (default: $PORT, else 8080)', portNumber)
-    .option('--host <address>', 'address to listen on', '127.0.0.1')
-    .option('--base-path <path>', 'path prefix of every endpoint', '/')
-    .option('--cors <origins>', 'allowed CORS origins, comma-separated, or *', corsOrigins)
-    .option('--workers <n>', 'worker processes (default: available cores)', count('a number of worker processes', 1024))
-    .option('--smtp-url <url>', 'SMTP connection for Email tasks (default: $ENDPOINT_SERVICE_SMTP_URL, else email-sending-configuration.xml)')
-    .addOption(
-      new Option('--max-body-size <size>', 'largest request body accepted: bytes, or with a unit such as 512k or 10MiB')
-        .argParser(size)
-        .default(size(DEFAULT_MAX_BODY_SIZE), DEFAULT_MAX_BODY_SIZE),
-    )
-    .addOption(
-      new Option(
-        '--max-inflight-body-size <size>',
-        // Shown by hand: the value is only known with --max-body-size, and commander shows no default it does not hold.
-        `most bytes of request bodies one process holds in memory at once; a body counts what has arrived, one client address at most a quarter of it (at least --max-body-size); a body that does not fit waits briefly, then gets a 503 with Retry-After; at least --max-body-size, which is taken when larger (default: ${DEFAULT_MAX_INFLIGHT_BODY_SIZE})`,
-      ).argParser(size),
-    )
-    .option(
-      '--upload-dir <folder>',
-      'an existing folder for temporary upload files; each process makes its own private folder in it (default: the system temporary folder)',
-    )
-    .addOption(
-      new Option('--request-timeout <duration>', 'longest time to answer a request, with a unit such as 500ms, 10s or 2m')
-        .argParser(duration)
-        .default(duration(DEFAULT_REQUEST_TIMEOUT), DEFAULT_REQUEST_TIMEOUT),
-    )
-    .addOption(
-      new Option('--shutdown-timeout <duration>', 'longest wait for requests and tasks on SIGTERM or SIGINT, with a unit')
-        .argParser(duration)
-        .default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT),
-    )
-    .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', oneOf<LogFormat>('pretty', 'json'))
-    .option('--watch', 'recompile when the application directory changes')
-    .addOption(
-      new Option(
-        '--allow-task-host <hosts>',
-        'only let HttpRequest tasks and response-from-url call these hosts (comma-separated, repeatable; *.example.com for subdomains; addresses and CIDR ranges such as 10.1.0.0/16); a request to any other host fails before connecting, redirects included',
-      )
-        .argParser(repeated)
-        .default([] as string[], 'any host'),
-    )
-    .option(
-      '--deny-private-addresses',
-      'tasks and response-from-url connect to no loopback, private, link-local (169.254.169.254) or unspecified address, checked after DNS resolution and on every redirect; an --allow-task-host address or range lets one through',
-    )
-    .option(
-      '--trust-proxy <hops|addresses>',
-      'take the client address from X-Forwarded-For (else Forwarded) as far as these proxies are trusted: a number of hops (1 behind one load balancer), or comma-separated addresses and CIDR ranges (loopback, uniquelocal too); default: the socket address',
-      trustProxy,
-    )
-    .option(
-      '--rate-limit-store <url>',
-      'count <rate-limit>s in Redis (redis://host:6379 or rediss://), one count for every instance using it; default: in memory, one count for all --workers',
-      redisUrl,
-    )
-    .option(
-      '--public-url <url>',
-      "the URL clients reach the service at (https://forms.example): ${base-url} is this and --base-path, and with --cors only pages of this origin count as the service's own; default: the request's Host header, over http",
-      publicUrl,
-    )
-    .option('--rate-limit-prefix <prefix>', 'put before every rate limit key in the store, so services sharing one Redis keep apart', 'endpoint-service:')
-    .option('--no-idempotency-key', 'do not add an Idempotency-Key header to POST and PATCH HttpRequest tasks (one written in the task is still sent)');
-  addOtelOption(serve);
-  addServeQueueOptions(serve).action(returning(runServe));
-}
-
 /**
  * Whose tasks a serve runs: with a queue that it does not consume and no in-process fallback,
  * background runs only ever go to the queue, so their mail is sent (and needs SMTP settings)
@@ -139,7 +61,7 @@ function tasksRunBy(queue: QueueSettings | null): TasksRunHere {
 }
 
 /** Checks the options, compiles, and starts serving; the exit code of a start that failed. */
-async function runServe(file: string, flags: ServeFlags, command: Command): Promise<ExitCode> {
+export async function runServe(file: string, flags: ServeFlags, command: Command): Promise<ExitCode> {
   const settings = resolveSettings(file, flags, usageOf(command));
   const logger = createLogger(settings.logFormat, settings.color);
 

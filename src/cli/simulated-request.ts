@@ -5,7 +5,6 @@
 
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { InvalidArgumentError } from 'commander';
 import { readJsonBody } from '../runtime/json-body.js';
 import { NO_SOURCES, type JsonBody, type RequestSources } from '../runtime/sources.js';
 import { parseUrlEncoded } from '../runtime/urlencoded.js';
@@ -13,19 +12,7 @@ import { mediaTypeOf, unsupportedMediaType } from '../server/body-intake.js';
 import type { SimulatedBody } from './plan/model.js';
 import type { RawBody } from '../upload.js';
 
-/** RFC 9110 field-name, as the compiler checks a parameter's `header`. */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
 const TYPES_BY_EXTENSION: Readonly<Record<string, string>> = { '.json': 'application/json', '.xml': 'application/xml' };
-
-/** One `--header "Name: value"`, parsed where commander reads it, so a bad one is a usage error. */
-export function collectHeader(text: string, previous: [string, string][] | undefined): [string, string][] {
-  const colon = text.indexOf(':');
-  const name = colon < 0 ? '' : text.slice(0, colon).trim();
-  if (!HEADER_NAME.test(name)) throw new InvalidArgumentError(`expected "Name: value" with a header name such as X-GitHub-Event, got "${text}"`);
-  // As node:http hands a value over: without the blanks around it.
-  return [...(previous ?? []), [name, text.slice(colon + 1).trim()]];
-}
 
 export type SimulatedRequest =
   | {

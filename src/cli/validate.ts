@@ -1,28 +1,16 @@
 // `endpoint-service validate [options] <file...>`: the whole report on stdout; exit 0 valid,
 // 1 errors (or too many warnings), 2 usage error or an unreadable file (wins over 1).
-import { type Command, Option } from 'commander';
-import { warningCount } from './option-parsers.js';
 import { compileApplication, type Diagnostic } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
-import type { ExitCode, Returning } from './action.js';
+import type { ExitCode } from './action.js';
 import { useColor } from './color.js';
-import { FORMAT_NAMES, FORMATTERS, type FormatName } from './formatters/index.js';
+import { FORMATTERS, type FormatName } from './formatters/index.js';
 import { compileProgress } from './progress.js';
-import { processIo, type CommandIo } from './io.js';
+import type { CommandIo } from './io.js';
 
 export interface ValidateOptions {
   readonly format: FormatName;
   readonly maxWarnings?: number;
-}
-
-export function registerValidate(program: Command, returning: Returning): void {
-  program
-    .command('validate')
-    .description('check endpoints.xml files and report every problem with its position')
-    .argument('<file...>', 'endpoints.xml files')
-    .addOption(new Option('--format <format>', 'output format').choices(FORMAT_NAMES).default('text'))
-    .option('--max-warnings <n>', 'exit 1 when there are more than n warnings', warningCount)
-    .action(returning((files: string[], options: ValidateOptions) => validate(files, options, processIo())));
 }
 
 export async function validate(files: readonly string[], options: ValidateOptions, io: CommandIo): Promise<ExitCode> {

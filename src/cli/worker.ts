@@ -1,21 +1,22 @@
 // `endpoint-service worker <file> --queue URL`: runs queued task runs only, with the task
 // options of serve, and /_health and /_metrics on --port.
 
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { Diagnostic } from '../compiler/index.js';
 import { compileToServe, failedStartCode, type ServingCompile } from '../server/compile-to-serve.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import { parseHostAllowlist } from '../tasks/host-allowlist.js';
 import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
 import { TASK_KINDS } from '../tasks/registry.js';
-import type { ExitCode, Returning } from './action.js';
+import type { ExitCode } from './action.js';
 import { useColor } from './color.js';
 import { FORMATTERS } from './formatters/index.js';
-import { addOtelOption, startTracingIfWanted, tracingWanted } from './otel-options.js';
-import { duration, oneOf, portNumber, repeated, usageOf } from './option-parsers.js';
-import { addQueueLocation, addRunOptions, concurrencyOption, noBackgroundEndpointWarning, resolveQueueSettings, type QueueFlags } from './queue-options.js';
+import { startTracingIfWanted, tracingWanted } from './otel-options.js';
+import { usageOf } from './option-parsers.js';
+import type { QueueFlags } from './queue-options.js';
+import { noBackgroundEndpointWarning, resolveQueueSettings } from './queue-settings.js';
 
-interface WorkerFlags extends QueueFlags {
+export interface WorkerFlags extends QueueFlags {
   port: number;
   host: string;
   smtpUrl?: string;
@@ -28,38 +29,7 @@ interface WorkerFlags extends QueueFlags {
   otel?: boolean;
 }
 
-const DEFAULT_PORT = 9464;
-const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
-
-export function registerWorker(program: Command, returning: Returning): void {
-  const command = program
-    .command('worker')
-    .description('run queued background tasks (serve --queue) without answering requests')
-    .argument('<file>', 'the endpoints.xml, the same as serve’s')
-    .addOption(new Option('--port <n>', 'port of /_health and /_metrics, 0 for any free port').argParser(portNumber).default(DEFAULT_PORT))
-    .option('--host <address>', 'address of /_health and /_metrics', '127.0.0.1')
-    .option('--concurrency <n>', 'jobs run at once (default: 16)', concurrencyOption())
-    .option('--smtp-url <url>', 'SMTP connection for Email tasks (default: $ENDPOINT_SERVICE_SMTP_URL, else email-sending-configuration.xml)')
-    .addOption(
-      new Option('--allow-task-host <hosts>', 'only let HttpRequest tasks call these hosts (comma-separated, repeatable)')
-        .argParser(repeated)
-        .default([] as string[], 'any host'),
-    )
-    .option('--deny-private-addresses', 'tasks connect to no loopback, private, link-local or unspecified address (as serve --deny-private-addresses)')
-    .option('--no-idempotency-key', 'do not send an Idempotency-Key header with POST and PATCH HttpRequest tasks')
-    .addOption(
-      new Option('--shutdown-timeout <duration>', 'on SIGTERM, how long running jobs may take before they are handed back')
-        .argParser(duration)
-        .default(duration(DEFAULT_SHUTDOWN_TIMEOUT), DEFAULT_SHUTDOWN_TIMEOUT),
-    )
-    .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', oneOf<LogFormat>('pretty', 'json'))
-    .option('--watch', 'recompile when the application directory changes');
-  addOtelOption(command);
-  addQueueLocation(command, 'needed');
-  addRunOptions(command).action(returning(runWorkerCommand));
-}
-
-async function runWorkerCommand(file: string, flags: WorkerFlags, command: Command): Promise<ExitCode> {
+export async function runWorkerCommand(file: string, flags: WorkerFlags, command: Command): Promise<ExitCode> {
   const usage = usageOf(command);
   const queue = resolveQueueSettings(flags, usage, 'worker') ?? usage('worker needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
   let allowedTaskHosts = null;

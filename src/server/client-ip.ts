@@ -3,8 +3,17 @@
 // only as far as the hops are trusted. A header sent by an untrusted peer changes nothing.
 
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import proxyAddr from 'proxy-addr';
+import type ProxyAddr from 'proxy-addr';
+
+// Loaded on first use: the command line's --trust-proxy parser imports this module, so a static
+// import would load proxy-addr and ipaddr.js on every start of the program, `--version` included.
+let proxyAddrModule: typeof ProxyAddr | null = null;
+function proxyAddr(): typeof ProxyAddr {
+  proxyAddrModule ??= createRequire(import.meta.url)('proxy-addr') as typeof ProxyAddr;
+  return proxyAddrModule;
+}
 
 /** --trust-proxy as given: a number of hops, or addresses and ranges (proxy-addr's names too). */
 export type TrustProxy = { readonly hops: number } | { readonly addresses: readonly string[] };
@@ -17,7 +26,7 @@ export function compileTrust(trust: TrustProxy): TrustFunction {
     const hops = trust.hops;
     return (_address, hop) => hop < hops;
   }
-  return proxyAddr.compile([...trust.addresses]);
+  return proxyAddr().compile([...trust.addresses]);
 }
 
 export function socketAddress(request: IncomingMessage): string {
@@ -33,7 +42,7 @@ export function forwardedClientIp(request: IncomingMessage, trust: TrustFunction
     if (forwarded === undefined) return unmapped(socket);
     forwardedFor = forwardedForOf(forwarded);
   }
-  const address = proxyAddr({ socket: { remoteAddress: socket }, headers: { 'x-forwarded-for': forwardedFor } } as unknown as IncomingMessage, trust);
+  const address = proxyAddr()({ socket: { remoteAddress: socket }, headers: { 'x-forwarded-for': forwardedFor } } as unknown as IncomingMessage, trust);
   // "unknown", an obfuscated "_node" or garbage from the proxy: not an address to key anything by.
   return isIP(address) === 0 ? unmapped(socket) : unmapped(address);
 }
