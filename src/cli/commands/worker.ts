@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import type { Returning } from '../action.js';
 import { duration, oneOf, portNumber, repeated } from '../option-parsers.js';
 import { addOtelOption } from '../otel-options.js';
-import { addQueueLocation, addRunOptions, concurrencyOption } from '../queue-options.js';
+import { addQueueLocation, addRunOptions, concurrencyOption, DEFAULT_CONCURRENCY } from '../queue-options.js';
 import type { WorkerFlags } from '../worker.js';
 import type { LogFormat } from '../../server/log.js';
 
@@ -19,7 +19,7 @@ export function registerWorker(program: Command, returning: Returning): void {
     .argument('<file>', 'the endpoints.xml, the same as serve’s')
     .addOption(new Option('--port <n>', 'port of /_health and /_metrics, 0 for any free port').argParser(portNumber).default(DEFAULT_PORT))
     .option('--host <address>', 'address of /_health and /_metrics', '127.0.0.1')
-    .option('--concurrency <n>', 'jobs run at once (default: 16)', concurrencyOption())
+    .option('--concurrency <n>', `jobs run at once (default: ${DEFAULT_CONCURRENCY})`, concurrencyOption())
     .option('--smtp-url <url>', 'SMTP connection for Email tasks (default: $ENDPOINT_SERVICE_SMTP_URL, else email-sending-configuration.xml)')
     .addOption(
       new Option('--allow-task-host <hosts>', 'only let HttpRequest tasks call these hosts (comma-separated, repeatable)')
