@@ -3,7 +3,7 @@
 // answer, checks for 2xx and answers an empty 200 with x-request-id.
 //   --client got    with got, configured like the service's client (no retries, no throw on
 //                   HTTP errors, redirects followed, per-request timeout)
-//   --client fetch  with Node 20's global fetch (undici inside; the undici package itself is
+//   --client fetch  with Node's global fetch (undici inside; the undici package itself is
 //                   not installed)
 // Usage: node bench/baselines/p2-baseline.mjs --client got|fetch --upstream URL
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
-// Where a malformed JSON text goes wrong, for a 400 someone can act on: JSON.parse on Node 20
-// says "Unexpected token '}', "…the body…" is not valid JSON" for many mistakes, without a
+// Where a malformed JSON text goes wrong, for a 400 someone can act on: JSON.parse (Node 22 to 26)
+// says "Unexpected token 'x', "…the body…" is not valid JSON" for many mistakes, without a
 // position and with the body in it. Run only after JSON.parse has refused the text, so its cost
 // is never paid by a well-formed body. Iterative: a body nested a million levels deep must not
 // overflow the stack.

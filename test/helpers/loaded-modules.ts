@@ -1,7 +1,7 @@
 // Which packages a run of the real binary loads, for the tests that hold a dependency to "loaded
 // only when asked for": a module loader hook, registered in the child with --import, appends
 // each resolved URL that matches to a log file. Given through NODE_OPTIONS, so it goes to any
-// helper that starts the binary with an environment. Node 20's hooks see `import` and `import()`,
+// helper that starts the binary with an environment. Node's asynchronous hooks see `import` and `import()`,
 // not a CommonJS `require()` made by a dependency.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
