@@ -26,6 +26,16 @@ export const DELIVERY_COLUMNS = [
 
 export type SqlValue = string | number | null;
 
+/**
+ * The insert of a delivery into `table`, `placeholder(n)` naming the n-th parameter (1-based). A
+ * delivery written again (the same batch written twice) replaces its row.
+ */
+export function upsertDeliverySql(table: string, placeholder: (n: number) => string): string {
+  const updates = DELIVERY_COLUMNS.filter((c) => c !== 'id').map((c) => `${c} = EXCLUDED.${c}`);
+  return `INSERT INTO ${table} (${DELIVERY_COLUMNS.join(', ')}) VALUES (${DELIVERY_COLUMNS.map((_, i) => placeholder(i + 1)).join(', ')})
+ON CONFLICT (id) DO UPDATE SET ${updates.join(', ')}`;
+}
+
 /** receivedAt as epoch milliseconds, the order of the log. */
 export function epochMs(receivedAt: string, delivery: string): number {
   const ms = Date.parse(receivedAt);

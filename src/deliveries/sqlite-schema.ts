@@ -61,15 +61,6 @@ CREATE TABLE IF NOT EXISTS replay_tickets (
 CREATE INDEX IF NOT EXISTS replay_tickets_waiting ON replay_tickets (seq) WHERE claimed_ms IS NULL;
 `;
 
-const columns = (names: readonly string[]) => names.join(', ');
-
-/** A delivery written again (the same batch written twice) replaces its row. */
-export function upsertDeliverySql(names: readonly string[]): string {
-  const updates = names.filter((n) => n !== 'id').map((n) => `${n} = excluded.${n}`);
-  return `INSERT INTO deliveries (${columns(names)}) VALUES (${names.map(() => '?').join(', ')})
-ON CONFLICT (id) DO UPDATE SET ${updates.join(', ')}`;
-}
-
 /** The merge rule of task-merge.ts in one statement: a stored task that has ended is not replaced by one that has not. */
 export const UPSERT_TASK_SQL = `INSERT INTO delivery_tasks (delivery, task_id, terminal, task, written_ms) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (delivery, task_id) DO UPDATE SET terminal = excluded.terminal, task = excluded.task, written_ms = excluded.written_ms

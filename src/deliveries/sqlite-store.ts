@@ -8,11 +8,11 @@
 
 import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
-import { DELIVERY_COLUMNS, recordOf, rowValues, sealedOf, type SqlValue } from './delivery-row.js';
+import { DELIVERY_COLUMNS, recordOf, rowValues, sealedOf, upsertDeliverySql, type SqlValue } from './delivery-row.js';
 import { pageSize, sqlFilter, SQLITE } from './delivery-query.js';
 import type { TaskRecord } from './record.js';
 import { decodeOutcome, encodeOutcome, newTicket, REPLAY_OUTCOME_TTL_MS } from './replay.js';
-import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_SCHEMA_VERSION, SQLITE_SETTINGS, SQLITE_TABLES, UPSERT_TASK_SQL, upsertDeliverySql } from './sqlite-schema.js';
+import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_SCHEMA_VERSION, SQLITE_SETTINGS, SQLITE_TABLES, UPSERT_TASK_SQL } from './sqlite-schema.js';
 import { namingErrors } from './store-errors.js';
 import type { DeliveryStore, DeliveryWrite, StoredDelivery } from './store.js';
 import { isTerminal, mergeTasks } from './task-merge.js';
@@ -147,7 +147,7 @@ function folderProblem(file: string): string | null {
 
 function storeOn(db: Database, file: string): DeliveryStore {
   const statements = {
-    upsertDelivery: db.prepare(upsertDeliverySql(DELIVERY_COLUMNS)),
+    upsertDelivery: db.prepare(upsertDeliverySql('deliveries', () => '?')),
     upsertTask: db.prepare(UPSERT_TASK_SQL),
     delivery: db.prepare(`SELECT ${DELIVERY_COLUMNS.join(', ')} FROM deliveries WHERE id = ?`),
     tasksOf: db.prepare('SELECT task FROM delivery_tasks WHERE delivery = ? ORDER BY rowid'),

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DELIVERY_COLUMNS, rowValues } from '../../src/deliveries/delivery-row.js';
-import { SQLITE_SETTINGS, upsertDeliverySql } from '../../src/deliveries/sqlite-schema.js';
+import { rowValues, upsertDeliverySql } from '../../src/deliveries/delivery-row.js';
+import { SQLITE_SETTINGS } from '../../src/deliveries/sqlite-schema.js';
 import { openSqliteStore } from '../../src/deliveries/sqlite-store.js';
 import { parseQueueKey, seal } from '../../src/queue/seal.js';
 import { delivery, deliveryStoreContract, record, T0 } from './store-contract.js';
@@ -64,7 +64,7 @@ describe('a SQLite file that another thread writes at the same time', () => {
       workerData: {
         file,
         settings: SQLITE_SETTINGS,
-        insert: upsertDeliverySql(DELIVERY_COLUMNS),
+        insert: upsertDeliverySql('deliveries', () => '?'),
         batches: batches('thread').map((b) => b.map((r) => rowValues(r, null))),
       },
     });
