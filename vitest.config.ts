@@ -30,7 +30,7 @@ export default defineConfig({
     pool: 'forks',
     // Read where the pool of threads is made, so it is set here rather than in the unit project.
     poolOptions: { threads: { isolate: false } },
-    globalSetup: ['test/setup/fuzz-seed.ts'],
+    globalSetup: ['test/setup/fuzz-seed.ts', 'test/setup/state-dir.ts'],
     setupFiles: ['test/setup/fast-check.ts'],
     projects: [
       { extends: true, test: { name: 'unit', pool: 'threads', include: ['test/**/*.test.ts'], exclude: ['test/**/*.e2e.test.ts', ...SLOW] } },

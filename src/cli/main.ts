@@ -12,6 +12,7 @@ import { registerDryRun } from './commands/dry-run.js';
 import { registerInit } from './commands/init.js';
 import { registerWorker } from './commands/worker.js';
 import { registerJobs } from './commands/jobs.js';
+import { registerDeliveries } from './commands/deliveries.js';
 
 // A reader that stops early (`validate big.xml | head`) closes the pipe: that ends the command
 // quietly with its exit code so far, rather than with an unhandled EPIPE and a stack trace.
@@ -45,6 +46,7 @@ registerDryRun(program, returning);
 registerInit(program, returning);
 registerWorker(program, returning);
 registerJobs(program, returning);
+registerDeliveries(program, returning);
 for (const command of program.commands) command.exitOverride();
 
 try {

@@ -25,8 +25,9 @@ import { compileProgress } from './progress.js';
 import { size, usageOf, type Usage } from './option-parsers.js';
 import { DEFAULT_MAX_INFLIGHT_BODY_SIZE } from './serve-defaults.js';
 import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
+import { resolveDeliverySettings, type DeliveryRecordingFlags } from './deliveries-options.js';
 
-export interface ServeFlags extends QueueFlags {
+export interface ServeFlags extends QueueFlags, DeliveryRecordingFlags {
   port?: number;
   host: string;
   basePath: string;
@@ -234,6 +235,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSe
     rateLimitStore: flags.rateLimitStore ?? (queue !== null && queue.backend === 'redis' ? queue.url : null),
     rateLimitPrefix: flags.rateLimitPrefix,
     publicUrl: flags.publicUrl ?? null,
+    deliveries: resolveDeliverySettings(flags, queue?.url ?? null, usage),
   };
 }
 

@@ -1,6 +1,7 @@
 // `endpoint-service worker <file> --queue URL`: runs queued task runs only, with the task
 // options of serve, and /_health and /_metrics on --port.
 
+import { resolveDeliveryStore, type DeliveryStoreFlags } from './deliveries-options.js';
 import type { Command } from 'commander';
 import type { Diagnostic } from '../compiler/index.js';
 import { compileToServe, failedStartCode, type ServingCompile } from '../server/compile-to-serve.js';
@@ -16,7 +17,7 @@ import { usageOf } from './option-parsers.js';
 import type { QueueFlags } from './queue-options.js';
 import { noBackgroundEndpointWarning, resolveQueueSettings } from './queue-settings.js';
 
-export interface WorkerFlags extends QueueFlags {
+export interface WorkerFlags extends QueueFlags, DeliveryStoreFlags {
   port: number;
   host: string;
   smtpUrl?: string;
@@ -81,6 +82,7 @@ export async function runWorkerCommand(file: string, flags: WorkerFlags, command
       shutdownTimeoutMs: flags.shutdownTimeout,
       watch: flags.watch === true,
       queue,
+      deliveries: resolveDeliveryStore(flags, queue.url, usage),
     },
     logger,
     first,

@@ -65,9 +65,17 @@ const RENEW_EVERY_MS = 10_000;
  * expands blank: that request is not deduplicated.
  */
 export function deliveryId(endpoint: Endpoint, decision: Decision & { kind: 'proceed' }): string | null {
-  const rule = endpoint.deduplicate!;
-  const key = expandTemplate(rule.key, decision.scope).trim();
-  if (key === '') return null;
+  const key = deduplicationKey(endpoint, decision);
+  return key === null ? null : deliveryIdOf(endpoint, key);
+}
+
+/** The expanded key of a request (what the sender sent, such as a delivery GUID); null when it expands blank. */
+export function deduplicationKey(endpoint: Endpoint, decision: Decision & { kind: 'proceed' }): string | null {
+  const key = expandTemplate(endpoint.deduplicate!.key, decision.scope).trim();
+  return key === '' ? null : key;
+}
+
+export function deliveryIdOf(endpoint: Endpoint, key: string): string {
   return createHash('sha256').update(`${endpoint.name}\n${key}`).digest('hex');
 }
 
@@ -92,25 +100,26 @@ export function remembers(status: number): boolean {
   return status >= 200 && status < 400;
 }
 
-/** What is remembered of an answer, or null when it is not a success. */
-export function rememberedAnswer(response: RuntimeResponse): RememberedAnswer | null {
+/** What is remembered of an answer, or null when it is not a success; `requestId`: the request that got it first. */
+export function rememberedAnswer(response: RuntimeResponse, requestId: string): RememberedAnswer | null {
   if (!remembers(response.status)) return null;
   switch (response.kind) {
     case 'empty':
-      return { status: response.status, location: null, contentType: null, body: '' };
+      return { status: response.status, location: null, contentType: null, body: '', requestId };
     case 'redirect':
-      return { status: response.status, location: response.location, contentType: null, body: '' };
+      return { status: response.status, location: response.location, contentType: null, body: '', requestId };
     case 'body':
       return {
         status: response.status,
         location: null,
         contentType: response.contentType,
         body: Buffer.byteLength(response.body) <= REMEMBERED_BODY_BYTES ? response.body : '',
+        requestId,
       };
     case 'file':
     case 'stream':
       // Sent as it is read: its bytes are not held to be remembered.
-      return { status: response.status, location: null, contentType: response.contentType, body: '' };
+      return { status: response.status, location: null, contentType: response.contentType, body: '', requestId };
     case 'replay':
       return response.answer;
     case 'problem':
@@ -163,16 +172,25 @@ export function keepClaimed(store: DeduplicationStore, id: string, token: string
 }
 
 /** The success a decision answers without any task, I/O or check still to make; null otherwise. */
-function decidedAnswer(endpoint: Endpoint, decision: Decision): RememberedAnswer | null {
+function decidedAnswer(endpoint: Endpoint, decision: Decision, requestId: string): RememberedAnswer | null {
   if (decision.kind !== 'proceed' || decision.tasks.length > 0 || decision.response?.kind !== 'respond') return null;
   if (endpoint.protections?.afterBinding === true) return null;
-  return rememberedAnswer(decision.response.response);
+  return rememberedAnswer(decision.response.response, requestId);
 }
 
 /** What the pipeline answers (PipelineResult, named here so the pipeline can import this module). */
 export interface Answered {
   readonly response: RuntimeResponse;
   readonly outcome: 'success' | 'error';
+  /**
+   * For the delivery log, what the status alone does not tell: `spam` (the honeypot or the
+   * CAPTCHA caught it), `duplicate` (answered for the deduplication key's first request).
+   */
+  readonly classified?: 'spam' | 'duplicate';
+  /** A duplicate's first request, when the store remembers it. */
+  readonly replayOf?: string;
+  /** The expanded <deduplicate> key of a deduplicated request. */
+  readonly deduplicationKey?: string;
 }
 
 /**
@@ -191,20 +209,25 @@ export async function runDeduplicated(
   const rule = endpoint.deduplicate!;
   // Nothing to run and the answer already decided (no task, no I/O, no check still to make):
   // it is remembered as it is claimed, one round trip, and there is no running to wait for.
-  const known = decidedAnswer(endpoint, decision);
+  const known = decidedAnswer(endpoint, decision, requestId);
   const claim = known !== null ? await store.remember(id, fingerprint, known, rule.forMs) : await store.claim(id, fingerprint, LEASE_MS);
   if (known !== null && claim.kind === 'claimed') return run(decision);
   switch (claim.kind) {
     case 'done':
       if (claim.fingerprint !== fingerprint) {
         store.noted(endpoint, 'mismatch', requestId);
-        return { response: MISMATCH, outcome: 'error' };
+        return { response: MISMATCH, outcome: 'error', classified: 'duplicate' };
       }
       store.noted(endpoint, 'replayed', requestId, { status: claim.answer.status });
-      return { response: { kind: 'replay', status: claim.answer.status, answer: claim.answer }, outcome: 'success' };
+      return {
+        response: { kind: 'replay', status: claim.answer.status, answer: claim.answer },
+        outcome: 'success',
+        classified: 'duplicate',
+        ...(claim.answer.requestId !== undefined ? { replayOf: claim.answer.requestId } : {}),
+      };
     case 'running':
       store.noted(endpoint, claim.fingerprint !== fingerprint ? 'mismatch' : 'in-flight', requestId);
-      return { response: claim.fingerprint !== fingerprint ? MISMATCH : IN_FLIGHT, outcome: 'error' };
+      return { response: claim.fingerprint !== fingerprint ? MISMATCH : IN_FLIGHT, outcome: 'error', classified: 'duplicate' };
     case 'unavailable':
       // Fail open: the delivery runs (its downstream keys still derived from the key).
       store.noted(endpoint, 'store-down', requestId, { reason: claim.reason });
@@ -222,7 +245,7 @@ export async function runDeduplicated(
     throw error;
   }
   stop();
-  const answer = result.outcome === 'success' ? rememberedAnswer(result.response) : null;
+  const answer = result.outcome === 'success' ? rememberedAnswer(result.response, requestId) : null;
   if (answer !== null) await store.complete(id, claim.token, fingerprint, answer, rule.forMs);
   else await store.release(id, claim.token);
   return result;

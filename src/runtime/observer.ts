@@ -18,6 +18,8 @@ export interface TaskOutcomeEvent {
   readonly error?: string;
   /** The failure's code (tasks/errors.ts), when the task failed. */
   readonly code?: TaskErrorCode;
+  /** The upstream's HTTP status of the last attempt, for a kind that makes requests. */
+  readonly status?: number;
 }
 
 export interface RuntimeObserver {

@@ -30,7 +30,7 @@ import { NO_SPAN, type Span } from '../tracing.js';
 import type { Guards } from './guards.js';
 import { expandTemplate } from '../template/expand.js';
 import { rateLimitKey } from './rate-limit-key.js';
-import { deliveryId, runDeduplicated, type DeduplicationStore } from './deduplication.js';
+import { deduplicationKey, deliveryIdOf, runDeduplicated, type Answered, type DeduplicationStore } from './deduplication.js';
 
 export type { RequestInfo } from './decision.js';
 
@@ -86,13 +86,12 @@ export interface EndpointRequest {
   readonly span?: Span;
   /** For an endpoint with <deduplicate>: SHA-256 of the query and the raw body (deduplication.ts). */
   readonly fingerprint?: string | undefined;
+  /** A delivery sent again from the log: not deduplicated, and the honeypot, rate limits and CAPTCHA are not applied. */
+  readonly replay?: boolean;
 }
 
-export interface PipelineResult {
-  readonly response: RuntimeResponse;
-  /** 'error' when the <error> action (or a problem answer) was used. */
-  readonly outcome: 'success' | 'error';
-}
+/** `outcome`: 'error' when the <error> action (or a problem answer) was used. */
+export type PipelineResult = Answered;
 
 const NO_PARAMETERS: ReadonlyMap<string, string> = new Map();
 
@@ -112,11 +111,14 @@ export function runRequest(context: PipelineContext, request: EndpointRequest): 
   };
   const decision = decideRequest(input);
   // Decided at compile time: an endpoint without <deduplicate> looks no further than this.
-  if (request.endpoint.deduplicate !== null && decision.kind === 'proceed' && context.deduplication != null) {
-    const id = deliveryId(request.endpoint, decision);
-    if (id !== null) {
+  if (request.endpoint.deduplicate !== null && decision.kind === 'proceed' && context.deduplication != null && request.replay !== true) {
+    const key = deduplicationKey(request.endpoint, decision);
+    if (key !== null) {
       const run = (claimed: Decision) => carryOut(context, input, request, claimed);
-      return runDeduplicated(context.deduplication, request.endpoint, id, request.fingerprint ?? '', request.info.requestId, decision, run);
+      const id = deliveryIdOf(request.endpoint, key);
+      return runDeduplicated(context.deduplication, request.endpoint, id, request.fingerprint ?? '', request.info.requestId, decision, run).then(
+        (result): PipelineResult => ({ ...result, deduplicationKey: key }),
+      );
     }
   }
   return carryOut(context, input, request, decision);
@@ -125,7 +127,8 @@ export function runRequest(context: PipelineContext, request: EndpointRequest): 
 /** A decided request: its checks, then the fast path or execute. */
 function carryOut(context: PipelineContext, input: DecisionInput, request: EndpointRequest, decision: Decision): PipelineResult | Promise<PipelineResult> {
   // Decided at compile time: an endpoint without protections looks no further than this.
-  if (request.endpoint.protections?.afterBinding === true && decision.kind === 'proceed') return guarded(context, input, request, decision);
+  if (request.endpoint.protections?.afterBinding === true && decision.kind === 'proceed' && request.replay !== true)
+    return guarded(context, input, request, decision);
   if (decision.kind === 'proceed' && decision.tasks.length === 0 && decision.response?.kind === 'respond') {
     return { response: decision.response.response, outcome: 'success' };
   }
@@ -142,7 +145,7 @@ async function guarded(context: PipelineContext, input: DecisionInput, request: 
   const { info } = request;
   if (protections.honeypot !== null && (filled(request.raw.get(protections.honeypot)) || request.uploads.sentFile(protections.honeypot))) {
     context.guards?.noted(request.endpoint, { check: 'honeypot', outcome: 'caught' }, info.requestId);
-    return answerWithoutTasks(context, input, request, decision);
+    return { ...(await answerWithoutTasks(context, input, request, decision)), classified: 'spam' };
   }
   const guards = context.guards;
   if (guards === null) return execute(context, input, request, decision);
@@ -161,7 +164,7 @@ async function guarded(context: PipelineContext, input: DecisionInput, request: 
     const token = request.raw.get(captcha.parameter)?.[0]?.trim() ?? '';
     if (token === '') {
       guards.noted(request.endpoint, { check: 'captcha', outcome: 'missing' }, info.requestId);
-      return { response: problem(403, `the CAPTCHA was not solved (no "${captcha.parameter}" field)`), outcome: 'error' };
+      return { response: problem(403, `the CAPTCHA was not solved (no "${captcha.parameter}" field)`), outcome: 'error', classified: 'spam' };
     }
     const envScope = { parameters: NO_PARAMETERS, system: decision.scope.system, env: context.env };
     const verdict = await guards.verifyCaptcha(captcha, {
@@ -177,7 +180,7 @@ async function guarded(context: PipelineContext, input: DecisionInput, request: 
       });
       const response: RuntimeResponse =
         verdict.status === 503 ? { kind: 'problem', status: 503, detail: verdict.detail, headers: RETRY_SOON } : problem(403, verdict.detail);
-      return { response, outcome: 'error' };
+      return verdict.status === 503 ? { response, outcome: 'error' } : { response, outcome: 'error', classified: 'spam' };
     }
   }
   return execute(context, input, request, decision);

@@ -44,6 +44,8 @@ export interface RememberedAnswer {
   readonly contentType: string | null;
   /** '' when the answer had none, or when it was streamed (a file, an upstream) or larger than 64 KiB (deduplication.ts). */
   readonly body: string;
+  /** The request that got the answer first (absent in what a store kept before it was remembered). */
+  readonly requestId?: string;
 }
 
 export function discardResponse(response: RuntimeResponse): void {

@@ -8,7 +8,7 @@ import type { Logger } from './log.js';
 import { METRICS_REQUEST, METRICS_RESPONSE } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
-import { logBasePath, READY_PREFIX } from './serving.js';
+import { logBasePath, logDeliveries, READY_PREFIX } from './serving.js';
 import { forceExit } from './lifecycle.js';
 import { LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import { REPORTER_ENV, type ControlMessage, type WorkerMessage } from './cluster-messages.js';
@@ -82,6 +82,7 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
       const origin = originOf(settings.host, address.port);
       process.stdout.write(`${READY_PREFIX}${origin}\n`);
       logBasePath(settings, origin, logger);
+      logDeliveries(settings, logger);
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   });

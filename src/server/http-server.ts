@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import type { Endpoint } from '../compiler/ast.js';
 import { NO_SPAN, type Span } from '../tracing.js';
 import { problemBody } from './write-response.js';
+import type { OpenDelivery } from './open-delivery.js';
 
 /** How long the headers of a request may take. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -33,6 +34,8 @@ export class TrackedResponse extends ServerResponse {
   endpoint: Endpoint | undefined = undefined;
   /** NO_SPAN unless tracing is on. */
   span: Span = NO_SPAN;
+  /** A request to an endpoint while the delivery log is on; null otherwise. */
+  delivery: OpenDelivery | null = null;
 }
 
 /** A response's 'close' listener: one function for every response, bound by node to the response. */

@@ -4,8 +4,7 @@
 // here knows about actions or tasks; the pipeline decides, this file only speaks HTTP.
 
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Endpoint } from '../compiler/ast.js';
+import type { IncomingMessage } from 'node:http';
 import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
 import { discardResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
@@ -32,6 +31,9 @@ import { answerHealth, answerMetrics, answerReady, PROBE_ALLOW } from './probes.
 import { endServerSpan, startServerSpan } from './request-span.js';
 import { discardRestOfBody } from './linger.js';
 import { answerAltchaChallenge } from './altcha-challenge.js';
+import { Exchange } from './exchange.js';
+import type { DeliveryRecording } from './delivery-recording.js';
+import type { ReplayGate } from './replay-gate.js';
 
 export interface HttpServerState {
   /** The application new requests are served by; replaced on a --watch reload. */
@@ -58,6 +60,10 @@ export class HttpService {
   private readonly publicBaseUrl: string | null;
   /** --trust-proxy, compiled; null: the socket's address. */
   private readonly trust: TrustFunction | null;
+  /** The delivery log (docs/deliveries.md); null with --deliveries none. */
+  deliveries: DeliveryRecording | null = null;
+  /** Tells a replay from the log by its mark; null when nothing can be replayed. */
+  replays: ReplayGate | null = null;
 
   constructor(
     readonly state: HttpServerState,
@@ -108,6 +114,7 @@ export class HttpService {
     });
     this.metrics.requestAnswered(endpoint?.name ?? '(none)', response.statusCode, ms / 1000);
     if (response.span.recording) endServerSpan(response);
+    if (response.delivery !== null) this.deliveries?.closed(response, response.req, ms);
     this.release();
   }
 
@@ -187,29 +194,31 @@ export class HttpService {
     if (endpoint === undefined && path.startsWith(this.altchaPrefix))
       return answerAltchaChallenge(response, application, path.slice(this.altchaPrefix.length), method, this.guards);
     if (endpoint === undefined) return writeProblem(response, 404, `there is no endpoint at ${truncatePath(path)}`, requestId);
+    const replayOf = this.replays?.admit(request) ?? null;
+    if (this.deliveries !== null) this.deliveries.begin(response, replayOf);
     if (method === 'OPTIONS' && cors !== null) return answerPreflight(request, response, originAllowed, requestId);
     if (method !== 'GET' && method !== 'POST') return methodNotAllowed(response, ENDPOINT_ALLOW);
+    const exchange = new Exchange(request, response, application, endpoint, new Map(), requestId, replayOf !== null);
     if (crossOriginRefused(cors, origin, originAllowed, request.headers.host, this.settings.publicUrl)) {
-      return this.refuse(request, response, 403, `origin ${truncatePath(origin)} is not allowed`, requestId);
+      return this.refuse(exchange, 403, `origin ${truncatePath(origin)} is not allowed`);
     }
 
-    const raw: ValueMap = new Map();
     if (question >= 0) {
-      const problem = parseUrlEncoded(url.slice(question + 1), raw, 'query string');
-      if (problem !== null) return this.refuse(request, response, 400, problem, requestId);
+      const problem = parseUrlEncoded(url.slice(question + 1), exchange.raw, 'query string');
+      if (problem !== null) return this.refuse(exchange, 400, problem);
     }
     // Rate limits by the client's address: before the body is read (docs/behaviour.md, "Public forms").
-    if (endpoint.protections !== null && endpoint.protections.limitsByClient.length > 0 && this.guards !== null) {
+    if (replayOf === null && endpoint.protections !== null && endpoint.protections.limitsByClient.length > 0 && this.guards !== null) {
       const client = this.clientIp(request);
       const exceeded = this.guards.limit(endpoint, endpoint.protections.limitsByClient, () => client, requestId);
       if (exceeded instanceof Promise)
         return this.withTimeout(
           response,
-          exceeded.then((e) => this.afterLimit(e, request, response, application, endpoint, raw, requestId)),
+          exceeded.then((e) => this.afterLimit(e, exchange)),
         );
-      if (exceeded !== null) return this.tooManyRequests(exceeded, request, response, requestId);
+      if (exceeded !== null) return this.tooManyRequests(exceeded, exchange);
     }
-    return this.dispatch(request, response, application, endpoint, raw, requestId, false);
+    return this.dispatch(exchange, false);
   }
 
   /**
@@ -217,54 +226,40 @@ export class HttpService {
    * limits were counted elsewhere (`timed`: already within withTimeout). A GET answered
    * without I/O is written synchronously, without a promise.
    */
-  private dispatch(
-    request: IncomingMessage,
-    response: TrackedResponse,
-    application: LoadedApplication,
-    endpoint: Endpoint,
-    raw: ValueMap,
-    requestId: string,
-    timed: boolean,
-  ): void | Promise<void> {
+  private dispatch(exchange: Exchange, timed: boolean): void | Promise<void> {
+    const { request, response, endpoint } = exchange;
     let work: Promise<void>;
     if (request.method === 'GET') {
-      if (endpoint.webhook !== null && this.webhookAnswered(request, response, endpoint, raw, NO_BODY, undefined, requestId)) return;
-      const result = runRequest(application, {
+      if (endpoint.webhook !== null && this.webhookAnswered(exchange, exchange.raw, NO_BODY, undefined)) return;
+      const result = runRequest(exchange.application, {
         endpoint,
-        raw,
+        raw: exchange.raw,
         sources: requestSources(request, endpoint, null),
         uploads: NO_UPLOADS,
-        info: this.requestInfo(request, requestId),
+        info: this.requestInfo(exchange),
         span: response.span,
         // One shape for every request (no spread on the hot path): undefined without <deduplicate>.
         fingerprint: endpoint.deduplicate !== null ? requestFingerprint(queryOf(request), '') : undefined,
+        replay: exchange.replay,
       });
-      if (!(result instanceof Promise)) return writeResponse(response, result.response, requestId);
-      work = result.then((answer) => this.answer(response, answer, requestId));
+      if (!(result instanceof Promise)) return this.answer(exchange, result);
+      work = result.then((answer) => this.answer(exchange, answer));
     } else {
-      work = this.answerPost(request, response, application, endpoint, raw, requestId);
+      work = this.answerPost(exchange);
     }
     return timed ? work : this.withTimeout(response, work);
   }
 
-  private tooManyRequests(exceeded: LimitExceeded, request: IncomingMessage, response: TrackedResponse, requestId: string): void {
-    for (const name in exceeded.headers) response.setHeader(name, exceeded.headers[name]!);
-    return this.refuse(request, response, 429, 'too many requests; try again later', requestId);
+  private tooManyRequests(exceeded: LimitExceeded, exchange: Exchange): void {
+    for (const name in exceeded.headers) exchange.response.setHeader(name, exceeded.headers[name]!);
+    return this.refuse(exchange, 429, 'too many requests; try again later');
   }
 
   /** The rest of a request whose limits were counted elsewhere (workers, Redis); within withTimeout already. */
-  private afterLimit(
-    exceeded: LimitExceeded | null,
-    request: IncomingMessage,
-    response: TrackedResponse,
-    application: LoadedApplication,
-    endpoint: Endpoint,
-    raw: ValueMap,
-    requestId: string,
-  ): void | Promise<void> {
-    if (exceeded !== null) return this.tooManyRequests(exceeded, request, response, requestId);
-    if (response.headersSent || response.destroyed) return;
-    return this.dispatch(request, response, application, endpoint, raw, requestId, true);
+  private afterLimit(exceeded: LimitExceeded | null, exchange: Exchange): void | Promise<void> {
+    if (exceeded !== null) return this.tooManyRequests(exceeded, exchange);
+    if (exchange.over) return;
+    return this.dispatch(exchange, true);
   }
 
   /** `<base-path>/_altcha/<endpoint>`: a challenge for an endpoint with <captcha provider="altcha"> (never an endpoint name: they start with a letter or digit). */
@@ -282,22 +277,17 @@ export class HttpService {
     }
   }
 
-  private async answerPost(
-    request: IncomingMessage,
-    response: TrackedResponse,
-    application: LoadedApplication,
-    endpoint: Endpoint,
-    raw: ValueMap,
-    requestId: string,
-  ): Promise<void> {
+  private async answerPost(exchange: Exchange): Promise<void> {
+    const { request, response, endpoint, raw } = exchange;
     // A handshake reads the query alone: a form body's fields are added to `raw` as it is read.
     const query = endpoint.webhook?.handshake ? new Map(raw) : raw;
     // <deduplicate>: the body's bytes are hashed as they arrive, for the request's fingerprint.
     const digest = endpoint.deduplicate !== null ? digestBody(request) : null;
-    const body = await readBody(request, response, raw, this.bodies, application.bodyKeeping(endpoint), this.clientIp(request));
+    if (response.delivery !== null) this.deliveries!.captureBody(request, response.delivery);
+    const body = await readBody(request, response, raw, this.bodies, exchange.application.bodyKeeping(endpoint), this.clientIp(request));
     if (!body.ok) {
       if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
-      return this.refuse(request, response, body.status, body.detail, requestId);
+      return this.refuse(exchange, body.status, body.detail);
     }
     // Until the request is decided; its tasks hold the uploads for as long as they run.
     const release = body.uploads.hold();
@@ -306,46 +296,45 @@ export class HttpService {
       if (endpoint.webhook !== null) {
         const bytes = rawBytes(body.uploads.body);
         const received = bytes instanceof Promise ? await bytes : bytes;
-        if (this.webhookAnswered(request, response, endpoint, query, received, body.json?.document, requestId)) return;
+        if (this.webhookAnswered(exchange, query, received, body.json?.document)) return;
       }
-      if (body.unparsed !== undefined) return this.refuse(request, response, body.unparsed.status, body.unparsed.detail, requestId);
-      result = await runRequest(application, {
+      if (body.unparsed !== undefined) return this.refuse(exchange, body.unparsed.status, body.unparsed.detail);
+      result = await runRequest(exchange.application, {
         endpoint,
         raw,
         sources: requestSources(request, endpoint, body.json ?? null),
         uploads: body.uploads,
-        info: this.requestInfo(request, requestId),
+        info: this.requestInfo(exchange),
         span: response.span,
         fingerprint: digest !== null ? requestFingerprint(queryOf(request), digest()) : undefined,
+        replay: exchange.replay,
       });
     } finally {
       release();
     }
-    return this.answer(response, result, requestId);
+    return this.answer(exchange, result);
   }
 
   /** <signature> and <handshake> (server/webhooks.ts): true when they answered the request, which then goes no further. */
-  private webhookAnswered(
-    request: IncomingMessage,
-    response: TrackedResponse,
-    endpoint: Endpoint,
-    query: ValueMap,
-    body: Buffer,
-    json: unknown,
-    requestId: string,
-  ): boolean {
-    if (response.headersSent || response.destroyed) return true;
+  private webhookAnswered(exchange: Exchange, query: ValueMap, body: Buffer, json: unknown): boolean {
+    if (exchange.over) return true;
+    const { request, response, endpoint } = exchange;
     const checked = { method: request.method ?? 'GET', query, headers: request.headersDistinct, body, json };
-    return answerWebhook(checkWebhook(endpoint.webhook!, checked, Date.now()), endpoint, response, requestId, this.metrics, this.logger);
+    const verdict = checkWebhook(endpoint.webhook!, checked, exchange.replay ? null : Date.now());
+    if (verdict.kind === 'answer' && response.delivery !== null) response.delivery.classified = 'handshake';
+    return answerWebhook(verdict, endpoint, response, exchange.requestId, this.metrics, this.logger);
   }
 
-  private answer(response: TrackedResponse, result: PipelineResult, requestId: string): void | Promise<void> {
-    if (response.headersSent || response.destroyed) return discardResponse(result.response);
-    return writeResponse(response, result.response, requestId);
+  private answer(exchange: Exchange, result: PipelineResult): void | Promise<void> {
+    const response = exchange.response;
+    if (exchange.over) return discardResponse(result.response);
+    if (response.delivery !== null) this.deliveries!.decided(response.delivery, result);
+    return writeResponse(response, result.response, exchange.requestId);
   }
 
-  private requestInfo(request: IncomingMessage, requestId: string): RequestInfo {
-    return { requestId, clientIp: this.clientIp(request), userAgent: request.headers['user-agent'] ?? '', baseUrl: this.baseUrl(request) };
+  private requestInfo(exchange: Exchange): RequestInfo {
+    const request = exchange.request;
+    return { requestId: exchange.requestId, clientIp: this.clientIp(request), userAgent: request.headers['user-agent'] ?? '', baseUrl: this.baseUrl(request) };
   }
 
   clientIp(request: IncomingMessage): string {
@@ -357,9 +346,10 @@ export class HttpService {
    * when it was answered otherwise (the request timed out): the body is not parsed any
    * further, and what is still coming is discarded (linger.ts).
    */
-  private refuse(request: IncomingMessage, response: ServerResponse, status: number, detail: string, requestId: string): void {
+  private refuse(exchange: Exchange, status: number, detail: string): void {
+    const { request, response } = exchange;
     // A body given up because its request was answered already (timed out) is only drained.
-    if (!response.headersSent && !response.destroyed) writeProblem(response, status, detail, requestId);
+    if (!exchange.over) writeProblem(response, status, detail, exchange.requestId);
     if (request.complete || request.destroyed) return;
     discardRestOfBody(request, this.settings.maxBodyBytes);
   }

@@ -141,6 +141,12 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  private readonly deliveriesDropped = new Counter({
+    name: 'endpoint_service_deliveries_dropped_total',
+    help: 'Deliveries and task updates the delivery log could not write (its store down, slow or full); the requests themselves were answered',
+    registers: [this.registry],
+  });
+
   constructor() {
     if (cluster.isWorker) {
       // Answers the primary's collection requests with this registry.
@@ -160,6 +166,10 @@ export class ServiceMetrics {
     if (event.outcome !== 'skipped' && event.outcome !== 'not-started') {
       this.taskDurations.observe({ endpoint: event.endpoint, task: event.taskId, kind: event.kind }, event.durationMs / 1000);
     }
+  }
+
+  deliveriesNotRecorded(count: number): void {
+    this.deliveriesDropped.inc(count);
   }
 
   /** Temporary upload files: read from the spool when scraped. */

@@ -1,6 +1,7 @@
 // Settings of a serving process, already checked: the command line's job is to reject bad
 // values with a usage error before any process starts.
 
+import type { DeliverySettings } from '../deliveries/settings.js';
 import type { QueueSettings } from '../queue/settings.js';
 import type { HostAllowlist } from '../tasks/host-allowlist.js';
 import type { LogFormat } from './log.js';
@@ -45,6 +46,8 @@ export interface ServeSettings {
   readonly rateLimitPrefix: string;
   /** --public-url: where clients reach the service; null: the request's Host says (docs/behaviour.md, "Origins"). */
   readonly publicUrl: PublicUrl | null;
+  /** The delivery log (docs/deliveries.md); null with --deliveries none. */
+  readonly deliveries: DeliverySettings | null;
 }
 
 /** serve --public-url, checked: an absolute http(s) URL without credentials, query or fragment. */

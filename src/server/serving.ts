@@ -24,6 +24,8 @@ import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import { manageLifecycle, retire } from './lifecycle.js';
 import type { ControlMessage, WorkerMessage } from './cluster-messages.js';
 import { logPageDetailsTo } from './write-response.js';
+import { DeliveryLogRuntime, describeLocation } from './delivery-log-runtime.js';
+import { jobIdFor } from '../queue/job.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
 
@@ -45,6 +47,18 @@ export interface ServingOptions {
   readonly tracing?: Tracing;
 }
 
+/** After the ready line: where the delivery log is kept, or that it is off. */
+export function logDeliveries(settings: Pick<ServeSettings, 'deliveries'>, logger: Logger): void {
+  if (settings.deliveries === null) logger.log('info', 'the delivery log is off (--deliveries none)');
+  else logger.log('info', `deliveries are recorded in ${describeLocation(settings.deliveries)}`, { deliveries: describeLocation(settings.deliveries) });
+}
+
+/** Where this process reaches its own listener: a wildcard address is reached on loopback. */
+function ownAddress(host: string, port: number): URL {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return new URL(originOf(reachable, port));
+}
+
 export function serve(options: ServingOptions): void {
   const { settings, logger } = options;
   // An error page tells a visitor what to do; what it leaves out is logged, by request id.
@@ -60,9 +74,12 @@ export function serve(options: ServingOptions): void {
   const guards = new ServiceGuards({ store: settings.rateLimitStore, prefix: settings.rateLimitPrefix }, logger, metrics);
   // <deduplicate> keys live in the store of the rate limits.
   const deduplication = new ServiceDeduplication({ store: settings.rateLimitStore, prefix: settings.rateLimitPrefix }, logger, metrics);
+  /** Set once its store is open, before the first request. */
+  let deliveries: DeliveryLogRuntime | null = null;
   const observer: RuntimeObserver = {
     taskFinished(event: TaskOutcomeEvent) {
       metrics.taskFinished(event);
+      deliveries?.recording.taskFinished(event);
       const level = event.outcome === 'failed' ? 'error' : event.outcome === 'ignored-failure' ? 'warn' : 'info';
       logger.log(level, 'task', {
         requestId: event.requestId,
@@ -96,7 +113,15 @@ export function serve(options: ServingOptions): void {
         );
   const load = (application: Application) =>
     new LoadedApplication(application, {
-      ...(queue !== null ? { enqueueTasks: (run) => queue.enqueue(application, run) } : {}),
+      ...(queue !== null
+        ? {
+            enqueueTasks: (run) =>
+              queue.enqueue(application, run).then((outcome) => {
+                if (outcome === 'queued') deliveries?.recording.queued(run.requestId, jobIdFor(run.requestId, run.endpoint.name));
+                return outcome;
+              }),
+          }
+        : {}),
       env: options.env,
       observer,
       upstreamTimeoutMs: settings.requestTimeoutMs,
@@ -159,7 +184,7 @@ export function serve(options: ServingOptions): void {
       // A request that was still arriving at the first wait has been answered by now.
       await service.idle();
       await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled()), queue?.drain(settings.shutdownTimeoutMs)]);
-      await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close()), guards.close(), deduplication.close()]);
+      await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close()), guards.close(), deduplication.close(), deliveries?.close()]);
       // Every request and task has ended, so has its span: the last batch is exported now.
       await tracing.shutdown();
     },
@@ -191,14 +216,21 @@ export function serve(options: ServingOptions): void {
     process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
     process.exit(LISTEN_FAILED_EXIT_CODE);
   });
-  void Promise.all([guards.open(options.application), deduplication.open(options.application)]).then(() =>
+  const openingLog = DeliveryLogRuntime.open(settings.deliveries, options.env, logger, metrics, (request) => service.clientIp(request)).then((opened) => {
+    deliveries = opened;
+    service.deliveries = opened?.recording ?? null;
+    service.replays = opened?.gate ?? null;
+  });
+  void Promise.all([guards.open(options.application), deduplication.open(options.application), openingLog]).then(() =>
     server.listen({ port: settings.port, host: settings.host }, () => {
       const address = server.address() as AddressInfo;
       const origin = originOf(settings.host, address.port);
       service.setListeningOrigin(origin);
+      deliveries?.listening(ownAddress(settings.host, address.port));
       if (!cluster.isWorker) {
         process.stdout.write(`${READY_PREFIX}${origin}\n`);
         logBasePath(settings, origin, logger);
+        logDeliveries(settings, logger);
         if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
       }
     }),

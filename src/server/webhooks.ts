@@ -43,7 +43,7 @@ export interface WebhookRequest {
 }
 
 /** The checks, pure but for the clock: the verdict for `request` against the endpoint's `<signature>` and `<handshake>`. */
-export function checkWebhook(checks: WebhookChecks, request: WebhookRequest, now: number): WebhookVerdict {
+export function checkWebhook(checks: WebhookChecks, request: WebhookRequest, now: number | null): WebhookVerdict {
   const handshake = checks.handshake;
   const unsigned = handshake !== null && (handshake.scheme === 'meta' || handshake.scheme === 'graph');
   if (unsigned) {

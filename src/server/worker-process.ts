@@ -21,6 +21,10 @@ import { HAND_BACK_MS, QueueRuntime } from './queue-runtime.js';
 import { manageLifecycle, retire } from './lifecycle.js';
 import { watchApplication, type Compiler } from './watch.js';
 import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
+import type { DeliveryStoreLocation } from '../deliveries/settings.js';
+import type { DeliveryLog } from '../deliveries/log.js';
+import { openTaskUpdates } from './delivery-log-runtime.js';
+import { taskRecord } from './delivery-recording.js';
 
 export const WORKER_READY_PREFIX = 'endpoint-service worker listening on ';
 
@@ -36,6 +40,8 @@ export interface WorkerSettings {
   readonly shutdownTimeoutMs: number;
   readonly watch: boolean;
   readonly queue: QueueSettings;
+  /** The delivery log serve records in: the worker adds its task outcomes; null: not recorded. */
+  readonly deliveries: DeliveryStoreLocation | null;
 }
 
 /** `tracing`: on with --otel (server/otel.ts); each job's run is then a span in its request's trace. */
@@ -48,9 +54,12 @@ export function runWorker(
   tracing: Tracing = NO_TRACING,
 ): void {
   const metrics = new ServiceMetrics();
+  let deliveries: DeliveryLog | null = null;
+  void openTaskUpdates(settings.deliveries, logger, metrics).then((log) => (deliveries = log));
   const observer: RuntimeObserver = {
     taskFinished(event: TaskOutcomeEvent) {
       metrics.taskFinished(event);
+      deliveries?.add({ kind: 'task', delivery: event.requestId, task: taskRecord(event) });
       const level = event.outcome === 'failed' ? 'error' : event.outcome === 'ignored-failure' ? 'warn' : 'info';
       const { requestId, endpoint, taskId: task, kind, outcome, attempts, error, code } = event;
       logger.log(level, 'task', { requestId, endpoint, task, kind, outcome, durationMs: Math.round(event.durationMs * 10) / 10, attempts, error, code });
@@ -112,7 +121,7 @@ export function runWorker(
     },
     drain: async () => {
       await queue.drain(settings.shutdownTimeoutMs);
-      await Promise.allSettled([current.close(), ...[...retired].map((a) => a.close())]);
+      await Promise.allSettled([current.close(), ...[...retired].map((a) => a.close()), deliveries?.close()]);
       // Every job has ended or been handed back, so has its span: the last batch is exported now.
       await tracing.shutdown();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream';
 import type { RuntimeResponse } from '../runtime/response.js';
 import type { ParameterError } from '../runtime/parameters.js';
 import { ERROR_PAGE_HEADERS, errorPage, prefersHtml, sameOriginReferer } from './error-page.js';
+import type { OpenDelivery } from './open-delivery.js';
 
 /** What a page leaves out for its visitor (the detail, each parameter's): for the operator's log. */
 export interface PageDetail {
@@ -33,6 +34,9 @@ export function problemBody(status: number, detail: string, requestId: string, e
  * whose developer detail goes to the log instead.
  */
 export function writeProblem(response: ServerResponse, status: number, detail: string, requestId: string, errors?: readonly ParameterError[]): void {
+  // Every problem is answered here: the delivery log's reason is what the client was told.
+  const delivery = (response as { delivery?: OpenDelivery | null }).delivery;
+  if (delivery != null) delivery.reason = detail;
   if (prefersHtml(response.req)) {
     pageDetailSink?.({ requestId, status, detail, ...(errors !== undefined ? { errors } : {}) });
     for (const [name, value] of Object.entries(ERROR_PAGE_HEADERS)) response.setHeader(name, value);

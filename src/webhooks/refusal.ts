@@ -43,7 +43,12 @@ export function noMatch(header: HeaderName): Refusal {
 }
 
 /** Why a timestamp is refused, or null when it is within `toleranceMs` of `now` either way. */
-export function outsideTolerance(seconds: number, now: number, toleranceMs: number, header: HeaderName): Refusal | null {
+/**
+ * `now`: epoch milliseconds; null for a delivery replayed from the log, whose signature is checked
+ * again but whose timestamp is as old as the delivery (docs/deliveries.md, "Replay").
+ */
+export function outsideTolerance(seconds: number, now: number | null, toleranceMs: number, header: HeaderName): Refusal | null {
+  if (now === null) return null;
   const age = now - seconds * 1000;
   if (Math.abs(age) <= toleranceMs) return null;
   const when = age > 0 ? 'old' : "ahead of the server's clock";

@@ -26,7 +26,7 @@ import { VERIFIED, headerName, noMatch, refuse, singleHeader, type Refusal, type
 export function verifySignatures(
   signatures: readonly [SignatureDescription, ...SignatureDescription[]],
   request: SignedRequest,
-  now: number,
+  now: number | null,
 ): VerificationResult {
   let worst: Refusal | undefined;
   for (const signature of signatures) {
@@ -42,7 +42,7 @@ export const SHOPIFY_HEADER = headerName('X-Shopify-Hmac-Sha256');
 
 const rank = (reason: RefusalReason) => REFUSAL_REASONS.indexOf(reason);
 
-export function verifySignature(signature: SignatureDescription, request: SignedRequest, now: number): VerificationResult {
+export function verifySignature(signature: SignatureDescription, request: SignedRequest, now: number | null): VerificationResult {
   switch (signature.scheme) {
     case 'github':
       return verifyBodyDigest(request, GITHUB_HEADER, 'sha256=', signature.key, 'sha256', 'hex');

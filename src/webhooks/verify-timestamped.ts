@@ -25,7 +25,11 @@ const STANDARD_FAMILIES = ['webhook', 'svix'].map((prefix) => ({
 
 const SHA256_LENGTH = 32;
 
-export function verifyTimestamped(signature: StripeSignature | SlackSignature | StandardSignature, request: SignedRequest, now: number): VerificationResult {
+export function verifyTimestamped(
+  signature: StripeSignature | SlackSignature | StandardSignature,
+  request: SignedRequest,
+  now: number | null,
+): VerificationResult {
   const parsed = signature.scheme === 'stripe' ? parseStripe(request) : signature.scheme === 'slack' ? parseSlack(request) : parseStandard(request);
   if ('ok' in parsed) return parsed;
   const expected = hmac('sha256', signature.key, parsed.signedPrefix, request.body);

@@ -16,7 +16,7 @@ export const ZOOM_TIMESTAMP_HEADER = headerName('x-zm-request-timestamp');
 const SECONDS = /^\d{1,12}$/;
 const SHA256_LENGTH = 32;
 
-export function verifyZoom(key: KeyObject, request: SignedRequest, now: number): VerificationResult {
+export function verifyZoom(key: KeyObject, request: SignedRequest, now: number | null): VerificationResult {
   const value = singleHeader(request.headers, ZOOM_SIGNATURE_HEADER);
   if (typeof value !== 'string') return value;
   const ts = singleHeader(request.headers, ZOOM_TIMESTAMP_HEADER);

@@ -8,6 +8,7 @@ import { addOtelOption } from '../otel-options.js';
 import { addQueueLocation, addRunOptions, concurrencyOption, DEFAULT_CONCURRENCY } from '../queue-options.js';
 import type { WorkerFlags } from '../worker.js';
 import type { LogFormat } from '../../server/log.js';
+import { addDeliveryStoreOptions } from '../deliveries-options.js';
 
 const DEFAULT_PORT = 9464;
 const DEFAULT_SHUTDOWN_TIMEOUT = '30s';
@@ -36,6 +37,7 @@ export function registerWorker(program: Command, returning: Returning): void {
     .option('--log-format <format>', 'pretty or json (default: pretty on a terminal, else json)', oneOf<LogFormat>('pretty', 'json'))
     .option('--watch', 'recompile when the application directory changes');
   addOtelOption(command);
+  addDeliveryStoreOptions(command, 'the delivery log serve records in, where the outcomes of the tasks run here are added');
   addQueueLocation(command, 'needed');
   addRunOptions(command).action(
     returning(async (file: string, flags: WorkerFlags, command: Command) => {

@@ -1,0 +1,94 @@
+// The writer between the request path and the store: a request's end adds one entry to a
+// buffer and returns; a timer writes the buffer in one batch (one transaction, one pipeline)
+// every FLUSH_MS, sealing the kept requests there, off the request path. A store that is down
+// or slow never delays an answer: what it cannot take is counted and dropped, and the buffer is
+// bounded, so a store that never answers costs at most MAX_PENDING entries of memory. What a
+// kill -9 loses is what the buffer held: at most the last FLUSH_MS of deliveries.
+
+import type { QueueKey } from '../queue/seal.js';
+import type { DeliveryRecord, KeptRequest, TaskRecord } from './record.js';
+import { sealRequest } from './sealed-request.js';
+import type { DeliveryStore, DeliveryWrite } from './store.js';
+
+export const FLUSH_MS = 100;
+const MAX_BATCH = 500;
+export const MAX_PENDING = 20_000;
+
+export type LogEntry =
+  | { readonly kind: 'delivery'; readonly record: DeliveryRecord; readonly request: KeptRequest | null }
+  | { readonly kind: 'task'; readonly delivery: string; readonly task: TaskRecord };
+
+export interface DropSink {
+  /** `count` entries were not written; `reason` for the log line. */
+  dropped(count: number, reason: string): void;
+}
+
+export class DeliveryLog {
+  private pending: LogEntry[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    readonly store: DeliveryStore,
+    /** Seals kept requests; null: requests are not kept (no key). */
+    private readonly keys: readonly QueueKey[] | null,
+    private readonly drops: DropSink,
+  ) {}
+
+  get keepsRequests(): boolean {
+    return this.keys !== null;
+  }
+
+  get sealingKeys(): readonly QueueKey[] | null {
+    return this.keys;
+  }
+
+  add(entry: LogEntry): void {
+    if (this.closed) return;
+    if (this.pending.length >= MAX_PENDING) return this.drops.dropped(1, 'the buffer of unwritten deliveries is full: the store is not keeping up');
+    this.pending.push(entry);
+    if (this.timer === null && this.writing === null) this.schedule();
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.writing = this.flush().finally(() => {
+        this.writing = null;
+        if (this.pending.length > 0 && !this.closed) this.schedule();
+      });
+    }, FLUSH_MS);
+    // A buffer waiting to be written never keeps a process alive: close() writes it.
+    this.timer.unref();
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const entries = this.pending.splice(0, MAX_BATCH);
+      let batch: DeliveryWrite[];
+      try {
+        batch = entries.map((entry) => this.sealed(entry));
+        await this.store.write(batch);
+      } catch (error) {
+        this.drops.dropped(entries.length, error instanceof Error ? error.message : String(error));
+      }
+    }
+  }
+
+  private sealed(entry: LogEntry): DeliveryWrite {
+    if (entry.kind === 'task') return entry;
+    const sealed = entry.request !== null && this.keys !== null ? sealRequest(this.keys, entry.record.id, entry.request) : null;
+    return { kind: 'delivery', record: sealed === null && entry.record.request === 'sealed' ? { ...entry.record, request: 'not-kept' } : entry.record, sealed };
+  }
+
+  /** Writes what is buffered, then closes the store. */
+  async close(): Promise<void> {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    await this.writing;
+    await this.flush();
+    this.closed = true;
+    await this.store.close();
+  }
+}

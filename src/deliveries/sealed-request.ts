@@ -1,0 +1,32 @@
+// The received request, sealed for the log with AES-256-GCM (the queue's sealing, queue/seal.ts):
+// headers and raw body are request values, so they never sit in a store in clear. Bound to its
+// delivery id, so a blob copied onto another delivery does not open.
+
+import { seal, unseal, type QueueKey } from '../queue/seal.js';
+import type { KeptRequest } from './record.js';
+
+interface SealedShape {
+  readonly m: string;
+  readonly u: string;
+  readonly h: readonly (readonly [string, string])[];
+  /** base64 */
+  readonly b: string;
+}
+
+export function sealRequest(keys: readonly QueueKey[], delivery: string, request: KeptRequest): string {
+  const shape: SealedShape = { m: request.method, u: request.url, h: request.headers, b: request.body.toString('base64') };
+  return seal(keys, JSON.stringify(shape), `delivery:${delivery}`);
+}
+
+/** Throws SealError when the key does not open it. */
+export function unsealRequest(keys: readonly QueueKey[], delivery: string, sealed: string): KeptRequest {
+  const shape = JSON.parse(unseal(keys, sealed, `delivery:${delivery}`)) as SealedShape;
+  return { method: shape.m, url: shape.u, headers: shape.h, body: Buffer.from(shape.b, 'base64') };
+}
+
+/** Pairs from node's rawHeaders ([name, value, name, value, …]), without those named in `leaveOut` (lower case). */
+export function headerPairs(raw: readonly string[], leaveOut: string): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() !== leaveOut) pairs.push([raw[i]!, raw[i + 1]!]);
+  return pairs;
+}
