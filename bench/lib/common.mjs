@@ -9,7 +9,8 @@
 // both see the same machine state, and reports medians with min–max and ratios of medians.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { commandLine, numberOption, usageError } from './cli.mjs';
@@ -123,9 +124,11 @@ export function startProcess(argv, { cpu = SERVER_CPU, env = process.env, ready 
  * `cli`: another build's bin/endpoint-service.js (--before), this one's by default.
  */
 export function startService(app, { workers = 1, cpu = SERVER_CPU, env = process.env, extra = [], stderr = 'ignore', cli = bin } = {}) {
+  // The delivery log's embedded store in a folder of its own, never the clone's .endpoint-service/.
+  const stateDir = env.ENDPOINT_SERVICE_STATE_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'es-bench-state-'));
   return startProcess([process.execPath, cli, 'serve', app, '--port', '0', '--workers', String(workers), '--log-format', 'json', ...extra], {
     cpu,
-    env,
+    env: { ...env, ENDPOINT_SERVICE_STATE_DIR: stateDir },
     stderr,
     ready: /^endpoint-service listening on (\S+)$/m,
   });

@@ -31,7 +31,11 @@ export function addDeliveryStoreOptions(command: Command, what: string): Command
         .env('ENDPOINT_SERVICE_STATE_DIR')
         .default(DEFAULT_STATE_DIR),
     )
-    .option('--deliveries-namespace <name>', 'keeps apart deployments that share one Redis or PostgreSQL for their delivery logs', DEFAULT_NAMESPACE);
+    .addOption(
+      new Option('--deliveries-namespace <name>', 'keeps apart deployments that share one Redis or PostgreSQL for their delivery logs')
+        .env('ENDPOINT_SERVICE_DELIVERIES_NAMESPACE')
+        .default(DEFAULT_NAMESPACE),
+    );
 }
 
 export function addDeliveryRecordingOptions(command: Command): Command {

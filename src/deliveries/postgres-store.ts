@@ -17,6 +17,7 @@ interface PgResult {
 }
 interface PgClient {
   query(text: string, values?: readonly unknown[]): Promise<PgResult>;
+  on(event: 'error', listener: (error: Error) => void): void;
   /** true: the connection is closed rather than reused. */
   release(destroy?: boolean): void;
 }
@@ -24,6 +25,7 @@ interface PgPool {
   query(text: string, values?: readonly unknown[]): Promise<PgResult>;
   connect(): Promise<PgClient>;
   on(event: 'error', listener: (error: Error) => void): void;
+  on(event: 'connect', listener: (client: PgClient) => void): void;
   end(): Promise<void>;
 }
 const PG_MODULE = 'pg';
@@ -41,6 +43,9 @@ export async function openPostgresStore(url: string, schema: string): Promise<De
   const pool = new pg.default.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, statement_timeout: STATEMENT_TIMEOUT_MS });
   // An idle connection that breaks is dropped by the pool; the next query fails or reconnects.
   pool.on('error', () => {});
+  // A connection that breaks while checked out emits 'error' on its client: unheard, that would
+  // end the process. Its query fails instead, and the log counts the batch as dropped.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const s = quoteIdentifier(schema);
   try {
     await inTransaction(pool, async (client) => {
