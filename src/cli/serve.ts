@@ -12,8 +12,9 @@ import { TASK_KINDS } from '../tasks/registry.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import type { PublicUrl, ServeSettings } from '../server/options.js';
 import type { TrustProxy } from '../server/client-ip.js';
-import { parseHostAllowlist } from '../tasks/host-allowlist.js';
-import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
+import { httpRequestSettings } from '../tasks/http-request/settings.js';
+import { emailSettings } from '../tasks/email/settings.js';
+import type { TaskFlags } from '../tasks/settings.js';
 import { formatSize } from '../units.js';
 import { useColor } from './color.js';
 import type { ExitCode } from './action.js';
@@ -27,13 +28,13 @@ import { DEFAULT_MAX_INFLIGHT_BODY_SIZE } from './serve-defaults.js';
 import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
 import { resolveDeliverySettings, type DeliveryRecordingFlags } from './deliveries-options.js';
 
-export interface ServeFlags extends QueueFlags, DeliveryRecordingFlags {
+/** serve's options: its own, the queue's, the delivery log's, and those the task kinds read (tasks/<kind>/settings.ts). */
+export interface ServeFlags extends QueueFlags, DeliveryRecordingFlags, TaskFlags {
   port?: number;
   host: string;
   basePath: string;
   cors?: string;
   workers?: number;
-  smtpUrl?: string;
   maxBodySize: number;
   maxInflightBodySize?: number;
   uploadDir?: string;
@@ -41,10 +42,6 @@ export interface ServeFlags extends QueueFlags, DeliveryRecordingFlags {
   shutdownTimeout: number;
   logFormat?: LogFormat;
   watch?: boolean;
-  allowTaskHost: string[];
-  denyPrivateAddresses?: boolean;
-  /** commander's negated flag: false with --no-idempotency-key. */
-  idempotencyKey: boolean;
   otel?: boolean;
   trustProxy?: TrustProxy;
   rateLimitStore?: string;
@@ -83,7 +80,7 @@ export async function runServe(file: string, flags: ServeFlags, command: Command
         mode: 'serve',
         kinds: TASK_KINDS.list,
         env: process.env,
-        smtpUrlGiven: settings.smtpUrl !== undefined,
+        smtpUrlGiven: settings.tasks.email.smtpUrl !== null,
         publicUrlGiven: settings.publicUrl !== null,
         tasksRunHere: tasksRunBy(settings.queue),
         ...(progress !== undefined ? { onProgress: progress.update } : {}),
@@ -185,12 +182,10 @@ function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSe
       cors = new Set(normalised);
     }
   }
-  let allowedTaskHosts: ServeSettings['allowedTaskHosts'] = null;
-  if (flags.allowTaskHost.length > 0) {
-    const parsed = parseHostAllowlist(flags.allowTaskHost);
-    if (!parsed.ok) usage(`--allow-task-host: ${parsed.error}`);
-    else allowedTaskHosts = parsed.list;
-  }
+  // Each kind's settings are built at its place in the order of serve's checks (hosts before
+  // body sizes, the SMTP URL after the upload folder): which of two bad options is reported is
+  // part of what the command answers. The record is gathered below.
+  const httpRequest = httpRequestSettings(flags, usage);
   const maxInflightBodyBytes = flags.maxInflightBodySize ?? Math.max(size(DEFAULT_MAX_INFLIGHT_BODY_SIZE), flags.maxBodySize);
   if (maxInflightBodyBytes < flags.maxBodySize) {
     usage(
@@ -198,16 +193,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSe
     );
   }
   if (flags.uploadDir !== undefined) checkUploadDir(flags.uploadDir, usage);
-  // Checked now, with the parser Email tasks use: a malformed URL would otherwise only show as a
-  // 502 on every request that sends mail. The value is not echoed: it may hold a password.
-  const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
-  const smtpUrl = flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined);
-  if (smtpUrl !== undefined) {
-    const source = flags.smtpUrl !== undefined ? '--smtp-url' : 'the environment variable ENDPOINT_SERVICE_SMTP_URL';
-    if (smtpUrl.trim() === '') usage(`${source} is empty: give an SMTP URL such as smtp://mail.example:587, or leave the option out`);
-    const checked = resolveSmtpConnection(null, smtpUrl, {});
-    if (!checked.ok) usage(`${source}: ${checked.error}`);
-  }
+  const email = emailSettings(flags, usage, 'serve', process.env);
   const queue = resolveQueueSettings(flags, usage, 'serve');
   return {
     file,
@@ -216,7 +202,6 @@ function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSe
     basePath,
     cors,
     workers: flags.workers ?? availableParallelism(),
-    smtpUrl,
     maxBodyBytes: flags.maxBodySize,
     maxInflightBodyBytes,
     uploadDir: flags.uploadDir ?? null,
@@ -225,9 +210,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSe
     logFormat: flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'),
     color: useColor(process.stderr),
     watch: flags.watch === true,
-    allowedTaskHosts,
-    denyPrivateAddresses: flags.denyPrivateAddresses === true,
-    idempotencyKeys: flags.idempotencyKey,
+    tasks: { 'http-request': httpRequest, email },
     otel: tracingWanted(flags.otel === true, process.env),
     queue,
     trustProxy: flags.trustProxy ?? null,

@@ -6,9 +6,10 @@ import type { Command } from 'commander';
 import type { Diagnostic } from '../compiler/index.js';
 import { compileToServe, failedStartCode, type ServingCompile } from '../server/compile-to-serve.js';
 import { createLogger, type LogFormat } from '../server/log.js';
-import { parseHostAllowlist } from '../tasks/host-allowlist.js';
-import { resolveSmtpConnection } from '../tasks/email/smtp-settings.js';
+import { emailSettings } from '../tasks/email/settings.js';
+import { httpRequestSettings } from '../tasks/http-request/settings.js';
 import { TASK_KINDS } from '../tasks/registry.js';
+import type { TaskFlags, TaskSettings } from '../tasks/settings.js';
 import type { ExitCode } from './action.js';
 import { useColor } from './color.js';
 import { FORMATTERS } from './formatters/index.js';
@@ -17,13 +18,10 @@ import { usageOf } from './option-parsers.js';
 import type { QueueFlags } from './queue-options.js';
 import { noBackgroundEndpointWarning, resolveQueueSettings } from './queue-settings.js';
 
-export interface WorkerFlags extends QueueFlags, DeliveryStoreFlags {
+/** worker's options: its own, the queue's, the delivery log's, and those the task kinds read (tasks/<kind>/settings.ts). */
+export interface WorkerFlags extends QueueFlags, DeliveryStoreFlags, TaskFlags {
   port: number;
   host: string;
-  smtpUrl?: string;
-  allowTaskHost: string[];
-  denyPrivateAddresses?: boolean;
-  idempotencyKey: boolean;
   shutdownTimeout: number;
   logFormat?: LogFormat;
   watch?: boolean;
@@ -33,18 +31,10 @@ export interface WorkerFlags extends QueueFlags, DeliveryStoreFlags {
 export async function runWorkerCommand(file: string, flags: WorkerFlags, command: Command): Promise<ExitCode> {
   const usage = usageOf(command);
   const queue = resolveQueueSettings(flags, usage, 'worker') ?? usage('worker needs --queue URL (or ENDPOINT_SERVICE_QUEUE_URL)');
-  let allowedTaskHosts = null;
-  if (flags.allowTaskHost.length > 0) {
-    const parsed = parseHostAllowlist(flags.allowTaskHost);
-    if (!parsed.ok) usage(`--allow-task-host: ${parsed.error}`);
-    else allowedTaskHosts = parsed.list;
-  }
-  const smtpFromEnv = process.env.ENDPOINT_SERVICE_SMTP_URL;
-  const smtpUrl = flags.smtpUrl ?? (smtpFromEnv !== undefined && smtpFromEnv !== '' ? smtpFromEnv : undefined);
-  if (smtpUrl !== undefined) {
-    const checked = resolveSmtpConnection(null, smtpUrl, {});
-    if (!checked.ok) usage(`${flags.smtpUrl !== undefined ? '--smtp-url' : 'ENDPOINT_SERVICE_SMTP_URL'}: ${checked.error}`);
-  }
+  const tasks: TaskSettings = {
+    'http-request': httpRequestSettings(flags, usage),
+    email: emailSettings(flags, usage, 'worker', process.env),
+  };
   const logger = createLogger(flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'), useColor(process.stderr));
 
   const compile = (print: boolean): ServingCompile => {
@@ -54,7 +44,7 @@ export async function runWorkerCommand(file: string, flags: WorkerFlags, command
       mode: 'serve',
       kinds: TASK_KINDS.list,
       env: process.env,
-      smtpUrlGiven: smtpUrl !== undefined,
+      smtpUrlGiven: tasks.email.smtpUrl !== null,
       tasksRunHere: 'background-only',
       publicUrlGiven: true,
     });
@@ -75,10 +65,7 @@ export async function runWorkerCommand(file: string, flags: WorkerFlags, command
       file,
       port: flags.port,
       host: flags.host,
-      smtpUrl,
-      allowedTaskHosts,
-      denyPrivateAddresses: flags.denyPrivateAddresses === true,
-      idempotencyKeys: flags.idempotencyKey,
+      tasks,
       shutdownTimeoutMs: flags.shutdownTimeout,
       watch: flags.watch === true,
       queue,

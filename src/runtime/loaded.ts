@@ -2,9 +2,9 @@
 // on first use, task runs tracked so that shutdown and reloads can wait for them.
 
 import type { Application, Endpoint } from '../compiler/ast.js';
-import type { HostAllowlist } from '../tasks/host-allowlist.js';
 import type { OutboundPolicy } from '../tasks/outbound.js';
 import type { TaskKinds } from '../tasks/registry.js';
+import { DEFAULT_TASK_SETTINGS, outboundPolicyOf, type TaskSettings } from '../tasks/settings.js';
 import { SYSTEM_PARAMETERS, type SystemParameter } from '../template/types.js';
 import { resolveSecretKeys } from './hash.js';
 import type { RuntimeObserver } from './observer.js';
@@ -19,12 +19,8 @@ export interface LoadOptions {
   readonly upstreamTimeoutMs: number;
   /** The kinds the application was compiled with. */
   readonly kinds: TaskKinds;
-  readonly smtpUrl?: string;
-  readonly allowedTaskHosts?: HostAllowlist | null;
-  /** serve --deny-private-addresses. */
-  readonly denyPrivateAddresses?: boolean;
-  /** serve --no-idempotency-key: false. */
-  readonly idempotencyKeys?: boolean;
+  /** What the command line decided for every task kind; absent: every kind's defaults. */
+  readonly taskSettings?: TaskSettings;
   /** serve --queue: background runs go to the durable queue. */
   readonly enqueueTasks?: PipelineContext['enqueueTasks'];
   /** Rate limits and CAPTCHA verification; needed only by an application that uses them. */
@@ -53,7 +49,7 @@ export class LoadedApplication implements PipelineContext {
   readonly observer: RuntimeObserver;
   readonly upstreamTimeoutMs: number;
   readonly kinds: TaskKinds;
-  readonly idempotencyKeys: boolean;
+  readonly taskSettings: TaskSettings;
   readonly enqueueTasks: PipelineContext['enqueueTasks'];
   readonly outbound: OutboundPolicy;
   readonly guards: Guards | null;
@@ -70,11 +66,11 @@ export class LoadedApplication implements PipelineContext {
     this.observer = options.observer;
     this.upstreamTimeoutMs = options.upstreamTimeoutMs;
     this.kinds = options.kinds;
-    this.idempotencyKeys = options.idempotencyKeys ?? true;
+    this.taskSettings = options.taskSettings ?? DEFAULT_TASK_SETTINGS;
     this.enqueueTasks = options.enqueueTasks;
     this.guards = options.guards ?? null;
     this.deduplication = options.deduplication ?? null;
-    this.outbound = { allowedHosts: options.allowedTaskHosts ?? null, denyPrivateAddresses: options.denyPrivateAddresses ?? false };
+    this.outbound = outboundPolicyOf(this.taskSettings);
     const system = Object.fromEntries(SYSTEM_PARAMETERS.map((name) => [name, ''])) as Record<SystemParameter, string>;
     this.secretKeys = application.security === null ? null : resolveSecretKeys(application.security, { parameters: new Map(), system, env: this.env });
     this.uploadReaders = endpointsReadingUploads(application, options.kinds);
@@ -102,10 +98,7 @@ export class LoadedApplication implements PipelineContext {
         {
           application: this.application,
           env: this.env,
-          ...(this.options.smtpUrl !== undefined ? { smtpUrl: this.options.smtpUrl } : {}),
-          allowedHosts: this.outbound.allowedHosts,
-          denyPrivateAddresses: this.outbound.denyPrivateAddresses,
-          idempotencyKeys: this.idempotencyKeys,
+          settings: this.taskSettings,
           warn(message) {
             try {
               observer.warn(message);

@@ -26,6 +26,7 @@ import { discardResponse, problem, type RuntimeResponse } from './response.js';
 import { prepareBeforeSideEffects, type PreparedTasks } from './preparation.js';
 import type { TaskEngine } from './task-runner.js';
 import type { TaskKinds } from '../tasks/registry.js';
+import type { TaskSettings } from '../tasks/settings.js';
 import { NO_SPAN, type Span } from '../tracing.js';
 import type { Guards } from './guards.js';
 import { expandTemplate } from '../template/expand.js';
@@ -43,8 +44,8 @@ export interface PipelineContext extends ActionContext {
   readonly observer: RuntimeObserver;
   /** The kinds the application was compiled with, for preparing tasks before the first side effect. */
   readonly kinds: TaskKinds;
-  /** HttpRequest tasks send an Idempotency-Key (serve --no-idempotency-key: false). */
-  readonly idempotencyKeys: boolean;
+  /** What the command line decided for every task kind, for preparing tasks as the task engine runs them. */
+  readonly taskSettings: TaskSettings;
   /** Rate limits and CAPTCHA; null when nothing serves them (dry-run, tests without protections). */
   readonly guards: Guards | null;
   /** The record of <deduplicate> keys; null or absent: requests are not deduplicated (dry-run). */
@@ -243,7 +244,7 @@ async function execute(
                 application: context.application,
                 uploads: request.uploads.files,
                 body: request.uploads.body,
-                idempotencyKeys: context.idempotencyKeys,
+                settings: context.taskSettings,
               },
               decision,
             );

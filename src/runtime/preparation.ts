@@ -14,6 +14,7 @@ import type { Application, Endpoint, Task } from '../compiler/ast.js';
 import { describeError } from '../errors.js';
 import type { TaskRequest } from '../tasks/kind.js';
 import type { TaskKinds } from '../tasks/registry.js';
+import type { TaskSettings } from '../tasks/settings.js';
 import { evaluateCondition } from '../template/condition.js';
 import { MissingValueError, usesIntermediate } from '../template/expand.js';
 import type { Condition } from '../template/types.js';
@@ -32,7 +33,8 @@ export interface PreparationInput {
   readonly uploads: readonly Upload[];
   /** The request body as received, when its endpoint keeps it. */
   readonly body: RawBody | null;
-  readonly idempotencyKeys: boolean;
+  /** As the task engine will run the tasks (LoadedApplication.taskSettings). */
+  readonly settings: TaskSettings;
 }
 
 export const NOTHING_PREPARED: PreparedTasks = new Map();
@@ -48,13 +50,12 @@ export function prepareBeforeSideEffects(input: PreparationInput, decision: Proc
       uploads: input.uploads,
       body: input.body,
       application: input.application,
-      idempotencyKeys: input.idempotencyKeys,
     };
     const values = new Map<string, unknown>();
     for (const task of step.tasks) {
       if (task.inputs.length > 0 || !runsFor(task.condition, step)) continue;
       try {
-        values.set(task.id, input.kinds.of(task).prepare(task, scope, request));
+        values.set(task.id, input.kinds.of(task).prepare(task, scope, request, input.settings));
       } catch (error) {
         if (error instanceof MissingValueError) continue;
         return { ok: false, endpoint, failure: refusal(error, task) };

@@ -56,7 +56,6 @@ export class TaskEngine {
       uploads: request.uploads.files,
       body: request.uploads.body,
       application: this.options.application,
-      idempotencyKeys: this.options.idempotencyKeys,
     };
     const release = request.uploads.hold();
     let run: TaskRun;
@@ -91,7 +90,7 @@ export class TaskEngine {
           const kind = this.kinds.of(task);
           step = {
             deliversLast: kind.deliversLast,
-            prepare: (t, scope) => kind.prepare(t, scope, taskRequest),
+            prepare: (t, scope) => kind.prepare(t, scope, taskRequest, this.options.settings),
             execute:
               spans === null && durable === undefined
                 ? (t, prepared, control) => kind.execute(t, prepared, this.services.get(t.kind)!, control)

@@ -3,7 +3,7 @@
 
 import type { DeliverySettings } from '../deliveries/settings.js';
 import type { QueueSettings } from '../queue/settings.js';
-import type { HostAllowlist } from '../tasks/host-allowlist.js';
+import type { TaskSettings } from '../tasks/settings.js';
 import type { LogFormat } from './log.js';
 import type { TrustProxy } from './client-ip.js';
 
@@ -17,7 +17,6 @@ export interface ServeSettings {
   /** null: no CORS; '*': any origin; else the allowed origins. */
   readonly cors: '*' | ReadonlySet<string> | null;
   readonly workers: number;
-  readonly smtpUrl: string | undefined;
   readonly maxBodyBytes: number;
   /** --max-inflight-body-size: bytes of request bodies one process holds in memory at once. */
   readonly maxInflightBodyBytes: number;
@@ -28,12 +27,8 @@ export interface ServeSettings {
   readonly logFormat: LogFormat;
   readonly color: boolean;
   readonly watch: boolean;
-  /** --allow-task-host: the hosts HttpRequest tasks may call; null: any host. */
-  readonly allowedTaskHosts: HostAllowlist | null;
-  /** --deny-private-addresses: tasks and response-from-url connect to no loopback, private, link-local or unspecified address. */
-  readonly denyPrivateAddresses: boolean;
-  /** HttpRequest tasks send an Idempotency-Key on POST and PATCH (--no-idempotency-key: false). */
-  readonly idempotencyKeys: boolean;
+  /** What the task options decided for every kind (--smtp-url, --allow-task-host, …), handed to the kinds as it is. */
+  readonly tasks: TaskSettings;
   /** --queue: tasks="background" runs go to this durable queue; null: in-process. */
   readonly queue: QueueSettings | null;
   /** Export OpenTelemetry traces (--otel, or an OTLP endpoint in the environment). */

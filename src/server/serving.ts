@@ -126,10 +126,7 @@ export function serve(options: ServingOptions): void {
       observer,
       upstreamTimeoutMs: settings.requestTimeoutMs,
       kinds: TASK_KINDS,
-      ...(settings.smtpUrl !== undefined ? { smtpUrl: settings.smtpUrl } : {}),
-      allowedTaskHosts: settings.allowedTaskHosts,
-      denyPrivateAddresses: settings.denyPrivateAddresses,
-      idempotencyKeys: settings.idempotencyKeys,
+      taskSettings: settings.tasks,
       guards,
       deduplication,
     });

@@ -10,8 +10,8 @@ import { describeError } from '../errors.js';
 import { LoadedApplication } from '../runtime/loaded.js';
 import type { RuntimeObserver, TaskOutcomeEvent } from '../runtime/observer.js';
 import type { QueueSettings } from '../queue/settings.js';
-import type { HostAllowlist } from '../tasks/host-allowlist.js';
 import { TASK_KINDS } from '../tasks/registry.js';
+import type { TaskSettings } from '../tasks/settings.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
 import { formatDuration } from '../units.js';
 import type { Logger } from './log.js';
@@ -32,11 +32,8 @@ export interface WorkerSettings {
   readonly file: string;
   readonly port: number;
   readonly host: string;
-  readonly smtpUrl: string | undefined;
-  readonly allowedTaskHosts: HostAllowlist | null;
-  /** --deny-private-addresses, as serve's: the queue must not be a way around it. */
-  readonly denyPrivateAddresses: boolean;
-  readonly idempotencyKeys: boolean;
+  /** The task options, as serve's: the queue must not be a way around --deny-private-addresses or --allow-task-host. */
+  readonly tasks: TaskSettings;
   readonly shutdownTimeoutMs: number;
   readonly watch: boolean;
   readonly queue: QueueSettings;
@@ -72,10 +69,7 @@ export function runWorker(
       observer,
       upstreamTimeoutMs: 60_000,
       kinds: TASK_KINDS,
-      ...(settings.smtpUrl !== undefined ? { smtpUrl: settings.smtpUrl } : {}),
-      allowedTaskHosts: settings.allowedTaskHosts,
-      denyPrivateAddresses: settings.denyPrivateAddresses,
-      idempotencyKeys: settings.idempotencyKeys,
+      taskSettings: settings.tasks,
     });
   let current = load(application);
   const retired = new Set<LoadedApplication>();

@@ -9,7 +9,7 @@ import type { ExpansionScope } from '../template/expand.js';
 import type { Condition } from '../template/types.js';
 import type { Span } from '../tracing.js';
 import type { RawBody, Upload } from '../upload.js';
-import type { HostAllowlist } from './host-allowlist.js';
+import type { TaskSettings } from './settings.js';
 
 /** What prepare sees of the request beyond its scope. */
 export interface TaskRequest {
@@ -19,22 +19,14 @@ export interface TaskRequest {
   /** The request body as received: kept only for an endpoint whose tasks use it (Endpoint.keepsRequestBody), else null. */
   readonly body: RawBody | null;
   readonly application: Application;
-  /** HttpRequest tasks send an Idempotency-Key on POST and PATCH (serve --no-idempotency-key: false). */
-  readonly idempotencyKeys: boolean;
 }
 
 /** The service's task options (serve and its workers), from which each kind builds its services. */
 export interface TaskOptions {
   readonly application: Application;
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** --smtp-url, else ENDPOINT_SERVICE_SMTP_URL; absent: email-sending-configuration.xml. */
-  readonly smtpUrl?: string;
-  /** serve --allow-task-host; null: HttpRequest tasks may call any host. */
-  readonly allowedHosts: HostAllowlist | null;
-  /** serve --deny-private-addresses: no connection to loopback, private, link-local or unspecified addresses. */
-  readonly denyPrivateAddresses?: boolean;
-  /** serve --no-idempotency-key: false. */
-  readonly idempotencyKeys: boolean;
+  /** What the command line decided for every kind; each kind reads its own member. */
+  readonly settings: TaskSettings;
   /** For problems outside any task (an idle SMTP connection dropped). */
   warn(message: string): void;
 }
@@ -99,6 +91,8 @@ export interface DescribeInput {
   /** For showing: secrets as ***, intermediate values as <from TASK>. */
   readonly shown: ExpansionScope;
   readonly request: TaskRequest;
+  /** As serve would run the task: each kind reads its own member. */
+  readonly settings: TaskSettings;
   /** A condition decided without I/O: true, false, or null when only the run can tell. */
   decide(condition: Condition | null): boolean | null;
   /** Something dry-run cannot show (no uploads in a simulation). */
@@ -125,8 +119,11 @@ export interface TaskKind<T extends Task = Task, Prepared = unknown, Services ex
    * `jobs show --reveal` masks their values the same way. Without it, none.
    */
   secretParameters?(task: T): readonly string[];
-  /** Pure: what would go on the wire. Throws (any error) when the request's values cannot be used. */
-  prepare(task: T, scope: ExpansionScope, request: TaskRequest): Prepared;
+  /**
+   * Pure: what would go on the wire. Throws (any error) when the request's values cannot be used.
+   * `settings`: what the command line decided for every kind; a kind reads its own member.
+   */
+  prepare(task: T, scope: ExpansionScope, request: TaskRequest, settings: TaskSettings): Prepared;
   /** Created once per process and application, with the task engine (on the first request with tasks). */
   createServices(options: TaskOptions): Services;
   /** The I/O. Fails with a TaskError (see errors.ts), after the retries of retry.ts. */

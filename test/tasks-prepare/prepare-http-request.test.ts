@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { prepareHttpRequest, secretParameters } from '../../src/tasks/http-request/prepare.js';
+import { DEFAULT_HTTP_REQUEST_SETTINGS } from '../../src/tasks/http-request/settings.js';
 import { UnsafeValueError } from '../../src/template/escape.js';
 import { MissingValueError } from '../../src/template/expand.js';
 import { httpTask, named, scope, tpl } from './ast-builders.js';
@@ -129,7 +130,9 @@ describe('prepareHttpRequest: bodies', () => {
       headers: [named('Content-Type', 'application/vnd.crm+json', 'header')],
       body: { kind: 'json', template: tpl('{}', 'json') },
     });
-    expect(prepareHttpRequest(task, scope(), { idempotencyKeys: false }).headers).toEqual({ 'content-type': 'application/vnd.crm+json' });
+    expect(prepareHttpRequest(task, scope(), { ...DEFAULT_HTTP_REQUEST_SETTINGS, idempotencyKeys: false }).headers).toEqual({
+      'content-type': 'application/vnd.crm+json',
+    });
   });
 
   it('builds a form body from post-parameters', () => {
@@ -203,7 +206,7 @@ describe('prepareHttpRequest: <forward-request-body/>', () => {
 
   it('sends the request body as received, with its Content-Type (charset included)', () => {
     const received = { contentType: 'application/json; charset=utf-8', size: 9, source: { kind: 'buffer', content: Buffer.from('{"a": 1}\n') } } as const;
-    const prepared = prepareHttpRequest(forward(), scope(), { idempotencyKeys: true, body: received });
+    const prepared = prepareHttpRequest(forward(), scope(), DEFAULT_HTTP_REQUEST_SETTINGS, received);
     expect(prepared.body).toBe(received);
     expect(prepared.headers['content-type']).toBe('application/json; charset=utf-8');
   });
@@ -211,11 +214,11 @@ describe('prepareHttpRequest: <forward-request-body/>', () => {
   it('lets a Content-Type the task writes win', () => {
     const task = httpTask({ method: 'POST', body: { kind: 'forward' }, headers: [named('Content-Type', 'text/plain', 'header')] });
     const received = { contentType: 'application/json', size: 2, source: { kind: 'buffer', content: Buffer.from('{}') } } as const;
-    expect(prepareHttpRequest(task, scope(), { idempotencyKeys: true, body: received }).headers['content-type']).toBe('text/plain');
+    expect(prepareHttpRequest(task, scope(), DEFAULT_HTTP_REQUEST_SETTINGS, received).headers['content-type']).toBe('text/plain');
   });
 
   it('forwards an empty body without a type when the request had none', () => {
-    const prepared = prepareHttpRequest(forward(), scope(), { idempotencyKeys: true, body: null });
+    const prepared = prepareHttpRequest(forward(), scope(), DEFAULT_HTTP_REQUEST_SETTINGS, null);
     expect(prepared.body).toBe('');
     expect(prepared.headers['content-type']).toBeUndefined();
   });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TaskEngine } from '../../src/runtime/task-runner.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
+import { DEFAULT_TASK_SETTINGS } from '../../src/tasks/settings.js';
 import { RequestUploads, type Upload } from '../../src/upload.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
@@ -41,7 +42,7 @@ function run(endpointName: string, parameters: Record<string, string>, uploads: 
   const observer = new RecordingObserver();
   const services = new TaskEngine(
     TASK_KINDS,
-    { application: app, smtpUrl: smtp.url, env, allowedHosts: null, idempotencyKeys: true, warn: () => {} },
+    { application: app, env, settings: { ...DEFAULT_TASK_SETTINGS, email: { smtpUrl: smtp.url } }, warn: () => {} },
     observer,
   );
   open.push(services);

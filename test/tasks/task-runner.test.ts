@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint, OutputIntermediateValue, Task } from '../../src/compiler/ast.js';
 import { TaskEngine } from '../../src/runtime/task-runner.js';
 import { TASK_KINDS } from '../../src/tasks/registry.js';
+import { DEFAULT_TASK_SETTINGS } from '../../src/tasks/settings.js';
 import { RequestUploads } from '../../src/upload.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { closedPort, SmtpPeer } from '../helpers/smtp-peer.js';
@@ -28,7 +29,7 @@ function run(ep: Endpoint, parameters: Record<string, string> = {}, smtpUrl: str
   observer = new RecordingObserver();
   const services = new TaskEngine(
     TASK_KINDS,
-    { application: application([ep]), smtpUrl, env: {}, allowedHosts: null, idempotencyKeys: true, warn: () => {} },
+    { application: application([ep]), env: {}, settings: { ...DEFAULT_TASK_SETTINGS, email: { smtpUrl } }, warn: () => {} },
     observer,
   );
   open.push(services);
@@ -261,7 +262,7 @@ describe('email', () => {
     const ep = endpoint([emailTask('mail')]);
     const services = new TaskEngine(
       TASK_KINDS,
-      { application: application([ep]), smtpUrl: smtp.url, env: {}, allowedHosts: null, idempotencyKeys: true, warn: () => {} },
+      { application: application([ep]), env: {}, settings: { ...DEFAULT_TASK_SETTINGS, email: { smtpUrl: smtp.url } }, warn: () => {} },
       observer,
     );
     open.push(services);

@@ -11,6 +11,7 @@ import { ignoredParameters, parseEnvironment, type RawParameters, type RequestFa
 import { describeError } from '../../errors.js';
 import { NO_SOURCES, sourcedValues, type RequestSources } from '../../runtime/sources.js';
 import type { TaskKinds } from '../../tasks/registry.js';
+import { DEFAULT_TASK_SETTINGS, type TaskSettings } from '../../tasks/settings.js';
 import { evaluateCondition } from '../../template/condition.js';
 import { MissingValueError, type ExpansionScope, type PlaceholderPart } from '../../template/expand.js';
 import type { Condition } from '../../template/types.js';
@@ -51,6 +52,8 @@ export interface PlanOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The kinds the application was compiled with. */
   readonly kinds: TaskKinds;
+  /** As serve would run the tasks; absent: every kind's defaults (dry-run takes none of serve's task options). */
+  readonly taskSettings?: TaskSettings;
 }
 
 export function buildPlan(application: Application, options: PlanOptions): Plan {
@@ -86,6 +89,7 @@ class EndpointPlanner {
   private readonly input: DecisionInput | null;
   /** The --body as received, for a task that forwards it; null without one. */
   private readonly simulatedBody: RawBody | null;
+  private readonly taskSettings: TaskSettings;
 
   constructor(
     private readonly application: Application,
@@ -93,6 +97,7 @@ class EndpointPlanner {
     private readonly options: PlanOptions,
   ) {
     this.simulatedBody = options.delivery?.raw ?? null;
+    this.taskSettings = options.taskSettings ?? DEFAULT_TASK_SETTINGS;
     // dry-run checks no hash: it has the configuration, not the request's secret.
     this.input =
       options.parameters === null
@@ -191,7 +196,7 @@ class EndpointPlanner {
     const preparation =
       decision.kind === 'proceed' && !caught && !captchaRefused
         ? prepareBeforeSideEffects(
-            { kinds: this.options.kinds, application: this.application, uploads: [], body: this.simulatedBody, idempotencyKeys: true },
+            { kinds: this.options.kinds, application: this.application, uploads: [], body: this.simulatedBody, settings: this.taskSettings },
             decision,
           )
         : null;
@@ -347,7 +352,8 @@ class EndpointPlanner {
       const detail = kind.describe(task, {
         real,
         shown: this.shown(real),
-        request: { separator: endpoint.separator, uploads: [], body: this.simulatedBody, application: this.application, idempotencyKeys: true },
+        request: { separator: endpoint.separator, uploads: [], body: this.simulatedBody, application: this.application },
+        settings: this.taskSettings,
         decide: (condition) => this.decide(condition, real).value,
         note: (text) => {
           const note = `${endpoint.name}/${text}`;

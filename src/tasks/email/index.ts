@@ -34,9 +34,11 @@ export const emailKind: TaskKind<EmailTask, readonly PreparedEmail[], EmailServi
     })),
 
   createServices(options) {
+    const { smtpUrl } = options.settings.email;
     const delivery = new EmailDelivery({
       settings: options.application.email,
-      ...(options.smtpUrl !== undefined ? { smtpUrl: options.smtpUrl } : {}),
+      // Given on the command line, it is the connection, in place of the file's <server>.
+      ...(smtpUrl !== null ? { smtpUrl } : {}),
       env: options.env,
       onPoolError: (text) => options.warn(text),
     });

@@ -13,6 +13,7 @@ import { createHttpClient, sendHttpRequest, type HttpClient } from './send.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
 import type { RawBody } from '../../upload.js';
 import { SIGNED_HEADERS_SHOWN, webhookId } from './sign.js';
+import { outboundPolicy } from './settings.js';
 
 /** What dry-run shows of a forwarded body: its size and type, never its bytes; without --body, only that it is forwarded. */
 interface ShownForwardedBody {
@@ -42,7 +43,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
   readsRequestBody: (task) => task.body?.kind === 'forward',
   secretParameters,
   compile: compileHttpRequest,
-  prepare: (task, scope, request) => prepareHttpRequest(task, scope, request),
+  prepare: (task, scope, request, settings) => prepareHttpRequest(task, scope, settings['http-request'], request.body),
 
   createServices(options) {
     // Own agents so close() can drop idle keep-alive sockets; the settings are those of Node's
@@ -50,7 +51,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
     const agentOptions = { keepAlive: true, timeout: 5_000 };
     const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
     return {
-      client: createHttpClient({ agent: agents, allowedHosts: options.allowedHosts, denyPrivateAddresses: options.denyPrivateAddresses ?? false }),
+      client: createHttpClient({ agent: agents, policy: outboundPolicy(options.settings['http-request']) }),
       async close() {
         agents.http.destroy();
         agents.https.destroy();
@@ -68,7 +69,7 @@ export const httpRequestKind: TaskKind<HttpRequestTask, PreparedHttpRequest, Htt
   },
 
   describe(task, input) {
-    const prepared = prepareHttpRequest(task, input.shown, input.request);
+    const prepared = prepareHttpRequest(task, input.shown, input.settings['http-request'], input.request.body);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(prepared.headers)) headers[name] = prepared.secretHeaders.includes(name) ? SECRET_MASK : value;
     // <sign>: the id as sent; the time and signature are each attempt's own.

@@ -15,6 +15,7 @@ import { requestTargetProblem } from './target.js';
 import type { RawBody } from '../../upload.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
 import { prepareSigning } from './sign.js';
+import { DEFAULT_HTTP_REQUEST_SETTINGS, type HttpRequestTaskSettings } from './settings.js';
 
 /**
  * Headers that carry credentials whatever their template: a literal token written into the
@@ -36,14 +37,13 @@ export function secretParameters(task: HttpRequestTask): string[] {
   return [...new Set(templates.flatMap((t) => t.parts.flatMap((p) => (p.kind === 'parameter' ? [p.name] : []))))];
 }
 
-export interface HttpPrepareOptions {
-  /** Send an Idempotency-Key on POST and PATCH (serve --no-idempotency-key turns it off). */
-  readonly idempotencyKeys: boolean;
-  /** The request body as received, for <forward-request-body/>; null: the request had none. */
-  readonly body?: RawBody | null;
-}
-
-export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope, options: HttpPrepareOptions = { idempotencyKeys: true }): PreparedHttpRequest {
+/** `received`: the request body as received, for <forward-request-body/>; null: the request had none. */
+export function prepareHttpRequest(
+  task: HttpRequestTask,
+  scope: ExpansionScope,
+  settings: HttpRequestTaskSettings = DEFAULT_HTTP_REQUEST_SETTINGS,
+  received: RawBody | null = null,
+): PreparedHttpRequest {
   // expandUrl: a value that makes a path segment "." or ".." is refused (it would shorten the path).
   const url = appendQuery(expandUrl(task.url, scope), formEncode(task.getParameters, scope));
   // dry-run's display shows stand-ins (`***` for a secret) where the real values were checked.
@@ -102,7 +102,6 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope,
       case 'forward': {
         // Byte for byte, with the type it was sent with (its charset too); a request without a
         // body forwards an empty one, without a type.
-        const received = options.body ?? null;
         body = received ?? '';
         if (received !== null && received.contentType !== '') defaultContentType = received.contentType;
         break;
@@ -113,7 +112,7 @@ export function prepareHttpRequest(task: HttpRequestTask, scope: ExpansionScope,
   // The header an author writes wins; otherwise one key per task and request (per delivery, with
   // <deduplicate>), the same for every retry, so the receiving API can recognise a repeat (IETF
   // draft Idempotency-Key).
-  if (options.idempotencyKeys && (task.method === 'POST' || task.method === 'PATCH') && !('idempotency-key' in headers)) {
+  if (settings.idempotencyKeys && (task.method === 'POST' || task.method === 'PATCH') && !('idempotency-key' in headers)) {
     headers['idempotency-key'] = idempotencyKey(scope.delivery ?? scope.system['request-id'], scope.system.endpoint, task.id);
   }
 

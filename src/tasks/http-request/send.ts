@@ -3,7 +3,6 @@
 // attempt count and use a policy of its own.
 
 import type { Agents, Got, Options } from 'got';
-import type { HostAllowlist } from '../host-allowlist.js';
 import { TaskError } from '../errors.js';
 import { parseRetryAfter, withRetries } from '../retry.js';
 import {
@@ -100,10 +99,8 @@ export class HttpClient {
   }
 }
 
-export function createHttpClient(
-  options: { readonly agent?: Agents; readonly allowedHosts?: HostAllowlist | null; readonly denyPrivateAddresses?: boolean } = {},
-): HttpClient {
-  return new HttpClient(options.agent, { allowedHosts: options.allowedHosts ?? null, denyPrivateAddresses: options.denyPrivateAddresses ?? false });
+export function createHttpClient(options: { readonly agent?: Agents; readonly policy?: OutboundPolicy } = {}): HttpClient {
+  return new HttpClient(options.agent, options.policy);
 }
 
 type AttemptResult =
