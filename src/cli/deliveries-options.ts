@@ -2,7 +2,8 @@
 // command) and, for serve, what it keeps and for how long (docs/deliveries.md).
 import { Option, type Command } from 'commander';
 import { DEFAULT_NAMESPACE, DEFAULT_STATE_DIR, deliveryLocation, type DeliverySettings, type DeliveryStoreLocation } from '../deliveries/settings.js';
-import { age, positiveNumber, size, type Usage } from './option-parsers.js';
+import { InvalidArgumentError } from 'commander';
+import { age, portNumber, positiveNumber, size, type Usage } from './option-parsers.js';
 
 export const DEFAULT_DELIVERIES_MAX_BODY = '1MiB';
 export const DEFAULT_DELIVERIES_RETENTION = '7d';
@@ -55,6 +56,29 @@ export function addDeliveryRecordingOptions(command: Command): Command {
         .argParser(positiveNumber)
         .default(DEFAULT_DELIVERIES_MAX),
     );
+}
+
+export interface AdminFlags {
+  adminPort: number | 'none';
+  adminHost: string;
+}
+
+/** serve's admin listener, where the deliveries page is (docs/deliveries.md, "The page"). */
+export function addAdminOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option('--admin-port <n>', 'port of the deliveries page, never the public one: 0 for any free port, none for no page')
+        .argParser((text: string) => {
+          if (text === 'none') return 'none';
+          try {
+            return portNumber(text);
+          } catch {
+            throw new InvalidArgumentError('expected a port number, 0 for any free port, or none.');
+          }
+        })
+        .default(0, 'any free port, logged after the ready line'),
+    )
+    .option('--admin-host <address>', 'address of the deliveries page', '127.0.0.1');
 }
 
 /** The store the flags name; null with --deliveries none. `queueUrl`: serve's or worker's --queue. */

@@ -13,6 +13,7 @@ import { describeError } from '../errors.js';
 import type { ExitCode } from './action.js';
 import { resolveDeliveryStore, type DeliveryStoreFlags } from './deliveries-options.js';
 import { usageOf } from './option-parsers.js';
+import { adminToken, TOKEN_ENV } from '../admin/auth.js';
 
 export interface DeliveriesFlags extends DeliveryStoreFlags {
   format: 'text' | 'json';
@@ -21,6 +22,11 @@ export interface DeliveriesFlags extends DeliveryStoreFlags {
   since?: number;
   limit?: number;
   reveal?: boolean;
+}
+
+export interface DeliveriesServeFlags extends DeliveryStoreFlags {
+  port: number;
+  host: string;
 }
 
 const NOT_FOUND: ExitCode = 3;
@@ -205,4 +211,47 @@ function revealedText(request: KeptRequest): string {
   for (const [name, value] of request.headers) text += `  ${name}: ${value}\n`;
   text += `\n${shown.bodyEncoding === 'utf8' ? shown.body : `(${request.body.length} bytes, base64) ${shown.body}`}\n`;
   return text;
+}
+
+/** `deliveries serve`: the page alone, until SIGTERM or SIGINT. */
+export async function serveDeliveries(flags: DeliveriesServeFlags, command: Command): Promise<ExitCode> {
+  const usage = usageOf(command);
+  const location = resolveDeliveryStore(flags, null, usage);
+  if (location === null) return usage('--deliveries none records nothing: name the store serve records in');
+  let store: DeliveryStore;
+  try {
+    store = await openDeliveryStore(location, true);
+  } catch (error) {
+    process.stderr.write(`endpoint-service: the delivery log cannot be read: ${describeError(error)}\n`);
+    return UNREACHABLE;
+  }
+  const key = deliveriesKey(process.env, location.kind === 'sqlite' ? location.stateDir : null, false);
+  const madeToken = (process.env[TOKEN_ENV] ?? '').trim() === '';
+  const token = adminToken(process.env);
+  const { startAdmin } = await import('../admin/server.js');
+  let page;
+  try {
+    page = await startAdmin(flags.host, flags.port, {
+      store,
+      keys: key.kind === 'key' ? key.keys : null,
+      token,
+      queue: null,
+      example: () => null,
+      endpoints: [],
+      log: (level, message, fields) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...fields })}\n`),
+    });
+  } catch (error) {
+    await store.close().catch(() => {});
+    process.stderr.write(`endpoint-service: the page cannot listen on ${flags.host}:${flags.port}: ${describeError(error)}\n`);
+    return 2;
+  }
+  process.stdout.write(`endpoint-service deliveries page on ${page.url}\n`);
+  process.stderr.write(madeToken ? `log in at ${page.loginUrl}\n` : `log in with ${TOKEN_ENV}: ${page.url}?token=…\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await page.close();
+  await store.close().catch(() => {});
+  return 0;
 }

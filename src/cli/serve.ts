@@ -26,10 +26,10 @@ import { compileProgress } from './progress.js';
 import { size, usageOf, type Usage } from './option-parsers.js';
 import { DEFAULT_MAX_INFLIGHT_BODY_SIZE } from './serve-defaults.js';
 import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
-import { resolveDeliverySettings, type DeliveryRecordingFlags } from './deliveries-options.js';
+import { resolveDeliverySettings, type AdminFlags, type DeliveryRecordingFlags } from './deliveries-options.js';
 
 /** serve's options: its own, the queue's, the delivery log's, and those the task kinds read (tasks/<kind>/settings.ts). */
-export interface ServeFlags extends QueueFlags, DeliveryRecordingFlags, TaskFlags {
+export interface ServeFlags extends QueueFlags, DeliveryRecordingFlags, AdminFlags, TaskFlags {
   port?: number;
   host: string;
   basePath: string;
@@ -219,6 +219,7 @@ function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSe
     rateLimitPrefix: flags.rateLimitPrefix,
     publicUrl: flags.publicUrl ?? null,
     deliveries: resolveDeliverySettings(flags, queue?.url ?? null, usage),
+    admin: flags.adminPort === 'none' ? null : { host: flags.adminHost, port: flags.adminPort },
   };
 }
 

@@ -8,7 +8,8 @@ import type { Logger } from './log.js';
 import { METRICS_REQUEST, METRICS_RESPONSE } from './metrics.js';
 import { originOf, type ServeSettings } from './options.js';
 import { formatDuration } from '../units.js';
-import { logBasePath, logDeliveries, READY_PREFIX } from './serving.js';
+import { exampleRequest, logBasePath, logDeliveries, READY_PREFIX } from './serving.js';
+import { logAdminPage, openAdminPage, type RunningAdmin } from './admin-runtime.js';
 import { forceExit } from './lifecycle.js';
 import { LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import { REPORTER_ENV, type ControlMessage, type WorkerMessage } from './cluster-messages.js';
@@ -50,6 +51,14 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   /** Workers that have started listening: only they have their control messages set up. */
   const serving = new Set<Worker>();
 
+  // The deliveries page: served here, from the log's store, for all the workers.
+  let readyOrigin: string | null = null;
+  let admin: RunningAdmin | null | undefined;
+  void openAdminPage(settings, [], () => exampleRequest(readyOrigin, settings.basePath, []), logger).then((opened) => {
+    admin = opened;
+    if (readyOrigin !== null) logAdminPage(opened, logger);
+  });
+
   const fork = () => {
     // A replacement whose delay ran out after a SIGTERM would serve on, told nothing.
     if (stopping) return;
@@ -83,6 +92,8 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
       process.stdout.write(`${READY_PREFIX}${origin}\n`);
       logBasePath(settings, origin, logger);
       logDeliveries(settings, logger);
+      readyOrigin = origin;
+      if (admin !== undefined) logAdminPage(admin, logger);
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   });

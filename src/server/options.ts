@@ -43,6 +43,8 @@ export interface ServeSettings {
   readonly publicUrl: PublicUrl | null;
   /** The delivery log (docs/deliveries.md); null with --deliveries none. */
   readonly deliveries: DeliverySettings | null;
+  /** --admin-host and --admin-port: where the deliveries page is served; null with --admin-port none. */
+  readonly admin: { readonly host: string; readonly port: number } | null;
 }
 
 /** serve --public-url, checked: an absolute http(s) URL without credentials, query or fragment. */

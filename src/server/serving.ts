@@ -25,6 +25,7 @@ import { manageLifecycle, retire } from './lifecycle.js';
 import type { ControlMessage, WorkerMessage } from './cluster-messages.js';
 import { logPageDetailsTo } from './write-response.js';
 import { DeliveryLogRuntime, describeLocation } from './delivery-log-runtime.js';
+import { logAdminPage, openAdminPage, type RunningAdmin } from './admin-runtime.js';
 import { jobIdFor } from '../queue/job.js';
 
 export const READY_PREFIX = 'endpoint-service listening on ';
@@ -51,6 +52,12 @@ export interface ServingOptions {
 export function logDeliveries(settings: Pick<ServeSettings, 'deliveries'>, logger: Logger): void {
   if (settings.deliveries === null) logger.log('info', 'the delivery log is off (--deliveries none)');
   else logger.log('info', `deliveries are recorded in ${describeLocation(settings.deliveries)}`, { deliveries: describeLocation(settings.deliveries) });
+}
+
+/** For the empty deliveries page: a request that makes a first delivery. */
+export function exampleRequest(origin: string | null, basePath: string, endpoints: readonly string[]): string | null {
+  if (origin === null || endpoints.length === 0) return null;
+  return `curl -X POST ${origin}${basePath}/${endpoints[0]}`;
 }
 
 /** Where this process reaches its own listener: a wildcard address is reached on loopback. */
@@ -181,7 +188,14 @@ export function serve(options: ServingOptions): void {
       // A request that was still arriving at the first wait has been answered by now.
       await service.idle();
       await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled()), queue?.drain(settings.shutdownTimeoutMs)]);
-      await Promise.allSettled([state.current.close(), ...[...retired].map((a) => a.close()), guards.close(), deduplication.close(), deliveries?.close()]);
+      await Promise.allSettled([
+        state.current.close(),
+        ...[...retired].map((a) => a.close()),
+        guards.close(),
+        deduplication.close(),
+        deliveries?.close(),
+        (admin as RunningAdmin | null)?.close(),
+      ]);
       // Every request and task has ended, so has its span: the last batch is exported now.
       await tracing.shutdown();
     },
@@ -218,7 +232,14 @@ export function serve(options: ServingOptions): void {
     service.deliveries = opened?.recording ?? null;
     service.replays = opened?.gate ?? null;
   });
-  void Promise.all([guards.open(options.application), deduplication.open(options.application), openingLog]).then(() =>
+  // The page is the primary's with --workers N (cluster.ts); here, this process's.
+  let admin: RunningAdmin | null = null;
+  let publicOrigin: string | null = null;
+  const endpointNames = options.application.endpoints.map((e) => e.name);
+  const openingAdmin = cluster.isWorker
+    ? null
+    : openAdminPage(settings, endpointNames, () => exampleRequest(publicOrigin, settings.basePath, endpointNames), logger).then((opened) => (admin = opened));
+  void Promise.all([guards.open(options.application), deduplication.open(options.application), openingLog, openingAdmin]).then(() =>
     server.listen({ port: settings.port, host: settings.host }, () => {
       const address = server.address() as AddressInfo;
       const origin = originOf(settings.host, address.port);
@@ -228,6 +249,8 @@ export function serve(options: ServingOptions): void {
         process.stdout.write(`${READY_PREFIX}${origin}\n`);
         logBasePath(settings, origin, logger);
         logDeliveries(settings, logger);
+        publicOrigin = origin;
+        logAdminPage(admin, logger);
         if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
       }
     }),

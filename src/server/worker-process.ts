@@ -25,6 +25,9 @@ import type { DeliveryStoreLocation } from '../deliveries/settings.js';
 import type { DeliveryLog } from '../deliveries/log.js';
 import { openTaskUpdates } from './delivery-log-runtime.js';
 import { taskRecord } from './delivery-recording.js';
+import { adminHandler, loginUrlOf, type AdminHandler } from '../admin/server.js';
+import { adminToken, TOKEN_ENV } from '../admin/auth.js';
+import { deliveriesKey } from '../deliveries/key.js';
 
 export const WORKER_READY_PREFIX = 'endpoint-service worker listening on ';
 
@@ -52,7 +55,24 @@ export function runWorker(
 ): void {
   const metrics = new ServiceMetrics();
   let deliveries: DeliveryLog | null = null;
-  void openTaskUpdates(settings.deliveries, logger, metrics).then((log) => (deliveries = log));
+  // The deliveries page shares this listener with /_health and /_metrics: a worker's one admin listener.
+  let page: AdminHandler | null = null;
+  const madeToken = (process.env[TOKEN_ENV] ?? '').trim() === '';
+  const token = adminToken(process.env);
+  const opening = openTaskUpdates(settings.deliveries, logger, metrics).then((log) => {
+    deliveries = log;
+    if (log === null || settings.deliveries === null) return;
+    const key = deliveriesKey(env, settings.deliveries.kind === 'sqlite' ? settings.deliveries.stateDir : null, false);
+    page = adminHandler({
+      store: log.store,
+      keys: key.kind === 'key' ? key.keys : null,
+      token,
+      queue: settings.queue,
+      example: () => null,
+      endpoints: current.application.endpoints.map((e) => e.name),
+      log: (level, message, fields) => logger.log(level, message, fields),
+    });
+  });
   const observer: RuntimeObserver = {
     taskFinished(event: TaskOutcomeEvent) {
       metrics.taskFinished(event);
@@ -82,6 +102,7 @@ export function runWorker(
       response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
       response.end(request.method === 'HEAD' ? undefined : body);
     };
+    if (path !== '/_health' && path !== '/_metrics' && page !== null) return page.handle(request, response);
     if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, 'text/plain', 'method not allowed\n');
     if (path === '/_health') {
       if (shuttingDown) return send(503, 'application/json', '{"status":"shutting down"}');
@@ -115,7 +136,8 @@ export function runWorker(
     },
     drain: async () => {
       await queue.drain(settings.shutdownTimeoutMs);
-      await Promise.allSettled([current.close(), ...[...retired].map((a) => a.close()), deliveries?.close()]);
+      await Promise.allSettled([current.close(), ...[...retired].map((a) => a.close()), (page as AdminHandler | null)?.close()]);
+      await (deliveries as DeliveryLog | null)?.close();
       // Every job has ended or been handed back, so has its span: the last batch is exported now.
       await tracing.shutdown();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -134,7 +156,14 @@ export function runWorker(
   });
   server.listen({ port: settings.port, host: settings.host }, () => {
     const address = server.address() as AddressInfo;
-    process.stdout.write(`${WORKER_READY_PREFIX}${originOf(settings.host, address.port)}\n`);
+    const origin = originOf(settings.host, address.port);
+    process.stdout.write(`${WORKER_READY_PREFIX}${origin}\n`);
+    void opening.then(() => {
+      if (page === null) return;
+      const url = `${origin}/`;
+      if (madeToken) logger.log('info', `the deliveries page: ${loginUrlOf(url, token)}`, { url: loginUrlOf(url, token) });
+      else logger.log('info', `the deliveries page: ${url} (log in with ${TOKEN_ENV}: ${url}?token=…)`, { url });
+    });
     if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
   });
 }

@@ -8,7 +8,7 @@ import { repoRoot } from '../cli/helpers.js';
 
 const SRC = path.join(repoRoot, 'src');
 /** Lowest first. Files directly in src/ are the ground floor: they import nothing of the project. */
-const LAYERS = ['', 'template', 'webhooks', 'compiler', 'tasks', 'runtime', 'queue', 'deliveries', 'server', 'cli'] as const;
+const LAYERS = ['', 'template', 'webhooks', 'compiler', 'tasks', 'runtime', 'queue', 'deliveries', 'admin', 'server', 'cli'] as const;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -2,9 +2,9 @@
 // holds (docs/deliveries.md). The store's client is loaded only when one runs.
 import { Option, type Command } from 'commander';
 import type { Returning } from '../action.js';
-import type { DeliveriesFlags } from '../deliveries.js';
+import type { DeliveriesFlags, DeliveriesServeFlags } from '../deliveries.js';
 import { VERDICTS } from '../../deliveries/record.js';
-import { age, oneOf, positiveNumber } from '../option-parsers.js';
+import { age, oneOf, portNumber, positiveNumber } from '../option-parsers.js';
 import { addDeliveryStoreOptions } from '../deliveries-options.js';
 
 export function registerDeliveries(program: Command, returning: Returning): void {
@@ -33,6 +33,20 @@ export function registerDeliveries(program: Command, returning: Returning): void
       returning(async (id: string, flags: DeliveriesFlags, command: Command) => {
         const { showDelivery } = await import('../deliveries.js');
         return showDelivery(id, flags, command);
+      }),
+    );
+
+  addDeliveryStoreOptions(
+    deliveries.command('serve').description('serve the deliveries page alone, against the store serve records in'),
+    'the store serve records in',
+  )
+    .exitOverride()
+    .addOption(new Option('--port <n>', 'port of the page, 0 for any free port').argParser(portNumber).default(9465))
+    .option('--host <address>', 'address of the page', '127.0.0.1')
+    .action(
+      returning(async (flags: DeliveriesServeFlags, command: Command) => {
+        const { serveDeliveries } = await import('../deliveries.js');
+        return serveDeliveries(flags, command);
       }),
     );
 

@@ -6,7 +6,7 @@ import type { Returning } from '../action.js';
 import { corsOrigins, count, duration, oneOf, portNumber, publicUrl, redisUrl, repeated, size, trustProxy } from '../option-parsers.js';
 import { addOtelOption } from '../otel-options.js';
 import { addServeQueueOptions } from '../queue-options.js';
-import { addDeliveryRecordingOptions } from '../deliveries-options.js';
+import { addAdminOptions, addDeliveryRecordingOptions } from '../deliveries-options.js';
 import type { ServeFlags } from '../serve.js';
 import { DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_INFLIGHT_BODY_SIZE, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT } from '../serve-defaults.js';
 import type { LogFormat } from '../../server/log.js';
@@ -81,6 +81,7 @@ export function registerServe(program: Command, returning: Returning): void {
     .option('--no-idempotency-key', 'do not add an Idempotency-Key header to POST and PATCH HttpRequest tasks (one written in the task is still sent)');
   addOtelOption(serve);
   addDeliveryRecordingOptions(serve);
+  addAdminOptions(serve);
   addServeQueueOptions(serve).action(
     returning(async (file: string, flags: ServeFlags, command: Command) => {
       const { runServe } = await import('../serve.js');
