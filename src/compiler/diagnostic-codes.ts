@@ -271,6 +271,11 @@ export const DIAGNOSTICS = {
   'task-cycle': { severity: 'error', message: (cycle: string) => `Tasks depend on each other in a cycle: ${cycle}. Remove one of the dependencies.` },
   'invalid-output': { severity: 'error', message: (m: string) => `Invalid <output-intermediate-value>: ${m}.` },
   'invalid-jsonpath': { severity: 'error', message: (path: string, m: string) => `Invalid JSONPath "${path}": ${m}.` },
+  'unsupported-jsonpath': {
+    severity: 'error',
+    message: (path: string, construct: string, advice: string) =>
+      `JSONPath "${path}" uses ${construct}, which is not RFC 9535 JSONPath (the language of every jsonpath attribute): ${advice}.`,
+  },
   'invalid-xpath': { severity: 'error', message: (path: string, m: string) => `Invalid XPath "${path}": ${m}.` },
   'invalid-regex': { severity: 'error', message: (re: string, m: string) => `Invalid regex "${re}": ${m}.` },
   'unsupported-regex': {
