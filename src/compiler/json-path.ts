@@ -1,6 +1,7 @@
-// JSONPath (RFC 9535), the one language of every `jsonpath` attribute: a parameter's, read from
-// a JSON request body (runtime/sources.ts), and an output's, read from a task's JSON answer
-// (tasks/http-request/outputs.ts), so that a path selects the same in both. Compiled once with the file, evaluated per request. json-p3
+// JSONPath (RFC 9535), the one language of every `jsonpath` attribute (docs/language.md,
+// "JSONPath"): a parameter's, read from a JSON request body (runtime/sources.ts), and an
+// output's, read from a task's JSON answer (tasks/http-request/outputs.ts), so that a path
+// selects the same in both. Compiled once with the file, evaluated per request. json-p3
 // follows the RFC (filters written `?@.n > 2`, negative indexes, escaped names, the functions
 // length(), count(), match(), search() and value()) and compiles a path into a reusable query;
 // it is loaded on the first path, so an application without one never loads it. Forms of other
