@@ -137,7 +137,9 @@ export interface Task {
   readonly position: Position;
 }
 
-export type OutputSelector = { readonly kind: 'jsonpath'; readonly path: string } | { readonly kind: 'xpath'; readonly path: string };
+/** A JSONPath is RFC 9535, compiled with the file as a parameter's is (compiler/json-path.ts). */
+export type OutputSelector =
+  { readonly kind: 'jsonpath'; readonly path: string; readonly query: JsonPathQuery } | { readonly kind: 'xpath'; readonly path: string };
 
 export interface OutputIntermediateValue {
   readonly name: string;

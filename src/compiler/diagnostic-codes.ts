@@ -8,6 +8,8 @@
 // advice differs; 'off' means the command does not report the code at all (dry-run sends no mail,
 // so it needs no SMTP settings). A code is the same code in every command.
 
+import { HANDSHAKE_SCHEMES } from '../webhooks/handshake.js';
+import { SIGNATURE_SCHEMES } from '../webhooks/signature-description.js';
 import type { CompileMode } from './mode.js';
 
 export type Severity = 'error' | 'warning';
@@ -21,6 +23,8 @@ export type Message = (...args: never[]) => string;
 const dym = (suggestion: string | undefined, wrap: (s: string) => string = (s) => `"${s}"`) =>
   suggestion === undefined ? '' : ` Did you mean ${wrap(suggestion)}?`;
 const tag = (s: string) => `<${s}>`;
+// From the tables the schemes are defined by, so that a scheme added there is offered here.
+const useOneOf = (names: readonly string[]) => ` Use one of ${names.join(', ')}.`;
 const names = (parameters: readonly string[]) =>
   parameters.length === 1 ? `the request parameter "${parameters[0]}"` : `the request parameters ${parameters.map((p) => `"${p}"`).join(', ')}`;
 // Where the file is checked rather than run: the advice looks ahead to where it will run.
@@ -143,12 +147,12 @@ export const DIAGNOSTICS = {
   'unknown-signature-scheme': {
     severity: 'error',
     message: (scheme: string, suggestion?: string) =>
-      `Unknown signature scheme "${scheme}".${suggestion === undefined ? ' Use one of github, stripe, slack, shopify, standard, hmac, token.' : dym(suggestion)}`,
+      `Unknown signature scheme "${scheme}".${suggestion === undefined ? useOneOf(SIGNATURE_SCHEMES) : dym(suggestion)}`,
   },
   'unknown-handshake-scheme': {
     severity: 'error',
     message: (scheme: string, suggestion?: string) =>
-      `Unknown handshake scheme "${scheme}".${suggestion === undefined ? ' Use one of slack, zoom, meta, graph.' : dym(suggestion)}`,
+      `Unknown handshake scheme "${scheme}".${suggestion === undefined ? useOneOf(HANDSHAKE_SCHEMES) : dym(suggestion)}`,
   },
   // The message says which attribute, why the scheme fixes it, and what to write instead (webhooks/describe-*.ts).
   'attribute-not-for-scheme': { severity: 'error', message: (message: string) => message },
@@ -271,6 +275,11 @@ export const DIAGNOSTICS = {
   'task-cycle': { severity: 'error', message: (cycle: string) => `Tasks depend on each other in a cycle: ${cycle}. Remove one of the dependencies.` },
   'invalid-output': { severity: 'error', message: (m: string) => `Invalid <output-intermediate-value>: ${m}.` },
   'invalid-jsonpath': { severity: 'error', message: (path: string, m: string) => `Invalid JSONPath "${path}": ${m}.` },
+  'unsupported-jsonpath': {
+    severity: 'error',
+    message: (path: string, construct: string, advice: string) =>
+      `JSONPath "${path}" uses ${construct}, which is not RFC 9535 JSONPath (the language of every jsonpath attribute): ${advice}.`,
+  },
   'invalid-xpath': { severity: 'error', message: (path: string, m: string) => `Invalid XPath "${path}": ${m}.` },
   'invalid-regex': { severity: 'error', message: (re: string, m: string) => `Invalid regex "${re}": ${m}.` },
   'unsupported-regex': {

@@ -4,7 +4,7 @@
 
 import type { ParameterSource } from './ast.js';
 import type { CompileContext, ReadElement } from './context.js';
-import { compileJsonPath } from './json-path.js';
+import { authorJsonPath } from './json-path.js';
 import { internalized } from './retained.js';
 
 export const BY_NAME: ParameterSource = Object.freeze({ kind: 'name' });
@@ -33,10 +33,7 @@ export function parameterSource(ctx: CompileContext, read: ReadElement): Paramet
     }
     return { kind: 'header', header: internalized(header.value.toLowerCase()) };
   }
-  const compiled = compileJsonPath(jsonpath!.value);
-  if (!compiled.ok) {
-    ctx.diagnostics.report('invalid-jsonpath', jsonpath!.position, jsonpath!.value, compiled.problem);
-    return undefined;
-  }
-  return { kind: 'jsonpath', path: internalized(jsonpath!.value), query: compiled.query };
+  const query = authorJsonPath(ctx, jsonpath!);
+  if (query === null) return undefined;
+  return { kind: 'jsonpath', path: internalized(jsonpath!.value), query };
 }

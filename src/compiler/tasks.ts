@@ -2,7 +2,6 @@
 // after, inputs, outputs). The class picks a kind from the registry the command handed in, and
 // the kind compiles its own elements (src/tasks/<kind>/compile.ts).
 
-import { JSONPath } from 'jsonpath-plus';
 import { createRequire } from 'node:module';
 import type { Position } from '../position.js';
 import { DEFAULT_TASK_TIMEOUT_MS, durationExpectation, parseDuration } from '../units.js';
@@ -20,6 +19,7 @@ import {
 import type { TaskKindSyntax } from './task-kind.js';
 import type { NameScope } from './templates.js';
 import type { XmlElement } from './xml.js';
+import { authorJsonPath, type JsonPathQuery } from './json-path.js';
 import { exact } from './retained.js';
 import { authorRegex, type AuthorRegex } from './regex.js';
 
@@ -227,12 +227,10 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
     return null;
   }
   let ok = true;
+  let query: JsonPathQuery | null = null;
   if (jsonpath) {
-    const problem = memo(jsonPathProblems, jsonpath.value, jsonPathProblem);
-    if (problem) {
-      ctx.diagnostics.report('invalid-jsonpath', jsonpath.position, jsonpath.value, problem);
-      ok = false;
-    }
+    query = authorJsonPath(ctx, jsonpath);
+    if (query === null) ok = false;
   }
   if (xp) {
     try {
@@ -251,60 +249,7 @@ function compileOutput(ctx: CompileContext, element: XmlElement): OutputIntermed
   if (!ok) return null;
   return {
     name: name.value,
-    selector: jsonpath ? { kind: 'jsonpath', path: jsonpath.value } : { kind: 'xpath', path: xp!.value },
+    selector: jsonpath ? { kind: 'jsonpath', path: jsonpath.value, query: query! } : { kind: 'xpath', path: xp!.value },
     regex,
   };
-}
-
-// Thousands of tasks repeat the same few JSONPaths, and checking one runs jsonpath-plus: each
-// distinct text is checked once per process (the verdict depends on the text alone). Bounded,
-// since a server reloads configurations. (Regexes are shared the same way, by compiler/regex.ts.)
-const jsonPathProblems = new Map<string, string | null>();
-const MEMO_LIMIT = 10_000;
-
-function memo(cache: Map<string, string | null>, text: string, check: (text: string) => string | null): string | null {
-  let verdict = cache.get(text);
-  if (verdict === undefined) {
-    verdict = check(text);
-    if (cache.size >= MEMO_LIMIT) cache.clear();
-    cache.set(text, verdict);
-  }
-  return verdict;
-}
-
-function jsonPathProblem(path: string): string | null {
-  if (!path.startsWith('$')) return 'it must start with "$"';
-  let depth = 0;
-  let quote: string | null = null;
-  for (const c of path) {
-    if (quote) {
-      if (c === quote) quote = null;
-    } else if (c === "'" || c === '"') quote = c;
-    else if (c === '[' || c === '(') depth++;
-    else if (c === ']' || c === ')') {
-      if (--depth < 0) return `an unmatched "${c}"`;
-    } else if (depth === 0 && /\s/.test(c)) return "a space outside brackets (quote the name: $['a b'])";
-  }
-  if (quote) return 'a quote is not closed';
-  if (depth !== 0) return 'a bracket is not closed';
-  // jsonpath-plus quietly drops an empty last step, so "$.a." would select "$.a".
-  if (/(^|[^.])\.$/.test(path)) return 'it ends with "." where a name is expected';
-  if (path.endsWith('..')) return 'it ends with ".." where a name is expected';
-  try {
-    JSONPath({ path, json: {}, wrap: true, eval: 'safe' });
-  } catch (error) {
-    return (error as Error).message;
-  }
-  // Filters are parsed only when they run: run each once on one empty object, so their syntax
-  // errors show now. Errors of evaluation ("jsonPath: ...") depend on data and are not syntax.
-  for (const step of JSONPath.toPathArray(path)) {
-    if (!step.startsWith('?(') || !step.endsWith(')')) continue;
-    try {
-      JSONPath({ path: `$[${step}]`, json: [{}], wrap: true, eval: 'safe' });
-    } catch (error) {
-      const message = (error as Error).message;
-      if (!message.startsWith('jsonPath:')) return `the filter ${step} is not valid: ${message}`;
-    }
-  }
-  return null;
 }

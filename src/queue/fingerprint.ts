@@ -4,7 +4,7 @@
 // the configuration it was enqueued under; a worker compares it with its own.
 
 import { createHash } from 'node:crypto';
-import type { Application, Endpoint, ParameterDeclaration } from '../compiler/ast.js';
+import type { Application, Endpoint, ParameterDeclaration, Task } from '../compiler/ast.js';
 
 /** Keys whose values say where something is written, not what it does. */
 const LEFT_OUT: ReadonlySet<string> = new Set(['position', 'absolutePath', 'directory', 'staticDirectory', 'file', 'parametersByName']);
@@ -20,7 +20,7 @@ export function endpointFingerprint(application: Application, endpoint: Endpoint
           name: endpoint.name,
           parameters: endpoint.parameters.map(fingerprinted),
           separator: endpoint.separator,
-          tasks: endpoint.tasks,
+          tasks: endpoint.tasks.map(fingerprintedTask),
           graph: endpoint.taskGraph,
           email: application.email,
         }),
@@ -37,6 +37,17 @@ function fingerprinted(parameter: ParameterDeclaration): object {
   if (parameter.source.kind !== 'name') return parameter;
   const { source: _, ...rest } = parameter;
   return rest;
+}
+
+/** An output's JSONPath by its text alone, as before outputs carried a compiled query, so jobs queued by an older version still match. */
+function fingerprintedTask(task: Task): object {
+  if (!task.outputs.some((output) => output.selector.kind === 'jsonpath')) return task;
+  return {
+    ...task,
+    outputs: task.outputs.map((output) =>
+      output.selector.kind === 'jsonpath' ? { ...output, selector: { kind: output.selector.kind, path: output.selector.path } } : output,
+    ),
+  };
 }
 
 /** Whether a changed endpoint must fail its pending jobs: default ids (`task-N`) move when a task is inserted. */

@@ -6,7 +6,8 @@
 // at once, held the CPU so that no timer, health check or signal handler ran. Here a failed
 // start is forgotten, after a pause, and the next operation starts again; and a connection lost
 // under BullMQ's feet is not an uncaught exception. This reaches into BullMQ's internals: bullmq
-// is pinned, and test/queue/store-down.e2e.test.ts and postgres-backend.e2e.test.ts hold this.
+// is pinned, and test/queue/store-down.e2e.test.ts and test/queue/postgres-backend.e2e.test.ts
+// hold this.
 
 /** The start BullMQ memoizes, on the backend and on its connection. */
 interface MemoizedStart {

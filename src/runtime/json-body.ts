@@ -1,6 +1,6 @@
 // A JSON request body, read once for every parameter: its top-level members bind by name, and
 // the parsed document is kept for the parameters that select with a JSONPath (sources.ts).
-// serve (server/body.ts) and dry-run --body read a body with this same function.
+// serve (server/body-whole.ts) and dry-run --body read a body with this same function.
 
 import type { JsonBody } from './sources.js';
 import { namedValues } from './json-values.js';

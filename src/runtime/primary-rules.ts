@@ -1,5 +1,5 @@
 // The parts of a primary action that are decided without I/O: which <success> applies, the
-// redirect whitelist and download filenames (the compiler's rule, download-filename.ts).
+// redirect whitelist and download filenames (the compiler's rule, compiler/download-filename.ts).
 
 import type { Endpoint, SuccessResponse } from '../compiler/ast.js';
 import { evaluateCondition } from '../template/condition.js';

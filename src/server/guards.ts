@@ -17,8 +17,9 @@ type Library = typeof import('rate-limiter-flexible');
 
 /**
  * rate-limiter-flexible's MemoryStorage, a module it does not export: its limiters answer with a
- * promise, and a single process counts synchronously on this store. test/architecture/
- * pinned-internals.test.ts fails when an upgrade moves it or changes what incrby answers.
+ * promise, and a single process counts synchronously on this store.
+ * test/architecture/pinned-internals.test.ts fails when an upgrade moves it or changes what
+ * incrby answers.
  */
 export const MEMORY_STORAGE_MODULE = 'rate-limiter-flexible/lib/component/MemoryStorage/MemoryStorage.js';
 

@@ -2,7 +2,7 @@
 // wrong with the address, and what to write instead. Never a stack trace: nothing here is a bug.
 import { originOf } from './options.js';
 
-/** serve's exit code when it cannot listen: the command line asks for what this machine cannot give (cli.md's usage errors), not an error of the configuration (1). */
+/** serve's exit code when it cannot listen: the command line asks for what this machine cannot give (docs/behaviour.md, "Values on the command line": exit 2, as for its usage errors), not an error of the configuration (1). */
 export const LISTEN_FAILED_EXIT_CODE = 2;
 
 export function listenFailure(error: NodeJS.ErrnoException, host: string, port: number): string {

@@ -229,7 +229,7 @@ export class ServiceMetrics {
   }
 }
 
-// Worker side of the exchange with the primary (see primary.ts).
+// Worker side of the exchange with the primary (see cluster.ts).
 export const METRICS_REQUEST = 'endpoint-service:metrics-request';
 export const METRICS_RESPONSE = 'endpoint-service:metrics-response';
 

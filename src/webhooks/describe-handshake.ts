@@ -1,5 +1,5 @@
 // From the attributes of a `<handshake>` element to its HandshakeDescription, or to the problems
-// that stop it (docs/webhooks: "Handshakes"). Compile-time and pure, like describeSignature:
+// that stop it (docs/language.md, "<handshake>"). Compile-time and pure, like describeSignature:
 // Zoom's answer needs its secret token and Meta's check its verify token, so each is required
 // there and refused where it means nothing. Problems carry their diagnostic code:
 // `unknown-handshake-scheme` is this element's own; `missing-attribute`, `invalid-value` and

@@ -1,5 +1,5 @@
 // From the attributes of a `<signature>` element to its SignatureDescription, or to the problems
-// that stop it (docs/webhooks: "Signatures"). Compile-time and pure: the compiler reads the
+// that stop it (docs/language.md, "<signature>"). Compile-time and pure: the compiler reads the
 // attributes, expands the secret's template, calls describeSignature once per element and
 // reports each problem at its attribute; no request ever sees an attribute as text.
 //

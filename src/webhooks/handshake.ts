@@ -1,4 +1,4 @@
-// Answering a sender's endpoint verification (docs/webhooks: "Handshakes"): `<handshake>` on an
+// Answering a sender's endpoint verification (docs/language.md, "<handshake>"): `<handshake>` on an
 // endpoint will be checked right after the signature and before any parameter is bound; a
 // handshake answer ends the request (no task runs, nothing is deduplicated), and anything else
 // goes on as a normal delivery. Pure: the request's method, query, headers and body in, a

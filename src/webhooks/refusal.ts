@@ -1,4 +1,4 @@
-// The steps every signature scheme shares (docs/webhooks: "Signatures"): reading the one value
+// The steps every signature scheme shares (docs/language.md, "<signature>"): reading the one value
 // of a header, and the refusals with their details. A detail names headers and limits, never a
 // header's value or a secret: it is sent back in a 401 and written to the log.
 

@@ -1,4 +1,4 @@
-// What a `<signature>` element compiles to (docs/webhooks: "Signatures"), and what verifying a
+// What a `<signature>` element compiles to (docs/language.md, "<signature>"), and what verifying a
 // request against it answers. The compiler builds these with describeSignature
 // (describe-signature.ts); the request path checks a delivery with verifySignatures
 // (verify-signature.ts) before the environment, the hash and the parameters.

@@ -1,5 +1,5 @@
 // Verifying a webhook delivery against the `<signature>` elements of its endpoint
-// (docs/webhooks: "Signatures"): the seven schemes, over the raw body bytes, constant-time.
+// (docs/language.md, "<signature>"): the seven schemes, over the raw body bytes, constant-time.
 // Pure and synchronous: headers, body and clock in, a tagged result out; the HTTP server turns a
 // refusal into a 401 problem+json, a counted metric and a log line.
 

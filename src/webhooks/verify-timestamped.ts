@@ -1,4 +1,4 @@
-// The schemes that sign a timestamp with the body (docs/webhooks: "Signatures"): Stripe, Slack
+// The schemes that sign a timestamp with the body (docs/language.md, "<signature>"): Stripe, Slack
 // and Standard Webhooks (also under Svix's header names). The timestamp is part of the signed
 // bytes, so a captured delivery cannot be replayed with a fresh one; the tolerance bounds how
 // long a captured delivery stays usable, both ways, since a timestamp far ahead would otherwise

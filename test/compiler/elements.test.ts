@@ -11,6 +11,9 @@ import { compileOk, compileXml, endpointOf, lit, param, writeApp } from './helpe
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures');
 
+/** A JSONPath compiled with the file (compiler/json-path.ts), evaluated when the answer comes. */
+const compiledQuery = expect.objectContaining({ select: expect.any(Function) }) as unknown;
+
 const http = (t: Task | undefined): HttpRequestTask => {
   expect(t?.kind).toBe('http-request');
   return t as HttpRequestTask;
@@ -88,7 +91,7 @@ describe('fixtures/contact-form (the bundled example)', () => {
     // Re-serialised compactly; only the string values hold placeholders.
     expect(body.parts).toEqual([lit('{"name":"'), param('name'), lit('","email":"'), param('email'), lit('","source":"contact-form"}')]);
     expect(t.outputs.map((o) => ({ ...o, regex: o.regex?.source }))).toEqual([
-      { name: 'contact-id', selector: { kind: 'jsonpath', path: '$.id' }, regex: '[0-9]+' },
+      { name: 'contact-id', selector: { kind: 'jsonpath', path: '$.id', query: compiledQuery }, regex: '[0-9]+' },
     ]);
     expect(t.outputs[0]!.regex!.matchesWhole('17')).toBe(true);
     expect(t.outputs[0]!.regex!.matchesWhole('17a')).toBe(false);
@@ -583,7 +586,7 @@ describe('HttpRequest tasks', () => {
       </task>`).tasks[0],
     );
     expect(t.outputs.map((o) => [o.name, o.selector, o.regex?.source ?? null])).toEqual([
-      ['a', { kind: 'jsonpath', path: '$.data[0].id' }, null],
+      ['a', { kind: 'jsonpath', path: '$.data[0].id', query: compiledQuery }, null],
       ['b', { kind: 'xpath', path: "/r/item[@k='v']/text()" }, '\\d+|x'],
     ]);
     // Anchoring keeps alternation inside the group: "1x" must not match.
@@ -604,6 +607,15 @@ describe('HttpRequest tasks', () => {
       '$.items[-1:]',
       "$.items[?(@.name=='x')].id",
       '$.items[?(@.n > 1 &amp;&amp; @.m)].id',
+      // RFC 9535 only: no parentheses around a filter, functions, quoted names, negative indexes.
+      "$.items[?@.name == 'x'].id",
+      '$.items[?length(@.tags) &gt; 0].id',
+      '$.items[?count(@.tags[*]) == 1].id',
+      "$.items[?match(@.name, 'a.*')].id",
+      "$.items[?search(@.name, 'a')].id",
+      "$.items[?value(@.tags[0]) == 'x'].id",
+      "$['a b']",
+      '$.items[-1].id',
     ];
     const xpaths = ['/r/id', "//item[@k='v']/text()", 'count(//a)', 'string(/a)', '/a/@id', 'name(/*)'];
     const outputs = [

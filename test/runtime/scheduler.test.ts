@@ -11,6 +11,7 @@ import { TaskError } from '../../src/tasks/errors.js';
 import type { ExecuteControl, ExecuteResult } from '../../src/tasks/kind.js';
 import type { ExpansionScope } from '../../src/template/expand.js';
 import type { Condition, Template, TemplatePart } from '../../src/template/types.js';
+import { selector } from '../tasks/builders.js';
 
 // ---------------------------------------------------------------------------------------
 // Building blocks
@@ -28,7 +29,7 @@ interface FakeTaskOptions {
 function fakeTask(id: string, options: FakeTaskOptions = {}): Task {
   const outputs: OutputIntermediateValue[] = (options.outputs ?? []).map((name) => ({
     name,
-    selector: { kind: 'jsonpath', path: `$.${name}` },
+    selector: selector('jsonpath', `$.${name}`),
     regex: null,
     position: at,
   }));

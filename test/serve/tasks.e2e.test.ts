@@ -17,6 +17,16 @@ beforeAll(async () => {
   peer.route('/ok', { status: 200, body: 'ok' });
   peer.route('/slow', { status: 200, body: 'late', hold: () => slowReleased });
   peer.route('/customer', { json: { id: 'C-1001' } });
+  peer.route('/catalogue', {
+    json: {
+      'display name': 'Corner Shop',
+      items: [
+        { id: 'i-1', tags: [] },
+        { id: 'i-2', tags: ['new'] },
+        { id: 'i-3', tags: [] },
+      ],
+    },
+  });
   smtp = await SmtpPeer.start();
   service = await startServe(fixture('tasks'), ['--smtp-url', smtp.url], { PEER: peer.origin });
 });
@@ -77,6 +87,12 @@ describe('tasks="wait"', () => {
     const response = await fetch(`${service.url}/lookup`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ customer: 'C-1001' });
+  });
+
+  it('reads intermediate values with RFC 9535 paths: a filter calling length(), a quoted name', async () => {
+    const response = await fetch(`${service.url}/lookup-filtered`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ tagged: 'i-2', shop: 'Corner Shop' });
   });
 });
 

@@ -1,6 +1,7 @@
 // Hand-built AST for task engine tests: templates split like the compiler splits them, each
 // placeholder resolved against the names the test declares as intermediate values.
-import { type Application, type EmailSettings, type Endpoint, type Task } from '../../src/compiler/ast.js';
+import { type Application, type EmailSettings, type Endpoint, type OutputSelector, type Task } from '../../src/compiler/ast.js';
+import { compileJsonPath } from '../../src/compiler/json-path.js';
 import type { EmailTask } from '../../src/tasks/email/types.js';
 import type { HttpRequestTask } from '../../src/tasks/http-request/types.js';
 import { SYSTEM_PARAMETERS, type Condition, type Escaping, type SystemParameter, type Template, type TemplatePart } from '../../src/template/types.js';
@@ -18,6 +19,14 @@ export function regex(source: string): AuthorRegex {
   const compiled = compileAuthorRegex(source);
   if (compiled.kind !== 'compiled') throw new Error(`not a regex: ${source}`);
   return compiled.regex;
+}
+
+/** An output's selector as the compiler makes it: a JSONPath compiled (RFC 9535), an XPath as written. */
+export function selector(kind: 'jsonpath' | 'xpath', path: string): OutputSelector {
+  if (kind === 'xpath') return { kind, path };
+  const compiled = compileJsonPath(path);
+  if (!compiled.ok) throw new Error(`not a JSONPath: ${path}: ${compiled.problem}`);
+  return { kind, path, query: compiled.query };
 }
 
 export function tpl(source: string, escaping: Escaping = 'none', intermediate: readonly string[] = []): Template {

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { OutputIntermediateValue } from '../../src/compiler/ast.js';
 import { extractOutputs, OutputError } from '../../src/tasks/http-request/outputs.js';
-import { regex as compiled } from './builders.js';
+import { regex as compiled, selector } from './builders.js';
 
 const json = (path: string, name = 'v', regex: string | null = null): OutputIntermediateValue => ({
   name,
-  selector: { kind: 'jsonpath', path },
+  selector: selector('jsonpath', path),
   regex: regex === null ? null : compiled(regex),
 });
 const xml = (path: string, name = 'v', regex: string | null = null): OutputIntermediateValue => ({
   name,
-  selector: { kind: 'xpath', path },
+  selector: selector('xpath', path),
   regex: regex === null ? null : compiled(regex),
 });
 
@@ -51,6 +51,43 @@ describe('JSONPath outputs', () => {
     fails([json('$.obj')], body, 'application/json', 'an object, not a string');
     fails([json('$.items')], body, 'application/json', 'an array');
     fails([json('$.nothing')], body, 'application/json', 'null');
+  });
+
+  it('reads RFC 9535 paths: filters without parentheses, functions, negative indexes, quoted names', () => {
+    const reply = answer(
+      JSON.stringify({
+        'display name': 'Ada',
+        items: [
+          { n: 1, tags: [] },
+          { n: 2, tags: ['x'] },
+          { n: 3, tags: [] },
+        ],
+        code: 'c-7',
+      }),
+      'application/json',
+    );
+    const values = extractOutputs(
+      [
+        json("$['display name']", 'name'),
+        json('$.items[?length(@.tags) > 0].n', 'tagged'),
+        json('$.items[?@.n > 2].n', 'big'),
+        json('$.items[-1].n', 'last'),
+        json("$[?match(@, 'c-[0-9]')]", 'code'),
+      ],
+      reply,
+    );
+    expect(Object.fromEntries(values)).toEqual({ name: 'Ada', tagged: '2', big: '3', last: '3', code: 'c-7' });
+  });
+
+  it('fails on a filter that keeps several nodes or none, as on any path', () => {
+    fails([json('$.items[?@.n > 0].n')], body, 'application/json', 'matched 2 values');
+    fails([json('$.items[?@.n > 5].n')], body, 'application/json', 'matched nothing');
+  });
+
+  it('fails, as a problem of the answer, on an answer nested deeper than a descendant segment walks', () => {
+    let deep: unknown = { id: 1 };
+    for (let i = 0; i < 200; i++) deep = { x: deep };
+    fails([json('$..id')], JSON.stringify(deep), 'application/json', 'could not be evaluated');
   });
 
   it('fails when the answer is not JSON', () => {

@@ -6,7 +6,7 @@ import { DEFAULT_TASK_SETTINGS } from '../../src/tasks/settings.js';
 import { RequestUploads } from '../../src/upload.js';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { closedPort, SmtpPeer } from '../helpers/smtp-peer.js';
-import { application, emailTask, endpoint, equals, httpTask, RecordingObserver, regex as compiled, scope } from './builders.js';
+import { application, emailTask, endpoint, equals, httpTask, RecordingObserver, regex as compiled, scope, selector } from './builders.js';
 
 let http: HttpPeer;
 let smtp: SmtpPeer;
@@ -38,7 +38,7 @@ function run(ep: Endpoint, parameters: Record<string, string> = {}, smtpUrl: str
 
 const out = (name: string, kind: 'jsonpath' | 'xpath', path: string, regex: string | null = null): OutputIntermediateValue => ({
   name,
-  selector: { kind, path },
+  selector: selector(kind, path),
   regex: regex === null ? null : compiled(regex),
 });
 

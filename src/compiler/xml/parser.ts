@@ -1,6 +1,6 @@
 // A small XML parser with positions: every element and attribute keeps its 1-based line and
 // column, so every diagnostic can point at the exact place in the file. One pass builds the tree
-// (an XmlDocument, see xml-tree.ts) and checks well-formedness (configurations of tens of
+// (an XmlDocument, see compiler/xml-tree.ts) and checks well-formedness (configurations of tens of
 // megabytes are validated in seconds); the first problem in document order is the one reported.
 // Hand-written rather than a library, and shaped for speed (one table lookup per character,
 // interned names): docs/performance.md, "XML parser". It replaced fast-xml-parser and builds

@@ -2,9 +2,10 @@
 // parsed at most once per format, each output must select exactly one scalar, and a regex
 // must match the whole value.
 
-import { JSONPath } from 'jsonpath-plus';
 import { createRequire } from 'node:module';
-import type { OutputIntermediateValue } from '../../compiler/ast.js';
+import type { OutputIntermediateValue, OutputSelector } from '../../compiler/ast.js';
+
+type JsonSelector = Extract<OutputSelector, { kind: 'jsonpath' }>;
 
 // The XML libraries are loaded on the first XPath output: most answers are JSON, and validate
 // and dry-run, which load this module with the task kinds, never read an answer.
@@ -34,7 +35,7 @@ export function extractOutputs(outputs: readonly OutputIntermediateValue[], answ
   if (outputs.length === 0) return values;
   const body = new ParsedBody(answer);
   for (const output of outputs) {
-    const raw = output.selector.kind === 'jsonpath' ? selectJson(output, body.json()) : selectXml(output, body.xml());
+    const raw = output.selector.kind === 'jsonpath' ? selectJson(output, output.selector, body.json()) : selectXml(output, body.xml());
     if (output.regex !== null && !output.regex.matchesWhole(raw)) {
       throw new OutputError(`output "${output.name}": the value ${quote(raw)} does not match the regular expression ${output.regex.source}`);
     }
@@ -89,11 +90,12 @@ class ParsedBody {
   }
 }
 
-function selectJson(output: OutputIntermediateValue, json: unknown): string {
-  const path = output.selector.path;
-  let matches: unknown[];
+function selectJson(output: OutputIntermediateValue, selector: JsonSelector, json: unknown): string {
+  const path = selector.path;
+  let matches: readonly unknown[];
   try {
-    matches = JSONPath({ path, json: json as object, wrap: true }) as unknown[];
+    // RFC 9535, compiled with the file (compiler/json-path.ts), as a parameter's path is.
+    matches = selector.query.select(json);
   } catch (error) {
     throw new OutputError(`output "${output.name}": JSONPath ${path} could not be evaluated (${(error as Error).message})`);
   }
