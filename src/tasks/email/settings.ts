@@ -13,7 +13,7 @@ export interface EmailTaskSettings {
 /** Without the option: email-sending-configuration.xml. */
 export const DEFAULT_EMAIL_SETTINGS: EmailTaskSettings = { smtpUrl: null };
 
-/** The options as commander parses them (src/cli/commands/serve.ts and worker.ts declare them). */
+/** The options as commander parses them (src/cli/commands/serve.ts and src/cli/commands/worker.ts declare them). */
 export interface EmailFlags {
   smtpUrl?: string;
 }

@@ -18,7 +18,7 @@ export interface HttpRequestTaskSettings {
 /** Without the options: any host, any address, keys sent. */
 export const DEFAULT_HTTP_REQUEST_SETTINGS: HttpRequestTaskSettings = { allowedHosts: null, denyPrivateAddresses: false, idempotencyKeys: true };
 
-/** The options as commander parses them (src/cli/commands/serve.ts and worker.ts declare them). */
+/** The options as commander parses them (src/cli/commands/serve.ts and src/cli/commands/worker.ts declare them). */
 export interface HttpRequestFlags {
   allowTaskHost: string[];
   denyPrivateAddresses?: boolean;
