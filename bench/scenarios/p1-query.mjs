@@ -10,9 +10,14 @@
 // --driver wrk generates the load with wrk instead of autocannon (lib/common.mjs, loadTest).
 // --otel adds the same service with tracing on (every request sampled, spans exported to
 // bench/peers/otlp-sink.mjs); --before DIR adds the build in DIR (a copy of an earlier version:
-// DIR/bin/endpoint-service.js), all measured in the same rounds.
+// DIR/bin/endpoint-service.js), all measured in the same rounds; --before-node PATH (repeatable)
+// runs that build under another Node.js too (one variant per binary), so two Node.js versions
+// are measured on the same code in the same rounds.
 //
-//   node bench/scenarios/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--driver autocannon|wrk] [--otel] [--before DIR]
+//   node bench/scenarios/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--driver autocannon|wrk] [--otel] [--before DIR [--before-node PATH]...]
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   check,
@@ -33,7 +38,7 @@ import {
 } from '../lib/common.mjs';
 
 const USAGE = `Usage: node bench/scenarios/p1-query.mjs [--quick] [--rounds N] [--duration S] [--connections C]
-                                        [--driver autocannon|wrk] [--otel] [--before DIR]
+                                        [--driver autocannon|wrk] [--otel] [--before DIR [--before-node PATH]...]
 
 P1: an endpoint with two query parameters served by endpoint-service (--workers 1) against a
 bare node:http server, measured alternately. Targets: req/s >= 0.90x, p99 <= 1.2x the baseline's.
@@ -50,12 +55,19 @@ and on.
   --otel           also measure the service with tracing on: serve --otel, OTEL_TRACES_SAMPLER=always_on,
                    spans exported to bench/peers/otlp-sink.mjs (on the load generator's core)
   --before DIR     also measure the build in DIR (DIR/bin/endpoint-service.js, e.g. a copy of main)
+  --before-node P  also run the --before build under the Node.js binary P (repeatable): one
+                   more variant each, to compare Node.js versions on the same code
   -h, --help       this text
 `;
 const o = options(
   USAGE,
   { rounds: [5, 3], duration: [10, 4], connections: [10, 10] },
-  { driver: { type: 'string', default: 'autocannon' }, otel: { type: 'boolean', default: false }, before: { type: 'string' } },
+  {
+    driver: { type: 'string', default: 'autocannon' },
+    otel: { type: 'boolean', default: false },
+    before: { type: 'string' },
+    'before-node': { type: 'string', multiple: true },
+  },
 );
 checkDriver(USAGE, o.driver);
 requireBuild();
@@ -81,11 +93,17 @@ const variants = [
 ];
 const helpers = [];
 if (o.before !== undefined) {
-  const before = await startProcess(
-    [process.execPath, path.resolve(o.before, 'bin/endpoint-service.js'), 'serve', app, '--port', '0', '--workers', '1', '--log-format', 'json'],
-    { ready: /^endpoint-service listening on (\S+)$/m },
-  );
-  variants.push(variant('before (--before)', before));
+  for (const node of [process.execPath, ...(o['before-node'] ?? [])]) {
+    const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+    const before = await startProcess(
+      [node, path.resolve(o.before, 'bin/endpoint-service.js'), 'serve', app, '--port', '0', '--workers', '1', '--log-format', 'json'],
+      {
+        ready: /^endpoint-service listening on (\S+)$/m,
+        env: { ...process.env, ENDPOINT_SERVICE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'es-bench-state-')) },
+      },
+    );
+    variants.push(variant(`before, Node ${version}`, before));
+  }
 }
 if (o.otel) {
   const sink = await startScript('peers/otlp-sink.mjs', [], { cpu: LOAD_CPU });

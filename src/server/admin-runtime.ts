@@ -6,10 +6,7 @@
 
 import { adminToken, TOKEN_ENV } from '../admin/auth.js';
 import { startAdmin, type AdminPage } from '../admin/server.js';
-import { deliveriesKey } from '../deliveries/key.js';
-import { openDeliveryStore } from '../deliveries/open.js';
-import type { DeliveryStore } from '../deliveries/store.js';
-import { describeError } from '../errors.js';
+import { openLogStore } from './delivery-log-runtime.js';
 import type { Logger } from './log.js';
 import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import type { ServeSettings } from './options.js';
@@ -21,24 +18,27 @@ export interface RunningAdmin {
   close(): Promise<void>;
 }
 
-/** null when there is no page (--admin-port none, --deliveries none) or it could not be opened (said in one line). */
+/**
+ * The page, when there is one (not with --admin-port none or --deliveries none). `store`: the
+ * log's store when this process has it open already; else the page opens its own, and says in
+ * one line when it cannot (`logOn` false then: the log's store is unusable for every process).
+ */
 export async function openAdminPage(
   settings: Pick<ServeSettings, 'admin' | 'deliveries' | 'queue'>,
   endpoints: readonly string[],
   example: () => string | null,
   logger: Logger,
-): Promise<RunningAdmin | null> {
+): Promise<{ readonly admin: RunningAdmin | null; readonly logOn: boolean }> {
   const admin = settings.admin;
   const deliveries = settings.deliveries;
-  if (admin === null || deliveries === null) return null;
-  let store: DeliveryStore;
-  try {
-    store = await openDeliveryStore(deliveries.store, true);
-  } catch (error) {
-    logger.log('error', `the deliveries page is off: ${describeError(error)}`);
-    return null;
+  if (deliveries === null) return { admin: null, logOn: false };
+  const opened = await openLogStore(deliveries, process.env, logger);
+  if (opened === null) return { admin: null, logOn: false };
+  const { store, key } = opened;
+  if (admin === null) {
+    await store.close().catch(() => {});
+    return { admin: null, logOn: true };
   }
-  const key = deliveriesKey(process.env, deliveries.store.kind === 'sqlite' ? deliveries.store.stateDir : null, true);
   const madeToken = (process.env[TOKEN_ENV] ?? '').trim() === '';
   const token = adminToken(process.env);
   let page: AdminPage;
@@ -59,11 +59,14 @@ export async function openAdminPage(
     process.exit(LISTEN_FAILED_EXIT_CODE);
   }
   return {
-    page,
-    madeToken,
-    async close() {
-      await page.close();
-      await store.close().catch(() => {});
+    logOn: true,
+    admin: {
+      page,
+      madeToken,
+      async close() {
+        await page.close();
+        await store.close().catch(() => {});
+      },
     },
   };
 }

@@ -53,10 +53,14 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
 
   // The deliveries page: served here, from the log's store, for all the workers.
   let readyOrigin: string | null = null;
-  let admin: RunningAdmin | null | undefined;
+  // It also tells, once for all the workers, whether the log's store can be opened.
+  let page: { readonly admin: RunningAdmin | null; readonly logOn: boolean } | undefined;
   void openAdminPage(settings, [], () => exampleRequest(readyOrigin, settings.basePath, []), logger).then((opened) => {
-    admin = opened;
-    if (readyOrigin !== null) logAdminPage(opened, logger);
+    page = opened;
+    if (readyOrigin !== null) {
+      logDeliveries(settings, opened.logOn, logger);
+      logAdminPage(opened.admin, logger);
+    }
   });
 
   const fork = () => {
@@ -91,9 +95,11 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
       const origin = originOf(settings.host, address.port);
       process.stdout.write(`${READY_PREFIX}${origin}\n`);
       logBasePath(settings, origin, logger);
-      logDeliveries(settings, logger);
       readyOrigin = origin;
-      if (admin !== undefined) logAdminPage(admin, logger);
+      if (page !== undefined) {
+        logDeliveries(settings, page.logOn, logger);
+        logAdminPage(page.admin, logger);
+      }
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   });

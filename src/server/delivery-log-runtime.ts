@@ -5,7 +5,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import { describeError } from '../errors.js';
-import { deliveriesKey } from '../deliveries/key.js';
+import { deliveriesKey, type DeliveriesKey } from '../deliveries/key.js';
 import { DeliveryLog } from '../deliveries/log.js';
 import { openDeliveryStore } from '../deliveries/open.js';
 import { withoutPassword, type DeliverySettings, type DeliveryStoreLocation } from '../deliveries/settings.js';
@@ -44,23 +44,13 @@ export class DeliveryLogRuntime {
     logger: Logger,
     metrics: ServiceMetrics,
     clientIp: (request: IncomingMessage) => string,
+    /** A --workers process: the primary has said what is wrong with the store, once for all. */
+    quiet: boolean,
   ): Promise<DeliveryLogRuntime | null> {
     if (settings === null) return null;
-    let store: DeliveryStore;
-    try {
-      // First: it makes the state folder the key may be made in.
-      store = await openDeliveryStore(settings.store, true);
-    } catch (error) {
-      logger.log('error', `the delivery log is off: ${describeError(error)}`, { store: describeStore(settings.store) });
-      return null;
-    }
-    const key = deliveriesKey(env, settings.store.kind === 'sqlite' ? settings.store.stateDir : null, true);
-    if (key.kind === 'invalid') {
-      logger.log('error', `the delivery log is off: ${key.problem}`);
-      await store.close().catch(() => {});
-      return null;
-    }
-    if (key.kind === 'none') logger.log('warn', `the delivery log keeps no requests (headers and bodies), so none can be replayed or revealed: ${key.why}`);
+    const opened = await openLogStore(settings, env, quiet ? null : logger);
+    if (opened === null) return null;
+    const { store, key } = opened;
     const keys = key.kind === 'key' ? key.keys : null;
     const log = new DeliveryLog(store, keys, throttledDrops(logger, metrics));
     const recording = new DeliveryRecording(log, settings.maxBodyBytes, clientIp);
@@ -103,6 +93,32 @@ export async function openTaskUpdates(location: DeliveryStoreLocation | null, lo
     logger.log('error', `task outcomes are not recorded in the delivery log: ${describeError(error)}`, { store: describeStore(location) });
     return null;
   }
+}
+
+/**
+ * The store and the key, or null when either is unusable, said in one line to `logger` (null:
+ * said elsewhere). The key file is made after the store, which makes the state folder.
+ */
+export async function openLogStore(
+  settings: DeliverySettings,
+  env: Readonly<Record<string, string | undefined>>,
+  logger: Logger | null,
+): Promise<{ readonly store: DeliveryStore; readonly key: Exclude<DeliveriesKey, { kind: 'invalid' }> } | null> {
+  let store: DeliveryStore;
+  try {
+    store = await openDeliveryStore(settings.store, true);
+  } catch (error) {
+    logger?.log('error', `the delivery log is off: ${describeError(error)}`, { store: describeStore(settings.store) });
+    return null;
+  }
+  const key = deliveriesKey(env, settings.store.kind === 'sqlite' ? settings.store.stateDir : null, true);
+  if (key.kind === 'invalid') {
+    logger?.log('error', `the delivery log is off: ${key.problem}`);
+    await store.close().catch(() => {});
+    return null;
+  }
+  if (key.kind === 'none') logger?.log('warn', `the delivery log keeps no requests (headers and bodies), so none can be replayed or revealed: ${key.why}`);
+  return { store, key };
 }
 
 export function describeLocation(settings: DeliverySettings): string {

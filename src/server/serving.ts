@@ -49,9 +49,10 @@ export interface ServingOptions {
 }
 
 /** After the ready line: where the delivery log is kept, or that it is off. */
-export function logDeliveries(settings: Pick<ServeSettings, 'deliveries'>, logger: Logger): void {
+/** `on`: false when the store could not be opened (said already, in one line). */
+export function logDeliveries(settings: Pick<ServeSettings, 'deliveries'>, on: boolean, logger: Logger): void {
   if (settings.deliveries === null) logger.log('info', 'the delivery log is off (--deliveries none)');
-  else logger.log('info', `deliveries are recorded in ${describeLocation(settings.deliveries)}`, { deliveries: describeLocation(settings.deliveries) });
+  else if (on) logger.log('info', `deliveries are recorded in ${describeLocation(settings.deliveries)}`, { deliveries: describeLocation(settings.deliveries) });
 }
 
 /** For the empty deliveries page: a request that makes a first delivery. */
@@ -227,18 +228,24 @@ export function serve(options: ServingOptions): void {
     process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
     process.exit(LISTEN_FAILED_EXIT_CODE);
   });
-  const openingLog = DeliveryLogRuntime.open(settings.deliveries, options.env, logger, metrics, (request) => service.clientIp(request)).then((opened) => {
-    deliveries = opened;
-    service.deliveries = opened?.recording ?? null;
-    service.replays = opened?.gate ?? null;
-  });
+  const openingLog = DeliveryLogRuntime.open(settings.deliveries, options.env, logger, metrics, (request) => service.clientIp(request), cluster.isWorker).then(
+    (opened) => {
+      deliveries = opened;
+      service.deliveries = opened?.recording ?? null;
+      service.replays = opened?.gate ?? null;
+    },
+  );
   // The page is the primary's with --workers N (cluster.ts); here, this process's.
   let admin: RunningAdmin | null = null;
   let publicOrigin: string | null = null;
   const endpointNames = options.application.endpoints.map((e) => e.name);
+  // Only once the log is open: a store that cannot be opened is said once, by the log.
   const openingAdmin = cluster.isWorker
     ? null
-    : openAdminPage(settings, endpointNames, () => exampleRequest(publicOrigin, settings.basePath, endpointNames), logger).then((opened) => (admin = opened));
+    : openingLog.then(async () => {
+        if (deliveries === null) return;
+        admin = (await openAdminPage(settings, endpointNames, () => exampleRequest(publicOrigin, settings.basePath, endpointNames), logger)).admin;
+      });
   void Promise.all([guards.open(options.application), deduplication.open(options.application), openingLog, openingAdmin]).then(() =>
     server.listen({ port: settings.port, host: settings.host }, () => {
       const address = server.address() as AddressInfo;
@@ -248,7 +255,7 @@ export function serve(options: ServingOptions): void {
       if (!cluster.isWorker) {
         process.stdout.write(`${READY_PREFIX}${origin}\n`);
         logBasePath(settings, origin, logger);
-        logDeliveries(settings, logger);
+        logDeliveries(settings, deliveries !== null, logger);
         publicOrigin = origin;
         logAdminPage(admin, logger);
         if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);

@@ -1,0 +1,81 @@
+// The delivery log never costs an answer (docs/deliveries.md, "Recording never holds up an
+// answer"): a database file that is not one is one line at start and serving goes on; a store
+// that goes down is counted and logged while requests are answered; SIGTERM writes what the
+// buffer holds before the process exits.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../cli/helpers.js';
+import { HttpPeer } from '../helpers/http-peer.js';
+import { spawnRedis } from '../helpers/redis.js';
+import { fixture, startServe } from '../helpers/serve.js';
+
+describe('the delivery log when its store fails', () => {
+  let peer: HttpPeer;
+  const dirs: string[] = [];
+  const stateDir = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'es-faults-'));
+    dirs.push(dir);
+    return dir;
+  };
+
+  beforeAll(async () => {
+    peer = await HttpPeer.start();
+    peer.route('/crm', { status: 200, body: 'ok' });
+  });
+
+  afterAll(async () => {
+    await peer.close();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves on, with one line, when the database file is not a database', async () => {
+    const dir = stateDir();
+    writeFileSync(path.join(dir, 'deliveries.db'), 'this is not a SQLite database, just some text that is long enough to be read as a header page');
+    const service = await startServe(fixture('deliveries'), ['--state-dir', dir], { PEER: peer.origin });
+    try {
+      expect((await fetch(`${service.url}/limited`)).status).toBe(200);
+      const off = service.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('the delivery log is off:'));
+      expect(off).toHaveLength(1);
+      expect(off[0]!.msg).toContain('deliveries.db');
+      expect(service.stderr()).not.toMatch(/\n\s+at /);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('answers every request while a Redis store is down, and counts what it could not record', async () => {
+    const redis = await spawnRedis();
+    if (redis === null) return;
+    const service = await startServe(fixture('deliveries'), ['--deliveries', redis.url], { PEER: peer.origin, ENDPOINT_SERVICE_DELIVERIES_KEY: undefined });
+    try {
+      await redis.stop();
+      for (let i = 0; i < 5; i++) expect((await fetch(`${service.url}/limited?i=${i}`)).status).toBeLessThan(500);
+      const metric = async () => {
+        const text = await (await fetch(`${service.url}/_metrics`)).text();
+        return Number(/^endpoint_service_deliveries_dropped_total (\d+)/m.exec(text)?.[1] ?? '0');
+      };
+      for (let i = 0; (await metric()) === 0; i++) {
+        if (i > 50) throw new Error('no drop was counted');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await service.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('deliveries not recorded'));
+    } finally {
+      await service.stop();
+      await redis.stop();
+    }
+  });
+
+  it('writes what the buffer holds on SIGTERM', async () => {
+    const dir = stateDir();
+    const service = await startServe(fixture('deliveries'), ['--state-dir', dir], { PEER: peer.origin });
+    const response = await fetch(`${service.url}/limited`);
+    const id = response.headers.get('x-request-id')!;
+    const exit = await service.stop();
+    expect(exit.code).toBe(0);
+    const shown = await run(['deliveries', 'show', id, '--state-dir', dir]);
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('accepted (200)');
+  });
+});
