@@ -9,8 +9,8 @@ const functionLines = (max) => ['error', { max, skipBlankLines: true, skipCommen
 /** Functions longer than FUNCTION_LINES today, each file at its longest: a ceiling to work down, never to raise. */
 const LONG_FUNCTIONS = {
   'src/compiler/endpoints.ts': 174,
-  'src/server/serving.ts': 165,
-  'src/server/cluster.ts': 153,
+  'src/server/serving.ts': 156,
+  'src/server/cluster.ts': 146,
   'src/deliveries/redis-store.ts': 135,
   'src/deliveries/sqlite-store.ts': 132,
   'src/queue/consumer.ts': 132,

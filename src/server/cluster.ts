@@ -51,17 +51,7 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
   /** Workers that have started listening: only they have their control messages set up. */
   const serving = new Set<Worker>();
 
-  // The deliveries page: served here, from the log's store, for all the workers.
-  let readyOrigin: string | null = null;
-  // It also tells, once for all the workers, whether the log's store can be opened.
-  let page: { readonly admin: RunningAdmin | null; readonly logOn: boolean } | undefined;
-  void openAdminPage(settings, [], () => exampleRequest(readyOrigin, settings.basePath, []), logger).then((opened) => {
-    page = opened;
-    if (readyOrigin !== null) {
-      logDeliveries(settings, opened.logOn, logger);
-      logAdminPage(opened.admin, logger);
-    }
-  });
+  const page = servePage(settings, logger);
 
   const fork = () => {
     // A replacement whose delay ran out after a SIGTERM would serve on, told nothing.
@@ -95,11 +85,7 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
       const origin = originOf(settings.host, address.port);
       process.stdout.write(`${READY_PREFIX}${origin}\n`);
       logBasePath(settings, origin, logger);
-      readyOrigin = origin;
-      if (page !== undefined) {
-        logDeliveries(settings, page.logOn, logger);
-        logAdminPage(page.admin, logger);
-      }
+      page.ready(origin);
       if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
     }
   });
@@ -219,4 +205,28 @@ export function runPrimary(settings: ServeSettings, logger: Logger, compile: Com
     return;
   }
   for (let i = 0; i < settings.workers; i++) fork();
+}
+
+/**
+ * The deliveries page, served by the primary from the log's store for all the workers; opening
+ * it also tells, once for all of them, whether that store can be opened. Said after the ready line.
+ */
+function servePage(settings: ServeSettings, logger: Logger): { ready(origin: string): void } {
+  let readyOrigin: string | null = null;
+  let page: { readonly admin: RunningAdmin | null; readonly logOn: boolean } | null = null;
+  const announce = () => {
+    if (page === null || readyOrigin === null) return;
+    logDeliveries(settings, page.logOn, logger);
+    logAdminPage(page.admin, logger);
+  };
+  void openAdminPage(settings, [], () => exampleRequest(readyOrigin, settings.basePath, []), logger).then((opened) => {
+    page = opened;
+    announce();
+  });
+  return {
+    ready(origin) {
+      readyOrigin = origin;
+      announce();
+    },
+  };
 }

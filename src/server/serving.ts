@@ -195,7 +195,7 @@ export function serve(options: ServingOptions): void {
         guards.close(),
         deduplication.close(),
         deliveries?.close(),
-        (admin as RunningAdmin | null)?.close(),
+        log.admin?.close(),
       ]);
       // Every request and task has ended, so has its span: the last batch is exported now.
       await tracing.shutdown();
@@ -228,40 +228,51 @@ export function serve(options: ServingOptions): void {
     process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
     process.exit(LISTEN_FAILED_EXIT_CODE);
   });
-  const openingLog = DeliveryLogRuntime.open(settings.deliveries, options.env, logger, metrics, (request) => service.clientIp(request), cluster.isWorker).then(
-    (opened) => {
-      deliveries = opened;
-      service.deliveries = opened?.recording ?? null;
-      service.replays = opened?.gate ?? null;
-    },
-  );
-  // The page is the primary's with --workers N (cluster.ts); here, this process's.
-  let admin: RunningAdmin | null = null;
-  let publicOrigin: string | null = null;
-  const endpointNames = options.application.endpoints.map((e) => e.name);
-  // Only once the log is open: a store that cannot be opened is said once, by the log.
-  const openingAdmin = cluster.isWorker
-    ? null
-    : openingLog.then(async () => {
-        if (deliveries === null) return;
-        admin = (await openAdminPage(settings, endpointNames, () => exampleRequest(publicOrigin, settings.basePath, endpointNames), logger)).admin;
-      });
-  void Promise.all([guards.open(options.application), deduplication.open(options.application), openingLog, openingAdmin]).then(() =>
+  const log = openDeliveries(settings, options, logger, metrics, service);
+  const openingLog = log.opened.then((opened) => (deliveries = opened));
+  void Promise.all([guards.open(options.application), deduplication.open(options.application), openingLog]).then(() =>
     server.listen({ port: settings.port, host: settings.host }, () => {
       const address = server.address() as AddressInfo;
       const origin = originOf(settings.host, address.port);
       service.setListeningOrigin(origin);
       deliveries?.listening(ownAddress(settings.host, address.port));
+      log.listening(origin);
       if (!cluster.isWorker) {
         process.stdout.write(`${READY_PREFIX}${origin}\n`);
         logBasePath(settings, origin, logger);
         logDeliveries(settings, deliveries !== null, logger);
-        publicOrigin = origin;
-        logAdminPage(admin, logger);
+        logAdminPage(log.admin, logger);
         if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
       }
     }),
   );
+}
+
+/**
+ * The delivery log and, unless this is a --workers child (the primary serves it then), its page,
+ * opened once the log is: a store that cannot be opened is said once, by the log. `opened`
+ * resolves before the first request is taken.
+ */
+function openDeliveries(settings: ServeSettings, options: ServingOptions, logger: Logger, metrics: ServiceMetrics, service: HttpService) {
+  const endpoints = options.application.endpoints.map((e) => e.name);
+  let origin: string | null = null;
+  const state = {
+    admin: null as RunningAdmin | null,
+    opened: DeliveryLogRuntime.open(settings.deliveries, options.env, logger, metrics, (request) => service.clientIp(request), cluster.isWorker).then(
+      async (opened) => {
+        service.deliveries = opened?.recording ?? null;
+        service.replays = opened?.gate ?? null;
+        if (opened !== null && !cluster.isWorker) {
+          state.admin = (await openAdminPage(settings, endpoints, () => exampleRequest(origin, settings.basePath, endpoints), logger)).admin;
+        }
+        return opened;
+      },
+    ),
+    listening(at: string) {
+      origin = at;
+    },
+  };
+  return state;
 }
 
 /**
