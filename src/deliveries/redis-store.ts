@@ -15,7 +15,7 @@ import { cursorPosition, pageSize, selects } from './delivery-query.js';
 import { epochMs } from './delivery-row.js';
 import type { DeliveryRecord, TaskRecord } from './record.js';
 import { newestFirst } from './redis-index.js';
-import { CLAIM_REPLAY_SCRIPT, decodeTaskField, WRITE_TASK_SCRIPT } from './redis-scripts.js';
+import { CLAIM_REPLAY_SCRIPT, decodeTaskField, WRITE_DELIVERIES_SCRIPT, WRITE_TASK_SCRIPT } from './redis-scripts.js';
 import { decodeOutcome, encodeOutcome, newTicket, REPLAY_OUTCOME_TTL_MS } from './replay.js';
 import { namingErrors } from './store-errors.js';
 import { withoutPassword } from './store-url.js';
@@ -36,12 +36,15 @@ const ORPHAN_TASKS_TTL_MS = 24 * 60 * 60_000;
 /** The names the scripts are defined under on the connection (ioredis defineCommand). */
 const WRITE_TASK = 'endpointServiceWriteDeliveryTask';
 const CLAIM_REPLAY = 'endpointServiceClaimReplay';
+const WRITE_DELIVERIES = 'endpointServiceWriteDeliveries';
 
 interface Scripts {
   [CLAIM_REPLAY](waiting: string, claimed: string, now: number): Promise<string | null>;
+  [WRITE_DELIVERIES](index: string, ...args: (string | number)[]): Promise<number>;
 }
 interface ScriptsInTransaction {
   [WRITE_TASK](tasks: string, delivery: string, taskId: string, ended: '0' | '1', json: string, orphanTtlMs: number): ChainableCommander;
+  [WRITE_DELIVERIES](index: string, ...args: (string | number)[]): ChainableCommander;
 }
 
 /** Connects to `url`; rejects with one sentence naming the store when the first connection fails. */
@@ -67,6 +70,7 @@ export async function openRedisStore(url: string, prefix: string): Promise<Deliv
   }
   redis.defineCommand(WRITE_TASK, { numberOfKeys: 2, lua: WRITE_TASK_SCRIPT });
   redis.defineCommand(CLAIM_REPLAY, { numberOfKeys: 2, lua: CLAIM_REPLAY_SCRIPT });
+  redis.defineCommand(WRITE_DELIVERIES, { numberOfKeys: 1, lua: WRITE_DELIVERIES_SCRIPT });
   return namingErrors(storeOn(redis, prefix, description));
 }
 
@@ -132,9 +136,10 @@ function storeOn(redis: Redis, prefix: string, description: string): DeliverySto
     description,
     async write(batch) {
       if (batch.length === 0) return;
-      // One transaction: the record and its index entry are seen together or not at all.
+      // One transaction: the records, their index entries and the tasks are seen together or not at all.
       const transaction = redis.multi();
       const scripted = transaction as unknown as ScriptsInTransaction;
+      const deliveries: (string | number)[] = [prefix];
       for (const w of batch) {
         if (w.kind === 'task') {
           const ended = isTerminal(w.task.state) ? '1' : '0';
@@ -142,14 +147,9 @@ function storeOn(redis: Redis, prefix: string, description: string): DeliverySto
           continue;
         }
         const { record, sealed } = w;
-        const fields = { record: JSON.stringify(record), endpoint: record.endpoint, verdict: record.verdict, ...(sealed === null ? {} : { sealed }) };
-        transaction
-          .del(key.delivery(record.id))
-          .hset(key.delivery(record.id), fields)
-          .zadd(key.index, epochMs(record.receivedAt, record.id), record.id)
-          // Task writes that came first were given an expiry in case the delivery never came; it has.
-          .persist(key.tasks(record.id));
+        deliveries.push(record.id, epochMs(record.receivedAt, record.id), JSON.stringify(record), `${record.endpoint} ${record.verdict}`, sealed ?? '');
       }
+      if (deliveries.length > 1) scripted[WRITE_DELIVERIES](key.index, ...deliveries);
       await replies(transaction);
     },
     async list(query) {

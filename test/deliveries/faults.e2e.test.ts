@@ -36,6 +36,7 @@ describe('the delivery log when its store fails', () => {
     const service = await startServe(fixture('deliveries'), ['--state-dir', dir], { PEER: peer.origin });
     try {
       expect((await fetch(`${service.url}/limited`)).status).toBe(200);
+      await service.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('the delivery log is off:'));
       const off = service.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('the delivery log is off:'));
       expect(off).toHaveLength(1);
       expect(off[0]!.msg).toContain('deliveries.db');
