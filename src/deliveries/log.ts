@@ -6,17 +6,15 @@
 // kill -9 loses is what the buffer held: at most the last FLUSH_MS of deliveries.
 
 import type { QueueKey } from '../queue/seal.js';
-import type { DeliveryRecord, KeptRequest, TaskRecord } from './record.js';
-import { sealRequest } from './sealed-request.js';
-import type { DeliveryStore, DeliveryWrite } from './store.js';
+import type { LogEntry } from './log-entry.js';
+import type { DeliveryStore } from './store.js';
+import { writerHere, type BatchWriter } from './writer.js';
 
 export const FLUSH_MS = 100;
 const MAX_BATCH = 500;
 export const MAX_PENDING = 20_000;
 
-export type LogEntry =
-  | { readonly kind: 'delivery'; readonly record: DeliveryRecord; readonly request: KeptRequest | null }
-  | { readonly kind: 'task'; readonly delivery: string; readonly task: TaskRecord };
+export type { LogEntry } from './log-entry.js';
 
 export interface DropSink {
   /** `count` entries were not written; `reason` for the log line. */
@@ -30,10 +28,12 @@ export class DeliveryLog {
   private closed = false;
 
   constructor(
+    /** Read by the page, replays and retention; written through `writer`. */
     readonly store: DeliveryStore,
     /** Seals kept requests; null: requests are not kept (no key). */
     private readonly keys: readonly QueueKey[] | null,
     private readonly drops: DropSink,
+    private readonly writer: BatchWriter = writerHere(store, keys),
   ) {}
 
   get keepsRequests(): boolean {
@@ -66,20 +66,12 @@ export class DeliveryLog {
   private async flush(): Promise<void> {
     while (this.pending.length > 0) {
       const entries = this.pending.splice(0, MAX_BATCH);
-      let batch: DeliveryWrite[];
       try {
-        batch = entries.map((entry) => this.sealed(entry));
-        await this.store.write(batch);
+        await this.writer.write(entries);
       } catch (error) {
         this.drops.dropped(entries.length, error instanceof Error ? error.message : String(error));
       }
     }
-  }
-
-  private sealed(entry: LogEntry): DeliveryWrite {
-    if (entry.kind === 'task') return entry;
-    const sealed = entry.request !== null && this.keys !== null ? sealRequest(this.keys, entry.record.id, entry.request) : null;
-    return { kind: 'delivery', record: sealed === null && entry.record.request === 'sealed' ? { ...entry.record, request: 'not-kept' } : entry.record, sealed };
   }
 
   /** Writes what is buffered, then closes the store. */
@@ -89,6 +81,7 @@ export class DeliveryLog {
     await this.writing;
     await this.flush();
     this.closed = true;
+    await this.writer.close();
     await this.store.close();
   }
 }

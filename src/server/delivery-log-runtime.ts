@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { describeError } from '../errors.js';
 import { deliveriesKey, type DeliveriesKey } from '../deliveries/key.js';
 import { DeliveryLog } from '../deliveries/log.js';
+import { writerThread, type BatchWriter } from '../deliveries/writer.js';
 import { openDeliveryStore } from '../deliveries/open.js';
 import { withoutPassword, type DeliverySettings, type DeliveryStoreLocation } from '../deliveries/settings.js';
 import type { DeliveryStore } from '../deliveries/store.js';
@@ -52,7 +53,14 @@ export class DeliveryLogRuntime {
     if (opened === null) return null;
     const { store, key } = opened;
     const keys = key.kind === 'key' ? key.keys : null;
-    const log = new DeliveryLog(store, keys, throttledDrops(logger, metrics));
+    let writer: BatchWriter | undefined;
+    try {
+      writer = await writerThread(settings.store, keys);
+    } catch (error) {
+      // The store opened here: a thread that cannot open it too writes from this thread instead.
+      if (!quiet) logger.log('warn', 'the delivery log writes from the serving thread: its writer thread could not start', { error: describeError(error) });
+    }
+    const log = new DeliveryLog(store, keys, throttledDrops(logger, metrics), writer);
     const recording = new DeliveryRecording(log, settings.maxBodyBytes, clientIp);
     return new DeliveryLogRuntime(recording, keys !== null ? new ReplayGate(keys[0]!) : null, log, settings, logger);
   }

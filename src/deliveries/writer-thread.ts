@@ -1,0 +1,42 @@
+// The delivery log's writer thread (writer.ts): opens its own connection to the store, then seals
+// and writes each batch it is sent, answering each with null or the reason it was not written.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { parseQueueKey, type QueueKey } from '../queue/seal.js';
+import { openDeliveryStore } from './open.js';
+import type { DeliveryStore } from './store.js';
+import { writerHere, type WriterInit, type WriterReply, type WriterRequest } from './writer.js';
+
+const init = workerData as WriterInit;
+const port = parentPort!;
+const keys: QueueKey[] = init.keys.map((bytes) => parseQueueKey(Buffer.from(bytes).toString('hex'))!);
+
+let store: DeliveryStore;
+try {
+  store = await openDeliveryStore(init.location, true);
+} catch (error) {
+  port.postMessage({ openError: error instanceof Error ? error.message : String(error) });
+  process.exit(0);
+}
+const writer = writerHere(store, keys.length > 0 ? keys : null);
+port.postMessage({ ready: true });
+
+port.on('message', (request: WriterRequest) => {
+  const reply = (error: unknown) =>
+    port.postMessage({ id: request.id, error: error === null ? null : error instanceof Error ? error.message : String(error) } satisfies WriterReply);
+  if (request.kind === 'close') {
+    void store.close().then(
+      () => reply(null),
+      (error: unknown) => reply(error),
+    );
+    return;
+  }
+  // A Buffer crosses the thread boundary as a plain Uint8Array.
+  const entries = request.entries.map((e) =>
+    e.kind === 'delivery' && e.request !== null ? { ...e, request: { ...e.request, body: Buffer.from(e.request.body) } } : e,
+  );
+  writer.write(entries).then(
+    () => reply(null),
+    (error: unknown) => reply(error),
+  );
+});

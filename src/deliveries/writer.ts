@@ -1,0 +1,93 @@
+// Where the log's batches are sealed and written. In a thread of its own for serve (the writer
+// thread, writer-thread.ts): sealing and a store's writes are CPU and, for SQLite, blocking I/O
+// (a commit, a WAL checkpoint) that would otherwise hold the event loop that answers requests.
+// In the calling thread where no thread can be started (the tests of the log itself).
+
+import { Worker } from 'node:worker_threads';
+import type { QueueKey } from '../queue/seal.js';
+import type { LogEntry } from './log-entry.js';
+import { sealRequest } from './sealed-request.js';
+import type { DeliveryStoreLocation } from './settings.js';
+import type { DeliveryStore, DeliveryWrite } from './store.js';
+
+export interface BatchWriter {
+  /** Rejects with the reason when the batch was not written. */
+  write(entries: readonly LogEntry[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function sealed(keys: readonly QueueKey[] | null, entry: LogEntry): DeliveryWrite {
+  if (entry.kind === 'task') return entry;
+  const blob = entry.request !== null && keys !== null ? sealRequest(keys, entry.record.id, entry.request) : null;
+  return {
+    kind: 'delivery',
+    record: blob === null && entry.record.request === 'sealed' ? { ...entry.record, request: 'not-kept' } : entry.record,
+    sealed: blob,
+  };
+}
+
+/** Seals and writes in this thread. */
+export function writerHere(store: DeliveryStore, keys: readonly QueueKey[] | null): BatchWriter {
+  return {
+    write: (entries) => store.write(entries.map((entry) => sealed(keys, entry))),
+    close: () => Promise.resolve(),
+  };
+}
+
+export type WriterRequest =
+  { readonly kind: 'write'; readonly id: number; readonly entries: readonly LogEntry[] } | { readonly kind: 'close'; readonly id: number };
+export type WriterReply = { readonly id: number; readonly error: string | null };
+export interface WriterInit {
+  readonly location: DeliveryStoreLocation;
+  /** The sealing keys' bytes; empty: requests are not kept. */
+  readonly keys: readonly Buffer[];
+}
+
+/** Seals and writes in a thread that opens its own connection to the store. Rejects when that store cannot be opened. */
+export async function writerThread(location: DeliveryStoreLocation, keys: readonly QueueKey[] | null): Promise<BatchWriter> {
+  const init: WriterInit = { location, keys: keys?.map((k) => k.key) ?? [] };
+  const worker = new Worker(new URL('./writer-thread.js', import.meta.url), { workerData: init });
+  // The thread never keeps a process alive: close() ends it, and a process that exits without
+  // closing loses what a kill -9 would.
+  worker.unref();
+  const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  let next = 0;
+  let broken: Error | null = null;
+  const fail = (error: Error) => {
+    broken ??= error;
+    for (const w of waiting.values()) w.reject(error);
+    waiting.clear();
+  };
+  worker.on('message', (reply: WriterReply | { ready: true } | { openError: string }) => {
+    if ('id' in reply) {
+      const w = waiting.get(reply.id);
+      waiting.delete(reply.id);
+      if (reply.error === null) w?.resolve();
+      else w?.reject(new Error(reply.error));
+    }
+  });
+  worker.on('error', fail);
+  worker.on('exit', () => fail(new Error('the delivery log writer thread ended')));
+  await new Promise<void>((resolve, reject) => {
+    const first = (message: { ready?: true; openError?: string }) => {
+      worker.off('message', first);
+      if (message.openError !== undefined) reject(new Error(message.openError));
+      else resolve();
+    };
+    worker.on('message', first);
+    worker.once('error', reject);
+  });
+  const ask = (request: WriterRequest) =>
+    new Promise<void>((resolve, reject) => {
+      if (broken !== null) return reject(broken);
+      waiting.set(request.id, { resolve, reject });
+      worker.postMessage(request);
+    });
+  return {
+    write: (entries) => ask({ kind: 'write', id: next++, entries }),
+    async close() {
+      await ask({ kind: 'close', id: next++ }).catch(() => {});
+      await worker.terminate();
+    },
+  };
+}
