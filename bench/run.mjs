@@ -30,10 +30,11 @@ const SCENARIOS = [
   ['p13', 'p13-webhook.mjs', 'a 21 KB webhook delivery: five JSONPath parameters vs query string'],
   ['p14', 'p14-signature.mjs', 'a signed 20 KB webhook delivery vs the same endpoint unsigned'],
   ['p15', 'p15-dedup.mjs', '<deduplicate> on Redis vs none (needs Redis)'],
+  ['p16', 'p16-deliveries.mjs', 'the delivery log (SQLite, Redis) vs --deliveries none (needs Redis)'],
 ];
 
-const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p15]
-       node bench/run.mjs [--quick] [p1 ... p15]
+const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p16]
+       node bench/run.mjs [--quick] [p1 ... p16]
 
 Runs the scenarios (all, or those named) one after the other and ends with a summary of every
 target. Each scenario also runs alone: node bench/scenarios/SCRIPT --help.

@@ -13,7 +13,7 @@
 // --before DIR adds the worker of the build in DIR (a copy of an earlier version), fed by that
 // build's serve.
 //
-//   node bench/scenarios/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR]
+//   node bench/scenarios/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR [--before-node PATH]]
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Queue } from 'bullmq';
@@ -35,7 +35,7 @@ import {
 } from '../lib/common.mjs';
 import { startRedis } from '../lib/redis-server.mjs';
 
-const USAGE = `Usage: node bench/scenarios/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR]
+const USAGE = `Usage: node bench/scenarios/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR [--before-node PATH]]
 
 P11: endpoint-service worker draining N queued background jobs (one HTTP POST each; and two
 dependent POSTs) against a hand-written BullMQ worker with got, same run, own redis-server.
@@ -46,9 +46,11 @@ Target: worker jobs/s >= 0.90x the BullMQ worker's.
   --jobs N         jobs per round
   --concurrency C  jobs at once, every worker (default 64)
   --before DIR     also measure the build in DIR (DIR/bin/endpoint-service.js, e.g. a copy of main)
+  --before-node P  run the --before build's serve and worker under the Node.js binary P, to compare
+                   Node.js versions (this build under the running one, the earlier under P)
   -h, --help       this text
 `;
-const o = options(USAGE, { rounds: [5, 3], jobs: [3000, 1500], concurrency: [64, 64] }, { before: { type: 'string' } });
+const o = options(USAGE, { rounds: [5, 3], jobs: [3000, 1500], concurrency: [64, 64] }, { before: { type: 'string' }, 'before-node': { type: 'string' } });
 requireBuild();
 const redis = await startRedis();
 if (redis === null) {
@@ -63,6 +65,7 @@ const suffix = randomBytes(3).toString('hex');
 const VARIANTS = ['service', 'baseline', ...(o.before !== undefined ? ['before'] : [])];
 const LABELS = { service: 'endpoint-service worker', baseline: 'BullMQ + got', before: 'worker of --before' };
 const bins = { service: bin, baseline: bin, before: o.before !== undefined ? path.resolve(o.before, 'bin/endpoint-service.js') : bin };
+const nodes = { service: process.execPath, baseline: process.execPath, before: o['before-node'] ?? process.execPath };
 const names = Object.fromEntries(VARIANTS.map((v) => [v, `es-bench-p11-${v}-${suffix}`]));
 const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
 const queues = Object.fromEntries(VARIANTS.map((v) => [v, new Queue(names[v], { connection })]));
@@ -82,7 +85,7 @@ for (const v of VARIANTS) {
   serve[v] = await start(
     startProcess(
       [
-        process.execPath,
+        nodes[v],
         bins[v],
         'serve',
         app,
@@ -116,7 +119,7 @@ for (const v of VARIANTS)
         )
       : startProcess(
           [
-            process.execPath,
+            nodes[v],
             bins[v],
             'worker',
             app,
