@@ -28,12 +28,13 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // Read where the pool of threads is made, so it is set here rather than in the unit project.
-    poolOptions: { threads: { isolate: false } },
     globalSetup: ['test/setup/fuzz-seed.ts', 'test/setup/state-dir.ts'],
     setupFiles: ['test/setup/fast-check.ts'],
     projects: [
-      { extends: true, test: { name: 'unit', pool: 'threads', include: ['test/**/*.test.ts'], exclude: ['test/**/*.e2e.test.ts', ...SLOW] } },
+      {
+        extends: true,
+        test: { name: 'unit', pool: 'threads', isolate: false, include: ['test/**/*.test.ts'], exclude: ['test/**/*.e2e.test.ts', ...SLOW] },
+      },
       { extends: true, test: { name: 'e2e', include: ['test/**/*.e2e.test.ts'], exclude: SLOW } },
       { extends: true, test: { name: 'slow', include: SLOW } },
     ],

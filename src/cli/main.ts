@@ -30,6 +30,7 @@ program
   .version(pkg.version, '-V, --version')
   .option('--no-color', 'disable colors (NO_COLOR is respected too)')
   .showSuggestionAfterError(true)
+  .configureOutput({ outputError: (text, write) => write(withoutExcessArguments(text)) })
   .exitOverride();
 
 // Each command's action returns its exit code; this file is the one place that sets
@@ -48,6 +49,15 @@ registerWorker(program, returning);
 registerJobs(program, returning);
 registerDeliveries(program, returning);
 for (const command of program.commands) command.exitOverride();
+
+/**
+ * commander 15 lists the excess arguments after its "too many arguments" message ("... but got 3:
+ * a, b, c."); the message stays as it was, ending at the count. Set before the commands are added,
+ * so that each of them inherits it.
+ */
+function withoutExcessArguments(text: string): string {
+  return text.replace(/^(error: too many arguments.*?\. Expected \d+ arguments? but got \d+): .*\.\n$/s, '$1.\n');
+}
 
 try {
   await program.parseAsync(process.argv);

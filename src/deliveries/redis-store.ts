@@ -66,7 +66,7 @@ export async function openRedisStore(url: string, prefix: string): Promise<Deliv
     await firstConnection(redis);
   } catch (error) {
     redis.disconnect();
-    throw new Error(`${description} cannot be reached: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`${description} cannot be reached: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   redis.defineCommand(WRITE_TASK, { numberOfKeys: 2, lua: WRITE_TASK_SCRIPT });
   redis.defineCommand(CLAIM_REPLAY, { numberOfKeys: 2, lua: CLAIM_REPLAY_SCRIPT });

@@ -2,15 +2,17 @@
 // (JSON) by a batch processor. Imported only when tracing is on (serve --otel or worker --otel, or
 // an OTLP endpoint in the environment), so a process without tracing never loads the SDK.
 //
-// Configured by the standard variables, read by the SDK itself: OTEL_EXPORTER_OTLP_ENDPOINT or
+// Configured by the standard variables: read by the SDK itself, OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (default http://localhost:4318), OTEL_EXPORTER_OTLP_HEADERS,
-// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER and its _ARG, OTEL_BSP_*.
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; read in ./otel-env.ts, since the trace SDK
+// leaves them to its caller, OTEL_TRACES_SAMPLER and its _ARG, OTEL_BSP_* and the span limits.
 // No global provider or context manager is installed: parents are passed explicitly, so nothing
 // else in the process is traced behind the service's back.
 
 import type { Context, Span as ApiSpan, SpanKind as ApiSpanKind, Tracer } from '@opentelemetry/api';
 import type { TextMapPropagator } from '@opentelemetry/api';
 import { ATTR, type IncomingTraceHeaders, type Span, type SpanAttributeValue, type SpanKind, type Tracing } from '../tracing.js';
+import { traceSettingsFromEnv } from './otel-env.js';
 
 export interface TracingOptions {
   readonly serviceVersion: string;
@@ -24,7 +26,7 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
   const [api, core, sdk, otlp, resources] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/core'),
-    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/sdk-trace'),
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
   ]);
@@ -45,9 +47,12 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
     .defaultResource()
     .merge(resources.resourceFromAttributes({ 'service.name': 'endpoint-service', 'service.version': options.serviceVersion, 'process.pid': process.pid }))
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  const provider = new sdk.BasicTracerProvider({
+  const settings = traceSettingsFromEnv(process.env, sdk, (message) => options.warn(`tracing: ${message}`));
+  const provider = new sdk.TracerProvider({
     resource,
-    spanProcessors: [new sdk.BatchSpanProcessor(new otlp.OTLPTraceExporter())],
+    sampler: settings.sampler,
+    spanLimits: settings.spanLimits,
+    spanProcessors: [new sdk.BatchSpanProcessor({ ...settings.batch, exporter: new otlp.OTLPTraceExporter() })],
   });
   const backend: Backend = {
     api,

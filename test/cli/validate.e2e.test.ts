@@ -348,6 +348,16 @@ describe('validate exit codes', () => {
     expect(r.stderr).not.toMatch(STACK_TRACE);
   });
 
+  it('2 for too many arguments, with the counts and without the arguments themselves', async () => {
+    const r = await run(['dry-run', contactForm, 'extra', 'more']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe("error: too many arguments for 'dry-run'. Expected 1 argument but got 3.\n");
+    const init = await run(['init', 'one', 'two']);
+    expect(init.exitCode).toBe(2);
+    expect(init.stderr).toBe("error: too many arguments for 'init'. Expected 1 argument but got 2.\n");
+  });
+
   it('0 for --help and --version', async () => {
     const version = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
     const v = await run(['--version']);

@@ -22,7 +22,7 @@ async function postgresUrl(): Promise<string | null> {
     return url;
   } catch (error) {
     const message = `ENDPOINT_SERVICE_TEST_POSTGRES_URL cannot be reached: ${(error as Error).message}`;
-    if (process.env.CI === 'true') throw new Error(message);
+    if (process.env.CI === 'true') throw new Error(message, { cause: error });
     console.warn(`skipped: ${message}`);
     return null;
   } finally {

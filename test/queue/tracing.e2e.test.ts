@@ -154,7 +154,7 @@ describe.skipIf(url === null)('serve --otel --no-queue-consume with a separate w
     // Stored in the job's clear part: the server span's context, with the caller's tracestate.
     expect(stored.data.trace).toEqual({ traceparent: `00-${CLIENT_TRACE}-${server.spanId}-01`, tracestate: CLIENT_HEADERS.tracestate });
     // The control for the test without tracing below: the hook sees the SDK when it is loaded.
-    expect(tracingWorkerModules.loaded().some((u) => u.includes('/@opentelemetry/sdk-trace-base/'))).toBe(true);
+    expect(tracingWorkerModules.loaded().some((u) => u.includes('/@opentelemetry/sdk-trace/'))).toBe(true);
   });
 
   it("ends the span of a run that failed as an error, with the failed task's code", async () => {

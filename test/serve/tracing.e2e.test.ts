@@ -198,6 +198,17 @@ describe('serve --otel', () => {
     expect(pids.has(service.child.pid)).toBe(false);
   });
 
+  it('takes the sampler from OTEL_TRACES_SAMPLER: always_on records a request its caller marked as not sampled', async () => {
+    // The default, parentbased_always_on, would follow the caller's "00" and export nothing.
+    // A trace of its own: requestTrace reads the server span of the first request of a trace.
+    const unsampledTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const service = await traced({ OTEL_TRACES_SAMPLER: 'always_on' });
+    const response = await fetch(`${service.url}/plain?a=1`, { headers: { traceparent: `00-${unsampledTrace}-${CLIENT_SPAN}-00` } });
+    expect(response.status).toBe(200);
+    const { server } = await requestTrace(response.headers.get('x-request-id')!, 1);
+    expect(server).toMatchObject({ traceId: unsampledTrace, parentSpanId: CLIENT_SPAN, name: 'GET plain' });
+  });
+
   it('is on without the option when OTEL_EXPORTER_OTLP_ENDPOINT is set', async () => {
     const service = await services.start(fixture('tracing'), [], env({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }));
     const response = await fetch(`${service.url}/plain?a=1`);
