@@ -7,8 +7,13 @@ import { createRequire } from 'node:module';
 
 /** A compiled JSONPath: the nodes it selects in a parsed JSON document, in document order. */
 export interface JsonPathQuery {
-  /** Throws when the document is nested deeper than a descendant segment may walk. */
-  select(document: unknown): readonly unknown[];
+  /**
+   * Yields the selected nodes one by one, so a caller can stop early; throws when the document is
+   * nested deeper than a descendant segment may walk. Lazy also because json-p3's eager query
+   * spreads a node's children into a call's arguments, which overflows the stack on an array of
+   * a few hundred thousand items: a long flat array is no deep nesting.
+   */
+  select(document: unknown): Iterable<unknown>;
 }
 
 export type CompiledJsonPath = { readonly ok: true; readonly query: JsonPathQuery } | { readonly ok: false; readonly problem: string };
@@ -45,7 +50,11 @@ function compile(path: string): CompiledJsonPath {
   } catch (error) {
     return { ok: false, problem: problemOf(error) };
   }
-  return { ok: true, query: { select: (document) => compiled.query(document as import('json-p3').JSONValue).values() } };
+  return { ok: true, query: { select: (document) => values(compiled.lazyQuery(document as import('json-p3').JSONValue)) } };
+}
+
+function* values(nodes: Iterable<import('json-p3').JSONPathNode>): Iterable<unknown> {
+  for (const node of nodes) yield node.value;
 }
 
 /** "unexpected ')' ('e < )].id':20)": the words, and where, counted from 1 as an editor does. */

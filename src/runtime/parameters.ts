@@ -5,6 +5,7 @@ import type { Endpoint, ParameterRules } from '../compiler/ast.js';
 import { ruleViolation } from '../compiler/parameter-rules.js';
 import type { SystemParameter } from '../template/types.js';
 import { sourcedValues, type RequestSources } from './sources.js';
+import { MAX_PARAMETER_VALUES } from './json-values.js';
 
 /** Values as received, by name, in arrival order. */
 export type RawParameters = ReadonlyMap<string, readonly string[]>;
@@ -48,6 +49,11 @@ export function bindParameters(endpoint: Endpoint, raw: RawParameters, sources: 
       continue;
     }
     const sent = sourced;
+    // A body's member array is cut after MAX_PARAMETER_VALUES + 1 values (json-values.ts): more is refused, however many.
+    if (sent !== undefined && sent.length > MAX_PARAMETER_VALUES) {
+      (errors ??= []).push({ parameter: declaration.name, detail: `parameter "${declaration.name}" is sent more than ${MAX_PARAMETER_VALUES} times` });
+      continue;
+    }
     const required = declaration.defaultValue === null;
     // A required parameter sent blank is missing: browsers send every empty text field.
     if (sent !== undefined && sent.length > 0 && !(required && allBlank(sent))) {

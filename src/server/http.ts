@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
 import { discardResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
+import { jsonPathsOf } from './json-thread.js';
 import { describeError } from '../errors.js';
 import { RequestUploads } from '../upload.js';
 import { readBody } from './body-admission.js';
@@ -284,7 +285,7 @@ export class HttpService {
     // <deduplicate>: the body's bytes are hashed as they arrive, for the request's fingerprint.
     const digest = endpoint.deduplicate !== null ? digestBody(request) : null;
     if (response.delivery !== null) this.deliveries!.captureBody(request, response.delivery);
-    const body = await readBody(request, response, raw, this.bodies, exchange.application.bodyKeeping(endpoint), this.clientIp(request));
+    const body = await readBody(request, response, raw, this.bodies, exchange.application.bodyKeeping(endpoint), this.clientIp(request), jsonPathsOf(endpoint));
     if (!body.ok) {
       if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
       return this.refuse(exchange, body.status, body.detail);
