@@ -58,7 +58,12 @@ export function bindParameters(endpoint: Endpoint, raw: RawParameters, sources: 
     // A required parameter sent blank is missing: browsers send every empty text field.
     if (sent !== undefined && sent.length > 0 && !(required && allBlank(sent))) {
       const value = sent.length === 1 ? sent[0]! : sent.join(endpoint.separator);
-      const problem = declaration.rules === null ? null : violation(declaration.rules, sent.length, value);
+      const problem =
+        sent.length > 1 && readsIntoKey(endpoint, declaration.name)
+          ? `takes one value and was sent ${sent.length} times (it makes the <deduplicate> key)`
+          : declaration.rules === null
+            ? null
+            : violation(declaration.rules, sent.length, value);
       if (problem !== null) (errors ??= []).push({ parameter: declaration.name, detail: `parameter "${declaration.name}" ${problem}` });
       else parameters.set(declaration.name, value);
     } else if (!required) {
@@ -69,6 +74,23 @@ export function bindParameters(endpoint: Endpoint, raw: RawParameters, sources: 
   }
   if (errors !== null) return { ok: false, detail: summarize(errors), errors };
   return { ok: true, parameters, ignored: ignoredParameters(endpoint, raw) };
+}
+
+const keyParameters = new WeakMap<Endpoint, ReadonlySet<string>>();
+
+/**
+ * Whether the endpoint's <deduplicate> key reads the parameter. Such a parameter takes one value:
+ * joined, `a` and `b` sent as two headers would make the key of one header `a||b`, and two
+ * deliveries would share it.
+ */
+function readsIntoKey(endpoint: Endpoint, name: string): boolean {
+  if (endpoint.deduplicate === null) return false;
+  let names = keyParameters.get(endpoint);
+  if (names === undefined) {
+    names = new Set(endpoint.deduplicate.key.parts.flatMap((part) => (part.kind === 'parameter' ? [part.name] : [])));
+    keyParameters.set(endpoint, names);
+  }
+  return names.has(name);
 }
 
 /**

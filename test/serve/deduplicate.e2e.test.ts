@@ -10,6 +10,7 @@ import { fixture, StartedServices, type RunningService } from '../helpers/serve.
 import { eventually, QUEUE_KEY, uniqueQueueName } from '../helpers/queue.js';
 import { idempotencyKey } from '../../src/tasks/http-request/prepare.js';
 import { createHash } from 'node:crypto';
+import net from 'node:net';
 
 const FILE = fixture('dedup');
 const services = new StartedServices();
@@ -182,6 +183,34 @@ describe('<deduplicate> in one process', () => {
     await post(null);
     await post(null);
     expect(peer.requestsTo('/api')).toHaveLength(3);
+  });
+
+  it('a key header sent twice is a 400 naming the parameter, never the key of one header holding both values', async () => {
+    const key = fresh('twice');
+    // One header `a||b`: a key like any other, its delivery runs.
+    const joined = await deliver(single, `${key}-a||${key}-b`, 'J');
+    expect(joined.status).toBe(200);
+    // Two headers `a` and `b` would have bound as that same key: refused before anything runs.
+    // Written as bytes: fetch would join the two into one header `a, b`.
+    const body = JSON.stringify({ order: 'K' });
+    const port = new URL(single.url).port;
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.end(
+          `POST /delivery HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+            `X-Delivery-Id: ${key}-a\r\nX-Delivery-Id: ${key}-b\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      });
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      socket.on('end', () => resolve({ status: Number(text.slice(9, 12)), body: text.slice(text.indexOf('\r\n\r\n') + 4) }));
+      socket.on('error', reject);
+    });
+    expect(answer.status, answer.body).toBe(400);
+    expect((JSON.parse(answer.body) as { errors: unknown }).errors).toEqual([
+      { parameter: 'delivery', detail: 'parameter "delivery" takes one value and was sent 2 times (it makes the <deduplicate> key)' },
+    ]);
+    expect(peer.requestsTo('/crm').map((r) => JSON.parse(r.body).order)).toEqual(['J']);
   });
 });
 
