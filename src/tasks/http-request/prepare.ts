@@ -10,7 +10,7 @@ import { expandChecked, type ValueProblem } from '../../template/checked.js';
 import type { NamedTemplate } from '../../template/types.js';
 import { escapeForm, placeholdersOf, UnsafeValueError } from '../../template/escape.js';
 import { expandTemplate, usesEnv, type ExpansionScope } from '../../template/expand.js';
-import { expandUrl } from '../../template/url.js';
+import { expandUrl, urlCulprits } from '../../template/url.js';
 import { requestTargetProblem } from './target.js';
 import type { RawBody } from '../../upload.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
@@ -49,12 +49,14 @@ export function prepareHttpRequest(
   // dry-run's display shows stand-ins (`***` for a secret) where the real values were checked.
   const targetProblem = scope.verbatim === undefined ? requestTargetProblem(url) : null;
   if (targetProblem !== null) {
-    // Only a placeholder at the very start is inserted unescaped: it, or the written text, is to blame.
+    // A placeholder at the very start is inserted unescaped; elsewhere a value still makes no
+    // valid host or port once escaped (`http://${h}/x`, h=127.0.0.1:8080). Else the written text is to blame.
     const first = task.url.parts[0];
-    throw new UnsafeValueError(`the task URL is ${targetProblem}`, {
-      reason: `makes the task URL ${targetProblem}`,
-      culprits: first !== undefined && first.kind !== 'literal' ? [first] : [],
-    });
+    const culprits =
+      first !== undefined && first.kind !== 'literal'
+        ? [first]
+        : urlCulprits(task.url, scope, (candidate) => requestTargetProblem(appendQuery(candidate, formEncode(task.getParameters, scope))) !== null);
+    throw new UnsafeValueError(`the task URL is ${targetProblem}`, { reason: `makes the task URL ${targetProblem}`, culprits });
   }
 
   const headers: Record<string, string> = {};
