@@ -27,7 +27,17 @@ import { formatDuration } from '../units.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
 import { compileTrust, forwardedClientIp, socketAddress, type TrustFunction } from './client-ip.js';
 import { answerWebhook, checkWebhook, rawBytes } from './webhooks.js';
-import { BAD_VERSION, createHttpServer, onRequestTimeout, onResponseClose, spokenVersion, type HttpServer, type TrackedResponse } from './http-server.js';
+import {
+  BAD_VERSION,
+  REPEATED_HOST,
+  createHttpServer,
+  onRequestTimeout,
+  onResponseClose,
+  repeatedHost,
+  spokenVersion,
+  type HttpServer,
+  type TrackedResponse,
+} from './http-server.js';
 import { answerHealth, answerMetrics, answerReady, PROBE_ALLOW } from './probes.js';
 import { endServerSpan, startServerSpan } from './request-span.js';
 import { discardRestOfBody } from './linger.js';
@@ -158,6 +168,10 @@ export class HttpService {
     if (!spokenVersion(request)) {
       response.setHeader('connection', 'close');
       return writeProblem(response, 400, BAD_VERSION, requestId);
+    }
+    if (repeatedHost(request)) {
+      response.setHeader('connection', 'close');
+      return writeProblem(response, 400, REPEATED_HOST, requestId);
     }
 
     const url = request.url ?? '/';
