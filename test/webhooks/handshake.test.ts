@@ -183,6 +183,8 @@ describe('describeHandshake', () => {
     expect(problems({ scheme: 'meta' })).toEqual(['missing-attribute verify-token']);
     expect(problems({ scheme: 'zoom', secret: '' })).toEqual(['invalid-value secret']);
     expect(problems({ scheme: 'meta', verifyToken: '' })).toEqual(['invalid-value verify-token']);
+    expect(problems({ scheme: 'zoom', secret: ' \t ' })).toEqual(['invalid-value secret']);
+    expect(problems({ scheme: 'meta', verifyToken: '  ' })).toEqual(['invalid-value verify-token']);
     expect(problems({ scheme: 'slack', secret: 's' })).toEqual(['attribute-not-for-scheme secret']);
     expect(problems({ scheme: 'graph', verifyToken: 't' })).toEqual(['attribute-not-for-scheme verify-token']);
     expect(problems({ scheme: 'zoom', secret: 's', verifyToken: 't' })).toEqual(['attribute-not-for-scheme verify-token']);
