@@ -196,7 +196,16 @@ class RedisBackend implements Backend {
   }
   async claim(id: string, fingerprint: string, leaseMs: number): Promise<Claim> {
     const token = randomUUID();
-    return found(token, await this.commands.dedupClaim(this.key(id), fingerprint, token, leaseMs));
+    try {
+      return found(token, await this.commands.dedupClaim(this.key(id), fingerprint, token, leaseMs));
+    } catch (error) {
+      // Given up on (a store that stalls past the bound): the request runs without the key, but a
+      // stalled store still applies the claim when it resumes, and the sender's next retry would
+      // get 409 for the lease though nothing runs. The release goes right behind it on the same
+      // connection, so the store applies both, in order; a claim it never took is not released.
+      this.commands.dedupRelease(this.key(id), token).catch(() => {});
+      throw error;
+    }
   }
   async remember(id: string, fingerprint: string, answer: RememberedAnswer, forMs: number, endpoint: string): Promise<Claim> {
     const token = randomUUID();
