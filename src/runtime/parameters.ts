@@ -110,9 +110,14 @@ function allBlank(values: readonly string[]): boolean {
  * describes one value, which two joined with the separator never are, so such a parameter takes
  * one; `max-length` bounds the joined text. A blank value is requiredness' business, not a rule's.
  */
+const ASCII_BLANK = /^[ \t\n\f\r]*$/;
+
 function violation(rules: ParameterRules, count: number, value: string): string | null {
   if (count > 1 && (rules.format !== null || rules.pattern !== null)) return `takes one value and was sent ${count} times`;
-  if (value.trim() === '') return null;
+  // What a person leaves in a form field: nothing, or spaces, tabs and line ends (ASCII
+  // whitespace, as HTML's own). Not String.prototype.trim's whitespace: a value of only U+00A0 or
+  // U+0085 passed every pattern and reached the tasks; it is checked like any other value.
+  if (ASCII_BLANK.test(value)) return null;
   return ruleViolation(rules, value);
 }
 
