@@ -139,6 +139,16 @@ describe('rules skip empty and whitespace-only values, not invisible ones', () =
   });
 });
 
+describe('format="email" is a bare address', () => {
+  it.each([['<a@example.test>'], ['A <a@example.test>'], ['"A" <a@example.test>'], ['a@example.test (A)']])('%s: 400', async (value) => {
+    await expectErrors(await post('rules', [['email', value]]), [{ parameter: 'email', detail: 'parameter "email" is not one email address' }]);
+  });
+
+  it('a@example.test passes (the control)', async () => {
+    expect((await post('rules', [['email', 'a@example.test']])).status).toBe(200);
+  });
+});
+
 describe('a required parameter holding only invisible characters is missing', () => {
   const MISSING = [{ parameter: 'name', detail: 'missing required parameter "name"' }];
 
