@@ -246,10 +246,12 @@ export class HttpService {
     let work: Promise<void>;
     if (request.method === 'GET') {
       if (endpoint.webhook !== null && this.webhookAnswered(exchange, exchange.raw, NO_BODY, undefined)) return;
+      const sources = requestSources(request, endpoint, null);
+      if (typeof sources === 'string') return this.refuse(exchange, 400, sources);
       const result = runRequest(exchange.application, {
         endpoint,
         raw: exchange.raw,
-        sources: requestSources(request, endpoint, null),
+        sources,
         uploads: NO_UPLOADS,
         info: this.requestInfo(exchange),
         span: response.span,
@@ -314,10 +316,12 @@ export class HttpService {
         if (this.webhookAnswered(exchange, query, received, body.json?.document)) return;
       }
       if (body.unparsed !== undefined) return this.refuse(exchange, body.unparsed.status, body.unparsed.detail);
+      const sources = requestSources(request, endpoint, body.json ?? null);
+      if (typeof sources === 'string') return this.refuse(exchange, 400, sources);
       result = await runRequest(exchange.application, {
         endpoint,
         raw,
-        sources: requestSources(request, endpoint, body.json ?? null),
+        sources,
         uploads: body.uploads,
         info: this.requestInfo(exchange),
         span: response.span,
