@@ -150,6 +150,8 @@ export interface RequestFacts {
   readonly clientIp: string;
   readonly userAgent: string;
   readonly baseUrl: string;
+  /** SHA-256 (hex) of the body's bytes as received: on an endpoint with <deduplicate>, else absent. */
+  readonly bodySha256?: string;
 }
 
 export function systemValues(endpoint: Endpoint, facts: RequestFacts): Record<SystemParameter, string> {
@@ -160,5 +162,6 @@ export function systemValues(endpoint: Endpoint, facts: RequestFacts): Record<Sy
     'client-ip': facts.clientIp,
     'user-agent': facts.userAgent,
     'base-url': facts.baseUrl,
+    'body-sha256': facts.bodySha256 ?? '',
   };
 }

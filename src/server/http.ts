@@ -9,6 +9,9 @@ import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pi
 import { discardResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 import { jsonPathsOf } from './json-thread.js';
+
+/** SHA-256 of no bytes: ${body-sha256} of a GET. */
+const EMPTY_BODY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 import { describeError } from '../errors.js';
 import { RequestUploads } from '../upload.js';
 import { readBody } from './body-admission.js';
@@ -253,7 +256,7 @@ export class HttpService {
         raw: exchange.raw,
         sources,
         uploads: NO_UPLOADS,
-        info: this.requestInfo(exchange),
+        info: this.requestInfo(exchange, endpoint.deduplicate !== null ? EMPTY_BODY_SHA256 : ''),
         span: response.span,
         // One shape for every request (no spread on the hot path): undefined without <deduplicate>.
         fingerprint: endpoint.deduplicate !== null ? requestFingerprint(queryOf(request), '') : undefined,
@@ -318,14 +321,16 @@ export class HttpService {
       if (body.unparsed !== undefined) return this.refuse(exchange, body.unparsed.status, body.unparsed.detail);
       const sources = requestSources(request, endpoint, body.json ?? null);
       if (typeof sources === 'string') return this.refuse(exchange, 400, sources);
+      // <deduplicate>: the body's digest, in the fingerprint and as ${body-sha256} for the key.
+      const bodySha256 = digest !== null ? digest() : '';
       result = await runRequest(exchange.application, {
         endpoint,
         raw,
         sources,
         uploads: body.uploads,
-        info: this.requestInfo(exchange),
+        info: this.requestInfo(exchange, bodySha256),
         span: response.span,
-        fingerprint: digest !== null ? requestFingerprint(queryOf(request), digest()) : undefined,
+        fingerprint: digest !== null ? requestFingerprint(queryOf(request), bodySha256) : undefined,
         replay: exchange.replay,
       });
     } finally {
@@ -351,9 +356,16 @@ export class HttpService {
     return writeResponse(response, result.response, exchange.requestId);
   }
 
-  private requestInfo(exchange: Exchange): RequestInfo {
+  /** `bodySha256`: the body's digest, taken on an endpoint with <deduplicate> only. */
+  private requestInfo(exchange: Exchange, bodySha256 = ''): RequestInfo {
     const request = exchange.request;
-    return { requestId: exchange.requestId, clientIp: this.clientIp(request), userAgent: request.headers['user-agent'] ?? '', baseUrl: this.baseUrl(request) };
+    return {
+      requestId: exchange.requestId,
+      clientIp: this.clientIp(request),
+      userAgent: request.headers['user-agent'] ?? '',
+      baseUrl: this.baseUrl(request),
+      bodySha256,
+    };
   }
 
   clientIp(request: IncomingMessage): string {

@@ -185,6 +185,25 @@ describe('<deduplicate> in one process', () => {
     expect(peer.requestsTo('/api')).toHaveLength(3);
   });
 
+  it('${body-sha256} as the key: a captured delivery replayed under a fresh delivery id runs nothing', async () => {
+    const body = JSON.stringify({ order: fresh('by-body') });
+    const send = (delivery: string) =>
+      fetch(`${single.url}/by-body`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-delivery': delivery }, body });
+    const first = await send(fresh('delivery'));
+    expect(first.status).toBe(200);
+    const replayed = await send(fresh('delivery'));
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replayed.text()).toBe(await first.text());
+    // Another body is another key.
+    const other = await fetch(`${single.url}/by-body`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body.replace('by-body', 'other'),
+    });
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+    expect(peer.requestsTo('/crm')).toHaveLength(2);
+  });
+
   it('a key header sent twice is a 400 naming the parameter, never the key of one header holding both values', async () => {
     const key = fresh('twice');
     // One header `a||b`: a key like any other, its delivery runs.
