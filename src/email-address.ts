@@ -37,6 +37,11 @@ export function readOneAddress(value: string): AddressReading {
   const only = parsed.length === 1 ? parsed[0]! : null;
   if (only === null || !('address' in only) || typeof only.address !== 'string') return refused('is not one email address');
   if (!isAddress(only.address)) return refused('is not one email address');
+  // Mail programs show the name instead of the address: a name that holds an address shows
+  // another address than the one mailed, and an encoded word (RFC 2047, `=?utf-8?q?…?=`) is decoded
+  // into any text, such an address included.
+  if (only.name.includes('@')) return refused('has a display name that holds an email address');
+  if (only.name.includes('=?')) return refused('has an encoded display name');
   return { ok: true, mailbox: { name: only.name, address: only.address } };
 }
 

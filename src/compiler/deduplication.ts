@@ -23,7 +23,15 @@ export function readDeduplication(
   const keyAttr = requireAttribute(ctx, r, 'key');
   let key: Template | null = null;
   if (keyAttr !== undefined) {
-    const scope = { parameters, inputs: new Set<string>(), produced: new Set<string>(), errorAction: false, envOnly: false, where: 'in <deduplicate key>' };
+    const scope = {
+      parameters,
+      inputs: new Set<string>(),
+      produced: new Set<string>(),
+      errorAction: false,
+      envOnly: false,
+      where: 'in <deduplicate key>',
+      bodyDigest: true,
+    };
     key = compileTemplate(ctx, keyAttr.value, 'none', scope, keyAttr.position);
     if (key !== null) {
       const varies = key.parts.some((p) => p.kind === 'parameter' || (p.kind === 'system' && VARYING_SYSTEM.has(p.name)));
@@ -50,4 +58,4 @@ export function readDeduplication(
 }
 
 /** System parameters that differ between requests; `endpoint`, `environment`, `base-url` do not tell deliveries apart. */
-const VARYING_SYSTEM: ReadonlySet<string> = new Set(['request-id', 'client-ip', 'user-agent']);
+const VARYING_SYSTEM: ReadonlySet<string> = new Set(['request-id', 'client-ip', 'user-agent', 'body-sha256']);

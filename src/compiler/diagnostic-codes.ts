@@ -35,6 +35,12 @@ const smtpMissingHere = () =>
 /** Where an OpenEndpoints user reads what carries over and what to write instead (shipped in the npm package). */
 const MIGRATION_GUIDE = 'docs/migrating-from-openendpoints.md';
 
+/**
+ * Codes reported at an attribute whose value is a secret written into the file: a report that
+ * shows the source line (validate's text, which CI logs keep) masks that value.
+ */
+export const QUOTES_SECRET: ReadonlySet<string> = new Set(['secret-in-file', 'invalid-signing-secret']);
+
 export const DIAGNOSTICS = {
   // The file and its XML
   'file-unreadable': { severity: 'error', message: (path: string, reason: string) => `Cannot read ${path}: ${reason}.` },

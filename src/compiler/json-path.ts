@@ -14,8 +14,13 @@ import type { XmlAttribute } from './xml-tree.js';
 
 /** A compiled JSONPath: the nodes it selects in a parsed JSON document, in document order. */
 export interface JsonPathQuery {
-  /** Throws when the document is nested deeper than a descendant segment may walk. */
-  select(document: unknown): readonly unknown[];
+  /**
+   * Yields the selected nodes one by one, so a caller can stop early; throws when the document is
+   * nested deeper than a descendant segment may walk. Lazy also because json-p3's eager query
+   * spreads a node's children into a call's arguments, which overflows the stack on an array of
+   * a few hundred thousand items: a long flat array is no deep nesting.
+   */
+  select(document: unknown): Iterable<unknown>;
 }
 
 export type CompiledJsonPath =
@@ -79,7 +84,11 @@ function compile(path: string): CompiledJsonPath {
     if (form !== null) return otherDialect(form);
     return refused(problemOf(path, error));
   }
-  return { ok: true, query: { select: (document) => compiled.query(document as import('json-p3').JSONValue).values() } };
+  return { ok: true, query: { select: (document) => values(compiled.lazyQuery(document as import('json-p3').JSONValue)) } };
+}
+
+function* values(nodes: Iterable<import('json-p3').JSONPathNode>): Iterable<unknown> {
+  for (const node of nodes) yield node.value;
 }
 
 /** "unexpected ')' ('e < )].id':20)": the words, and where, counted from 1 as an editor does. */

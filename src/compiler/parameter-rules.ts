@@ -23,7 +23,9 @@ function characterCount(value: string): number {
 }
 
 const FORMAT_CHECKS: Readonly<Record<ParameterFormat, (value: string) => boolean>> = {
-  email: (value) => parseOneAddress(value) !== null,
+  // A bare address, as a form's email field holds it: `A <a@x>` and `<a@x>` are mailboxes the mail
+  // tasks take, but a parameter that says "email" is an address, not a name to show beside one.
+  email: (value) => parseOneAddress(value)?.address === value.trim() && !value.includes('<'),
   url: (value) => {
     if (/\s/.test(value)) return false;
     try {

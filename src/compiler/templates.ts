@@ -25,6 +25,8 @@ export interface NameScope {
   readonly where: string;
   /** A task's elements: what it sends leaves the service (base-url-from-host). */
   readonly task?: boolean;
+  /** <deduplicate key>: the one place ${body-sha256} may stand (the digest is taken only for it). */
+  readonly bodyDigest?: boolean;
   /** What keeps an arbitrary client from using the endpoint (tasks only; absent: nothing), for recipient-from-request. */
   readonly clientGuards?: readonly ClientGuard[];
 }
@@ -134,19 +136,21 @@ function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Po
   }
   if (scope.errorAction) {
     if (name === 'internal-error-text') return INTERNAL_ERROR_TEXT;
-    if (SYSTEM.has(name)) return sharedPart(SYSTEM_PARTS, 'system', name);
+    if (SYSTEM.has(name) && name !== 'body-sha256') return sharedPart(SYSTEM_PARTS, 'system', name);
     ctx.diagnostics.report('error-placeholder', ctx.sources.locate(at, `\${${name}}`), name);
     return null;
   }
   if (scope.parameters.has(name)) return sharedPart(PARAMETER_PARTS, 'parameter', name);
   if (scope.inputs.has(name)) return sharedPart(INTERMEDIATE_PARTS, 'intermediate', name);
-  if (SYSTEM.has(name)) {
+  if (SYSTEM.has(name) && !(name === 'body-sha256' && scope.bodyDigest !== true)) {
     if (name === 'base-url' && scope.task === true && !ctx.publicUrlGiven) ctx.diagnostics.report('base-url-from-host', at);
     return sharedPart(SYSTEM_PARTS, 'system', name);
   }
   const where = scope.produced.has(name)
     ? `${scope.where}: it is an intermediate value, so declare it with <input-intermediate-value name="${name}"/>`
-    : scope.where;
+    : name === 'body-sha256'
+      ? `${scope.where}: the body's digest is known only to <deduplicate key>`
+      : scope.where;
   const candidates = [...scope.parameters.keys(), ...scope.inputs, ...SYSTEM_PARAMETERS];
   ctx.diagnostics.report(
     'unknown-placeholder',

@@ -17,7 +17,7 @@ import { bodyToJob, jobIdFor, sealRun, uploadsToJob, type QueuedRun, type Sealed
 import type { EnqueueOutcome, QueueObserver } from './observer.js';
 import { secretParameterNames } from './reveal.js';
 import type { JobFate } from './fate.js';
-import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, VOID_TIMEOUT_MS, type QueueSettings } from './settings.js';
+import { COMPLETED_RETENTION, ENQUEUE_TIMEOUT_MS, VOID_RESERVE_MS, type QueueSettings } from './settings.js';
 import { openStore, type Store } from './store.js';
 
 export const BACKOFF_TYPE = 'endpoint-service';
@@ -51,6 +51,8 @@ export class QueueProducer {
     let outcome: EnqueueOutcome;
     // Whether the add was given to the store: before that, a failure leaves nothing to undo.
     let given = false;
+    // The add and, when it is not acknowledged, the void share one bound: a 503 within 2 s.
+    let deadline = performance.now() + ENQUEUE_TIMEOUT_MS;
     try {
       const sealed: SealedRun = {
         parameters: [...run.scope.parameters],
@@ -72,7 +74,7 @@ export class QueueProducer {
         sealed: sealRun(this.settings.keys, jobId, sealed),
         ...(trace !== undefined ? { trace } : {}),
       };
-      const deadline = performance.now() + ENQUEUE_TIMEOUT_MS;
+      deadline = performance.now() + ENQUEUE_TIMEOUT_MS;
       // Connected (the usual case): no wait, and no timer to bound it.
       if (!this.store.connected() && !(await bounded(this.store.ready(), ENQUEUE_TIMEOUT_MS))) throw new Error('the queue store is unreachable');
       given = true;
@@ -85,12 +87,12 @@ export class QueueProducer {
           // The store applies it when another job fails; consumers also clean hourly (retention.ts).
           removeOnFail: { age: this.settings.retentionMs / 1000 },
         }),
-        Math.max(0, deadline - performance.now()),
-        ENQUEUE_TIMEOUT_MS,
+        Math.max(0, deadline - VOID_RESERVE_MS - performance.now()),
+        ENQUEUE_TIMEOUT_MS - VOID_RESERVE_MS,
       );
       outcome = 'queued';
     } catch (error) {
-      outcome = await this.undo(jobId, given && !this.store.sentNothing(error), error, { requestId, endpoint: endpoint.name, jobId });
+      outcome = await this.undo(jobId, given && !this.store.sentNothing(error), error, { requestId, endpoint: endpoint.name, jobId }, deadline);
     }
     this.observer.enqueued(endpoint.name, outcome, (performance.now() - started) / 1000);
     return outcome;
@@ -102,7 +104,13 @@ export class QueueProducer {
    * answered without it. Only a void the store confirmed lets the fallback run the tasks here; a
    * job a consumer started first was queued after all.
    */
-  private async undo(jobId: string, mayLand: boolean, error: unknown, fields: { requestId: string; endpoint: string; jobId: string }): Promise<EnqueueOutcome> {
+  private async undo(
+    jobId: string,
+    mayLand: boolean,
+    error: unknown,
+    fields: { requestId: string; endpoint: string; jobId: string },
+    deadline: number,
+  ): Promise<EnqueueOutcome> {
     const reason = describeError(error);
     const fallback = this.settings.fallback === 'in-process';
     if (!mayLand) {
@@ -116,7 +124,8 @@ export class QueueProducer {
     const settling = this.store.settleFate(jobId, 'void');
     let fate: JobFate;
     try {
-      fate = await bounded(settling, VOID_TIMEOUT_MS);
+      // What is left of the request's bound, VOID_RESERVE_MS when the add took all it was given.
+      fate = await bounded(settling, Math.max(0, deadline - performance.now()));
     } catch (voidError) {
       // Still under way: a store that answers it late says whether the job ran after all.
       settling.then(

@@ -30,11 +30,18 @@ export interface QueueSettings {
   readonly retentionMs: number;
 }
 
-/** How long serve waits for the store to acknowledge a job before answering 503. */
+/**
+ * How long serve waits for the store, all told, before answering 503: for the job's
+ * acknowledgement, and then, when it does not come, for the store to confirm the job void (fate.ts).
+ */
 export const ENQUEUE_TIMEOUT_MS = 2_000;
 
-/** How long serve then waits for the store to confirm the job void (fate.ts) before answering 503 all the same. */
-export const VOID_TIMEOUT_MS = 2_000;
+/**
+ * What of ENQUEUE_TIMEOUT_MS is kept for the void: the acknowledgement is waited for until this
+ * much is left. The void goes on the add's own connection, right behind it, so a store that
+ * answers the add answers the void at once; waiting 2 s more for it made the 503 take 4 s.
+ */
+export const VOID_RESERVE_MS = 500;
 /** The longest wait between two attempts of a queued job, whatever the backoff or Retry-After. */
 export const MAX_JOB_BACKOFF_MS = 30 * 60_000;
 /** A job that has stalled (its worker died) more often than this fails instead of looping. */

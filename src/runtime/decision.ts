@@ -268,7 +268,14 @@ export function internalFailure(error: unknown): ActionFailure {
 
 export function systemFor(endpoint: Endpoint, info: RequestInfo, environment: Environment): Record<SystemParameter, string> {
   // A literal rather than a spread of `info`: this runs on every request.
-  return systemValues(endpoint, { requestId: info.requestId, environment, clientIp: info.clientIp, userAgent: info.userAgent, baseUrl: info.baseUrl });
+  return systemValues(endpoint, {
+    requestId: info.requestId,
+    environment,
+    clientIp: info.clientIp,
+    userAgent: info.userAgent,
+    baseUrl: info.baseUrl,
+    bodySha256: info.bodySha256 ?? '',
+  });
 }
 
 function authenticated(keys: readonly Buffer[], endpoint: Endpoint, raw: RawParameters, environment: Environment): boolean {

@@ -39,15 +39,15 @@ export interface DeduplicationStore {
   claim(id: string, fingerprint: string, leaseMs: number): Promise<Claim>;
   /** Keeps a running claim from expiring. */
   renew(id: string, token: string, leaseMs: number): Promise<void>;
-  /** The request succeeded: remember its answer for `forMs`. */
-  complete(id: string, token: string, fingerprint: string, answer: RememberedAnswer, forMs: number): Promise<void>;
+  /** The request succeeded: remember its answer for `forMs`. `endpoint`: whose answers it counts among, where a store bounds them per endpoint. */
+  complete(id: string, token: string, fingerprint: string, answer: RememberedAnswer, forMs: number, endpoint?: string): Promise<void>;
   /** The request failed: forget the key, so a retry runs. */
   release(id: string, token: string): Promise<void>;
   /**
    * Claim and completion at once, for an answer known before anything runs: `claimed` when it is
    * now remembered for `forMs`, else what the store held (or `unavailable`).
    */
-  remember(id: string, fingerprint: string, answer: RememberedAnswer, forMs: number): Promise<Claim>;
+  remember(id: string, fingerprint: string, answer: RememberedAnswer, forMs: number, endpoint?: string): Promise<Claim>;
   /** The metric and the log line of an outcome (never the key's value). */
   noted(endpoint: Endpoint, outcome: DeduplicationOutcome, requestId: string, fields?: Record<string, unknown>): void;
 }
@@ -210,7 +210,7 @@ export async function runDeduplicated(
   // Nothing to run and the answer already decided (no task, no I/O, no check still to make):
   // it is remembered as it is claimed, one round trip, and there is no running to wait for.
   const known = decidedAnswer(endpoint, decision, requestId);
-  const claim = known !== null ? await store.remember(id, fingerprint, known, rule.forMs) : await store.claim(id, fingerprint, LEASE_MS);
+  const claim = known !== null ? await store.remember(id, fingerprint, known, rule.forMs, endpoint.name) : await store.claim(id, fingerprint, LEASE_MS);
   if (known !== null && claim.kind === 'claimed') return run(decision);
   switch (claim.kind) {
     case 'done':
@@ -246,7 +246,7 @@ export async function runDeduplicated(
   }
   stop();
   const answer = result.outcome === 'success' ? rememberedAnswer(result.response, requestId) : null;
-  if (answer !== null) await store.complete(id, claim.token, fingerprint, answer, rule.forMs);
+  if (answer !== null) await store.complete(id, claim.token, fingerprint, answer, rule.forMs, endpoint.name);
   else await store.release(id, claim.token);
   return result;
 }

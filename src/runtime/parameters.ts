@@ -5,6 +5,7 @@ import type { Endpoint, ParameterRules } from '../compiler/ast.js';
 import { ruleViolation } from '../compiler/parameter-rules.js';
 import type { SystemParameter } from '../template/types.js';
 import { sourcedValues, type RequestSources } from './sources.js';
+import { MAX_PARAMETER_VALUES } from './json-values.js';
 
 /** Values as received, by name, in arrival order. */
 export type RawParameters = ReadonlyMap<string, readonly string[]>;
@@ -48,11 +49,21 @@ export function bindParameters(endpoint: Endpoint, raw: RawParameters, sources: 
       continue;
     }
     const sent = sourced;
+    // A body's member array is cut after MAX_PARAMETER_VALUES + 1 values (json-values.ts): more is refused, however many.
+    if (sent !== undefined && sent.length > MAX_PARAMETER_VALUES) {
+      (errors ??= []).push({ parameter: declaration.name, detail: `parameter "${declaration.name}" is sent more than ${MAX_PARAMETER_VALUES} times` });
+      continue;
+    }
     const required = declaration.defaultValue === null;
     // A required parameter sent blank is missing: browsers send every empty text field.
     if (sent !== undefined && sent.length > 0 && !(required && allBlank(sent))) {
       const value = sent.length === 1 ? sent[0]! : sent.join(endpoint.separator);
-      const problem = declaration.rules === null ? null : violation(declaration.rules, sent.length, value);
+      const problem =
+        sent.length > 1 && readsIntoKey(endpoint, declaration.name)
+          ? `takes one value and was sent ${sent.length} times (it makes the <deduplicate> key)`
+          : declaration.rules === null
+            ? null
+            : violation(declaration.rules, sent.length, value);
       if (problem !== null) (errors ??= []).push({ parameter: declaration.name, detail: `parameter "${declaration.name}" ${problem}` });
       else parameters.set(declaration.name, value);
     } else if (!required) {
@@ -63,6 +74,23 @@ export function bindParameters(endpoint: Endpoint, raw: RawParameters, sources: 
   }
   if (errors !== null) return { ok: false, detail: summarize(errors), errors };
   return { ok: true, parameters, ignored: ignoredParameters(endpoint, raw) };
+}
+
+const keyParameters = new WeakMap<Endpoint, ReadonlySet<string>>();
+
+/**
+ * Whether the endpoint's <deduplicate> key reads the parameter. Such a parameter takes one value:
+ * joined, `a` and `b` sent as two headers would make the key of one header `a||b`, and two
+ * deliveries would share it.
+ */
+function readsIntoKey(endpoint: Endpoint, name: string): boolean {
+  if (endpoint.deduplicate === null) return false;
+  let names = keyParameters.get(endpoint);
+  if (names === undefined) {
+    names = new Set(endpoint.deduplicate.key.parts.flatMap((part) => (part.kind === 'parameter' ? [part.name] : [])));
+    keyParameters.set(endpoint, names);
+  }
+  return names.has(name);
 }
 
 /**
@@ -82,9 +110,14 @@ function allBlank(values: readonly string[]): boolean {
  * describes one value, which two joined with the separator never are, so such a parameter takes
  * one; `max-length` bounds the joined text. A blank value is requiredness' business, not a rule's.
  */
+const ASCII_BLANK = /^[ \t\n\f\r]*$/;
+
 function violation(rules: ParameterRules, count: number, value: string): string | null {
   if (count > 1 && (rules.format !== null || rules.pattern !== null)) return `takes one value and was sent ${count} times`;
-  if (value.trim() === '') return null;
+  // What a person leaves in a form field: nothing, or spaces, tabs and line ends (ASCII
+  // whitespace, as HTML's own). Not String.prototype.trim's whitespace: a value of only U+00A0 or
+  // U+0085 passed every pattern and reached the tasks; it is checked like any other value.
+  if (ASCII_BLANK.test(value)) return null;
   return ruleViolation(rules, value);
 }
 
@@ -117,6 +150,8 @@ export interface RequestFacts {
   readonly clientIp: string;
   readonly userAgent: string;
   readonly baseUrl: string;
+  /** SHA-256 (hex) of the body's bytes as received: on an endpoint with <deduplicate>, else absent. */
+  readonly bodySha256?: string;
 }
 
 export function systemValues(endpoint: Endpoint, facts: RequestFacts): Record<SystemParameter, string> {
@@ -127,5 +162,6 @@ export function systemValues(endpoint: Endpoint, facts: RequestFacts): Record<Sy
     'client-ip': facts.clientIp,
     'user-agent': facts.userAgent,
     'base-url': facts.baseUrl,
+    'body-sha256': facts.bodySha256 ?? '',
   };
 }

@@ -4,14 +4,21 @@
 // come as a plain record.
 
 import type { ParameterDeclaration } from '../compiler/ast.js';
-import { addSelected } from './json-values.js';
+import type { JsonPathQuery } from '../compiler/json-path.js';
+import type { SelectionProblem } from './json-values.js';
 
 /** Request headers by lower-case name, each value as sent (node:http's headersDistinct). */
 export type RequestHeaders = Readonly<Record<string, readonly string[] | undefined>>;
 
-/** A parsed JSON body; `document` is any JSON value, null included. */
+/** A parsed JSON body (json-body.ts). */
 export interface JsonBody {
-  readonly document: unknown;
+  /**
+   * The document, any JSON value, null included, when this thread parsed it; absent for a body
+   * parsed on another thread (server/json-thread.ts), of which only the values came back.
+   */
+  readonly document?: unknown;
+  /** The values the JSONPath `path` (compiled as `query`) selects, or why they cannot be read. */
+  select(path: string, query: JsonPathQuery): readonly string[] | SelectionProblem;
 }
 
 /** What a request offers parameters with a source. */
@@ -37,14 +44,8 @@ export function sourcedValues(declaration: ParameterDeclaration, sources: Reques
       return Object.hasOwn(sources.headers, source.header) ? sources.headers[source.header] : undefined;
     case 'jsonpath': {
       if (sources.json === null) return undefined;
-      const values: string[] = [];
-      try {
-        for (const node of source.query.select(sources.json.document)) addSelected(node, values);
-      } catch {
-        // A descendant segment ("..") walks a bounded depth, and an object's JSON text is written
-        // recursively: a body nested deeper than either goes is the sender's doing, a 400.
-        return { problem: `cannot be read with ${source.path}: the JSON body is nested too deeply` };
-      }
+      const values = sources.json.select(source.path, source.query);
+      if ('problem' in values) return { problem: `cannot be read with ${source.path}: ${values.problem}` };
       return values.length === 0 ? undefined : values;
     }
   }

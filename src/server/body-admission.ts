@@ -32,6 +32,7 @@ export function readBody(
   intake: BodyIntake,
   keep: BodyKeeping,
   client: string,
+  jsonPaths: readonly string[] = [],
 ): Promise<BodyResult> | BodyResult {
   const headers = request.headers;
   const length = headers['content-length'];
@@ -54,7 +55,7 @@ export function readBody(
   const result = multipart
     ? readMultipart(request, response, into, intake, charge, keep.uploads, rawType)
     : parsed
-      ? readWhole(request, response, into, mediaType, intake, charge, rawType)
+      ? readWhole(request, response, into, mediaType, intake, charge, rawType, jsonPaths)
       : readRaw(request, response, intake, charge, contentType);
   return result.then((body) => {
     if (!body.ok) charge.release();

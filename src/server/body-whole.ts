@@ -6,14 +6,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestUploads, type RawBody } from '../upload.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
-import { readJsonBody } from '../runtime/json-body.js';
+import { readJsonBodyOffThread } from './json-thread.js';
 import type { BodyCharge } from './body-budget.js';
 import { ChargedChunks } from './body-chunks.js';
 import type { BodyIntake, BodyResult, Refusal } from './body-intake.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** `rawType`: the Content-Type to keep the raw body with (the endpoint keeps it), else null. */
+/** `rawType`: the Content-Type to keep the raw body with (the endpoint keeps it), else null; `jsonPaths`: the JSONPaths the endpoint's parameters read. */
 export async function readWhole(
   request: IncomingMessage,
   response: ServerResponse,
@@ -22,6 +22,7 @@ export async function readWhole(
   intake: BodyIntake,
   charge: BodyCharge,
   rawType: string | null = null,
+  jsonPaths: readonly string[] = [],
 ): Promise<BodyResult> {
   const body = await collect(request, response, intake, charge);
   if (!body.ok) return body;
@@ -29,7 +30,8 @@ export async function readWhole(
   const uploads = new RequestUploads([], () => charge.release(), undefined, raw);
   if (mediaType === 'application/json') {
     // Parsed once here for every parameter: by name, and the document for JSONPath.
-    const json = readJsonBody(body.bytes, into);
+    const read = readJsonBodyOffThread(body.bytes, into, jsonPaths);
+    const json = read instanceof Promise ? await read : read;
     if (!json.ok) return unparsed({ ok: false, status: 400, detail: json.detail }, uploads, raw);
     return { ok: true, uploads, json: json.json };
   }

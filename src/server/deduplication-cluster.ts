@@ -36,12 +36,20 @@ interface AnswerMessage {
   readonly type: typeof ANSWER;
   readonly seq: number;
   readonly claim: Claim | null;
+  /** Remembered answers the operation evicted (deduplication-records.ts), counted by the worker that asked. */
+  readonly evicted: number;
+}
+
+export interface PrimaryAnswer {
+  readonly claim: Claim | null;
+  readonly evicted: number;
 }
 
 /** In the primary: answers a worker's message when it is one of these; false otherwise. */
 export function answerDeduplication(records: DeduplicationRecords, worker: Worker, message: unknown): boolean {
   if ((message as { type?: unknown } | null)?.type !== REQUEST) return false;
   const { seq, operation } = message as RequestMessage;
+  const evictionsBefore = records.evictions;
   let claim: Claim | null = null;
   switch (operation.op) {
     case 'claim':
@@ -60,28 +68,28 @@ export function answerDeduplication(records: DeduplicationRecords, worker: Worke
       claim = records.remember(operation.id, operation.fingerprint, operation.answer, operation.forMs);
       break;
   }
-  if (worker.isConnected()) worker.send({ type: ANSWER, seq, claim } satisfies AnswerMessage);
+  if (worker.isConnected()) worker.send({ type: ANSWER, seq, claim, evicted: records.evictions - evictionsBefore } satisfies AnswerMessage);
   return true;
 }
 
 /** In a worker: the primary's record, asked over IPC. Rejects when the primary does not answer in time. */
 export class PrimaryRecords {
   private seq = 0;
-  private readonly pending = new Map<number, { resolve: (claim: Claim | null) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<number, { resolve: (answer: PrimaryAnswer) => void; timer: NodeJS.Timeout }>();
 
   constructor() {
     process.on('message', (message: unknown) => {
       if ((message as { type?: unknown } | null)?.type !== ANSWER) return;
-      const { seq, claim } = message as AnswerMessage;
+      const { seq, claim, evicted } = message as AnswerMessage;
       const waiting = this.pending.get(seq);
       if (waiting === undefined) return;
       this.pending.delete(seq);
       clearTimeout(waiting.timer);
-      waiting.resolve(claim);
+      waiting.resolve({ claim, evicted: evicted ?? 0 });
     });
   }
 
-  ask(operation: Operation): Promise<Claim | null> {
+  ask(operation: Operation): Promise<PrimaryAnswer> {
     return new Promise((resolve, reject) => {
       const seq = ++this.seq;
       const timer = setTimeout(() => {

@@ -79,6 +79,25 @@ export function spokenVersion(request: IncomingMessage): boolean {
   return request.httpVersionMajor === 1 && (request.httpVersionMinor === 0 || request.httpVersionMinor === 1);
 }
 
+export const REPEATED_HOST = 'the request has more than one Host header';
+
+/**
+ * Whether the request carries more than one Host header. node keeps the first and drops the
+ * others, but a proxy in front may have routed by another: RFC 9112 (3.2) asks for a 400.
+ */
+export function repeatedHost(request: IncomingMessage): boolean {
+  const raw = request.rawHeaders;
+  let seen = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
+}
+
 /** A request node could not parse: answered on the socket itself, as there is no response object. */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {

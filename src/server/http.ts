@@ -8,6 +8,10 @@ import type { IncomingMessage } from 'node:http';
 import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
 import { discardResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
+import { jsonPathsOf } from './json-thread.js';
+
+/** SHA-256 of no bytes: ${body-sha256} of a GET. */
+const EMPTY_BODY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 import { describeError } from '../errors.js';
 import { RequestUploads } from '../upload.js';
 import { readBody } from './body-admission.js';
@@ -26,7 +30,17 @@ import { formatDuration } from '../units.js';
 import { NO_TRACING, type Tracing } from '../tracing.js';
 import { compileTrust, forwardedClientIp, socketAddress, type TrustFunction } from './client-ip.js';
 import { answerWebhook, checkWebhook, rawBytes } from './webhooks.js';
-import { BAD_VERSION, createHttpServer, onRequestTimeout, onResponseClose, spokenVersion, type HttpServer, type TrackedResponse } from './http-server.js';
+import {
+  BAD_VERSION,
+  REPEATED_HOST,
+  createHttpServer,
+  onRequestTimeout,
+  onResponseClose,
+  repeatedHost,
+  spokenVersion,
+  type HttpServer,
+  type TrackedResponse,
+} from './http-server.js';
 import { answerHealth, answerMetrics, answerReady, PROBE_ALLOW } from './probes.js';
 import { endServerSpan, startServerSpan } from './request-span.js';
 import { discardRestOfBody } from './linger.js';
@@ -152,11 +166,10 @@ export class HttpService {
     // value as HTML or script.
     response.setHeader('x-content-type-options', 'nosniff');
     if (this.state.shuttingDown) response.setHeader('connection', 'close');
-    // llhttp refuses most unknown versions itself (clientError), but passes HTTP/2.0, HTTP/0.9
-    // and a request line without a version (read as 0.9) on as requests.
-    if (!spokenVersion(request)) {
+    const malformed = malformedRequest(request);
+    if (malformed !== null) {
       response.setHeader('connection', 'close');
-      return writeProblem(response, 400, BAD_VERSION, requestId);
+      return writeProblem(response, 400, malformed, requestId);
     }
 
     const url = request.url ?? '/';
@@ -231,12 +244,14 @@ export class HttpService {
     let work: Promise<void>;
     if (request.method === 'GET') {
       if (endpoint.webhook !== null && this.webhookAnswered(exchange, exchange.raw, NO_BODY, undefined)) return;
+      const sources = requestSources(request, endpoint, null);
+      if (typeof sources === 'string') return this.refuse(exchange, 400, sources);
       const result = runRequest(exchange.application, {
         endpoint,
         raw: exchange.raw,
-        sources: requestSources(request, endpoint, null),
+        sources,
         uploads: NO_UPLOADS,
-        info: this.requestInfo(exchange),
+        info: this.requestInfo(exchange, endpoint.deduplicate !== null ? EMPTY_BODY_SHA256 : ''),
         span: response.span,
         // One shape for every request (no spread on the hot path): undefined without <deduplicate>.
         fingerprint: endpoint.deduplicate !== null ? requestFingerprint(queryOf(request), '') : undefined,
@@ -284,7 +299,7 @@ export class HttpService {
     // <deduplicate>: the body's bytes are hashed as they arrive, for the request's fingerprint.
     const digest = endpoint.deduplicate !== null ? digestBody(request) : null;
     if (response.delivery !== null) this.deliveries!.captureBody(request, response.delivery);
-    const body = await readBody(request, response, raw, this.bodies, exchange.application.bodyKeeping(endpoint), this.clientIp(request));
+    const body = await readBody(request, response, raw, this.bodies, exchange.application.bodyKeeping(endpoint), this.clientIp(request), jsonPathsOf(endpoint));
     if (!body.ok) {
       if (body.retryAfterSeconds !== undefined && !response.headersSent) response.setHeader('retry-after', String(body.retryAfterSeconds));
       return this.refuse(exchange, body.status, body.detail);
@@ -299,14 +314,18 @@ export class HttpService {
         if (this.webhookAnswered(exchange, query, received, body.json?.document)) return;
       }
       if (body.unparsed !== undefined) return this.refuse(exchange, body.unparsed.status, body.unparsed.detail);
+      const sources = requestSources(request, endpoint, body.json ?? null);
+      if (typeof sources === 'string') return this.refuse(exchange, 400, sources);
+      // <deduplicate>: the body's digest, in the fingerprint and as ${body-sha256} for the key.
+      const bodySha256 = digest !== null ? digest() : '';
       result = await runRequest(exchange.application, {
         endpoint,
         raw,
-        sources: requestSources(request, endpoint, body.json ?? null),
+        sources,
         uploads: body.uploads,
-        info: this.requestInfo(exchange),
+        info: this.requestInfo(exchange, bodySha256),
         span: response.span,
-        fingerprint: digest !== null ? requestFingerprint(queryOf(request), digest()) : undefined,
+        fingerprint: digest !== null ? requestFingerprint(queryOf(request), bodySha256) : undefined,
         replay: exchange.replay,
       });
     } finally {
@@ -332,9 +351,16 @@ export class HttpService {
     return writeResponse(response, result.response, exchange.requestId);
   }
 
-  private requestInfo(exchange: Exchange): RequestInfo {
+  /** `bodySha256`: the body's digest, taken on an endpoint with <deduplicate> only. */
+  private requestInfo(exchange: Exchange, bodySha256 = ''): RequestInfo {
     const request = exchange.request;
-    return { requestId: exchange.requestId, clientIp: this.clientIp(request), userAgent: request.headers['user-agent'] ?? '', baseUrl: this.baseUrl(request) };
+    return {
+      requestId: exchange.requestId,
+      clientIp: this.clientIp(request),
+      userAgent: request.headers['user-agent'] ?? '',
+      baseUrl: this.baseUrl(request),
+      bodySha256,
+    };
   }
 
   clientIp(request: IncomingMessage): string {
@@ -366,6 +392,15 @@ export class HttpService {
     const origin = host !== undefined && SAFE_HOST.test(host) ? `http://${host}` : this.listeningOrigin;
     return origin + this.settings.basePath;
   }
+}
+
+/** Why a request is not one this server answers, whatever its path; null for any other. */
+function malformedRequest(request: IncomingMessage): string | null {
+  // llhttp refuses most unknown versions itself (clientError), but passes HTTP/2.0, HTTP/0.9
+  // and a request line without a version (read as 0.9) on as requests.
+  if (!spokenVersion(request)) return BAD_VERSION;
+  if (repeatedHost(request)) return REPEATED_HOST;
+  return null;
 }
 
 /** The query string as sent ('' without one), for a deduplicated request's fingerprint. */

@@ -141,6 +141,12 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  private readonly deduplicationEvictions = new Counter({
+    name: 'endpoint_service_deduplication_evictions_total',
+    help: 'Remembered <deduplicate> answers evicted, oldest first, to keep the store within its bound (10000 answers and 64 MiB; in Redis per endpoint)',
+    registers: [this.registry],
+  });
+
   private readonly deliveriesDropped = new Counter({
     name: 'endpoint_service_deliveries_dropped_total',
     help: 'Deliveries and task updates the delivery log could not write (its store down, slow or full); the requests themselves were answered',
@@ -216,6 +222,10 @@ export class ServiceMetrics {
 
   deduplicated(endpoint: string, outcome: string): void {
     this.deduplications.inc({ endpoint, outcome });
+  }
+
+  deduplicationEvicted(count: number): void {
+    this.deduplicationEvictions.inc(count);
   }
 
   get contentType(): string {

@@ -140,3 +140,27 @@ export function destinationPlaceholders(template: Template, fromClient: (part: P
 export function isRequestParameter(part: TemplatePart): boolean {
   return part.kind === 'parameter';
 }
+
+/**
+ * The placeholders of `template` whose values make `problem(url)` true: those whose value, put
+ * back as a plain `a`, leaves a URL without the problem (each alone, else all of them together).
+ * Empty when the URL has the problem whatever the values: then the configuration is to blame.
+ * For a value in a URL's host or port (`http://${h}/x` with `h=127.0.0.1:8080`, `h=x/y#`), which
+ * is percent-encoded as it stands and so makes no valid host.
+ */
+export function urlCulprits(template: Template, scope: ExpansionScope, problem: (url: string) => boolean): PlaceholderPart[] {
+  const filled: FilledRange[] = [];
+  const url = expandTemplate(template, scope, filled);
+  const replaced = (ranges: readonly FilledRange[]) => {
+    let out = '';
+    let at = 0;
+    for (const range of ranges) {
+      out += url.slice(at, range.start) + 'a';
+      at = range.end;
+    }
+    return out + url.slice(at);
+  };
+  const culprits = filled.filter((range) => !problem(replaced([range]))).map((range) => range.part);
+  if (culprits.length > 0) return culprits;
+  return filled.length > 0 && !problem(replaced(filled)) ? filled.map((range) => range.part) : [];
+}

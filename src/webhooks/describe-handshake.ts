@@ -69,13 +69,13 @@ export function describeHandshake(attributes: HandshakeAttributes, suggest: Sugg
         element: 'handshake',
         message: `<handshake scheme="${known}"> needs a "${attribute}" attribute: ${purpose(known)}.`,
       });
-    } else if (value.length === 0) {
+    } else if (value.trim().length === 0) {
       problems.push({
         code: 'invalid-value',
         attribute,
         value: '',
         expected: 'a non-empty value',
-        message: `The ${attribute} of <handshake scheme="${known}"> is empty: ${purpose(known)}.`,
+        message: `The ${attribute} of <handshake scheme="${known}"> is empty or only whitespace: ${purpose(known)}.`,
       });
     }
   }

@@ -172,15 +172,16 @@ function readTolerance(value: string | undefined, problems: SignatureProblem[], 
 /**
  * The HMAC key's bytes, or null after reporting why there are none. The message never quotes the
  * secret: it may have come from the environment, and diagnostics are printed and logged. An
- * empty secret is refused for every scheme: an HMAC with an empty key is one anyone can make,
- * and an empty token is matched by an empty header.
+ * empty (or blank) secret is refused for every scheme: an HMAC with an empty key is one anyone
+ * can make, and an empty token is matched by an empty header.
  */
 function readKey(scheme: SignatureScheme, secret: string, problems: SignatureProblem[]): Buffer | null {
-  if (secret.length === 0) {
+  // Only whitespace too: a variable set to a blank line, which no sender shows as its secret.
+  if (secret.trim().length === 0) {
     problems.push({
       code: 'invalid-signature-secret',
       attribute: 'secret',
-      message: `The secret of <signature scheme="${scheme}"> is empty: set it to the secret the sender shows.`,
+      message: `The secret of <signature scheme="${scheme}"> is empty or only whitespace: set it to the secret the sender shows.`,
     });
     return null;
   }

@@ -8,7 +8,8 @@
 // token), and an endpoint that echoes any text is a reflector: a megabyte of it, or a value
 // with control characters written into logs and terminals. Real challenges are short printable
 // strings (Slack's and Zoom's about 40 characters, Meta's a number, Graph's a sentence of about
-// 150), so a value longer than 1 KiB or holding a control character is refused with a 400,
+// 150), so a value longer than 1 KiB or holding a control, format (U+202E) or separator (U+2028)
+// character is refused with a 400,
 // not echoed, and not passed on as a delivery either: a request that names itself a handshake
 // is never an event.
 
@@ -45,7 +46,9 @@ export type HandshakeAnswer =
 export const MAX_ECHOED_LENGTH = 1024;
 // Control characters (Unicode's Cc: C0, DEL and C1): nothing a challenge holds, and what a log
 // or a terminal obeys.
-const CONTROL = /\p{Cc}/u;
+// Control (Cc), format (Cf: U+202E, U+200B, U+FEFF) and line and paragraph separators (Zl, Zp:
+// U+2028, U+2029): none is printable, and each can hide or reorder what a log or terminal shows.
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 // A handshake body is a few hundred bytes; a larger one is a delivery and is not parsed here twice.
 const MAX_HANDSHAKE_BODY = 64 * 1024;
 const NOT_A_HANDSHAKE: HandshakeAnswer = Object.freeze({ kind: 'not-a-handshake' });
@@ -111,11 +114,11 @@ function refused(status: 400 | 403, detail: string): HandshakeAnswer {
   return { kind: 'refused', status, detail: `Not a valid handshake: ${detail}.` };
 }
 
-/** `value` when it may be sent back (a string of 1 to MAX_ECHOED_LENGTH characters, no control character), else the refusal. */
+/** `value` when it may be sent back (a string of 1 to MAX_ECHOED_LENGTH printable characters), else the refusal. */
 function echoable(value: unknown, what: string): string | HandshakeAnswer {
   if (typeof value !== 'string' || value.length === 0) return refused(400, `${what} is missing or not a string`);
   if (value.length > MAX_ECHOED_LENGTH) return refused(400, `${what} is longer than ${MAX_ECHOED_LENGTH} characters`);
-  if (CONTROL.test(value)) return refused(400, `${what} holds a control character`);
+  if (UNPRINTABLE.test(value)) return refused(400, `${what} holds a control, format or separator character`);
   return value;
 }
 

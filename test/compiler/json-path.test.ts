@@ -9,7 +9,7 @@ import { compileXml } from './helpers.js';
 function select(path: string, document: unknown): readonly unknown[] {
   const compiled = compileJsonPath(path);
   if (!compiled.ok) throw new Error(`${path}: ${compiled.problem}`);
-  return compiled.query.select(document);
+  return [...compiled.query.select(document)];
 }
 
 function form(path: string): { construct: string; advice: string } {

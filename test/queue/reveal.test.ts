@@ -7,7 +7,15 @@ import { revealParameters } from '../../src/queue/reveal.js';
 import { parseQueueKey, SealError } from '../../src/queue/seal.js';
 
 const keys = [parseQueueKey(randomBytes(32).toString('base64'))!];
-const system = { 'request-id': 'r', endpoint: 'signup', environment: 'live', 'client-ip': '127.0.0.1', 'user-agent': 'ua', 'base-url': 'http://x' } as const;
+const system = {
+  'request-id': 'r',
+  endpoint: 'signup',
+  environment: 'live',
+  'client-ip': '127.0.0.1',
+  'user-agent': 'ua',
+  'base-url': 'http://x',
+  'body-sha256': '',
+} as const;
 const queued = (run: SealedRun): QueuedRun => ({
   v: 1,
   endpoint: 'signup',

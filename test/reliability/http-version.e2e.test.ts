@@ -44,3 +44,22 @@ describe('a request line whose HTTP version is not 1.0 or 1.1', () => {
     expect(answer.body).toBe('hello x');
   });
 });
+
+describe('a request with more than one Host header (RFC 9112, 3.2)', () => {
+  it.each([
+    ['to an endpoint', 'GET /echo?name=x HTTP/1.1', { Host: 'evil.example' }],
+    ['in another case', 'GET /echo?name=x HTTP/1.1', { HOST: '127.0.0.1' }],
+    ['to /_health', 'GET /_health HTTP/1.1', { host: 'other' }],
+  ])('%s: 400 problem+json, the endpoint does not run, the connection is closed', async (_name, line, headers) => {
+    const answer = await rawRequest(service.url, head(line, headers));
+    expect(answer.status, answer.text.slice(0, 300)).toBe(400);
+    expect((JSON.parse(answer.body) as { detail: string }).detail).toBe('the request has more than one Host header');
+    expect(answer.text).not.toContain('hello x');
+    expect(answer.closedByServer).toBe(true);
+  });
+
+  it('one Host header is served', async () => {
+    const answer = await rawRequest(service.url, head('GET /echo?name=x HTTP/1.1'));
+    expect(answer.body).toBe('hello x');
+  });
+});

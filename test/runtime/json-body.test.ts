@@ -1,35 +1,65 @@
-// A JSON body is parsed once per request, however many parameters read it with a JSONPath.
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Endpoint, ParameterDeclaration } from '../../src/compiler/ast.js';
+// A JSON body as parameters receive it: numbers a double cannot hold keep their text, the values
+// bound by name are bounded, and a body read on another thread binds as one read here.
+import { describe, expect, it } from 'vitest';
+import { jsonBodyOf, readJsonBody, readJsonBodyData } from '../../src/runtime/json-body.js';
 import { compileJsonPath } from '../../src/compiler/json-path.js';
-import { readJsonBody } from '../../src/runtime/json-body.js';
-import { bindParameters } from '../../src/runtime/parameters.js';
+import type { ValueMap } from '../../src/runtime/urlencoded.js';
 
-const position = { file: 'endpoints.xml', line: 1, column: 1 };
-function byPath(name: string, path: string): ParameterDeclaration {
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+function query(path: string) {
   const compiled = compileJsonPath(path);
   if (!compiled.ok) throw new Error(compiled.problem);
-  return { name, source: { kind: 'jsonpath', path, query: compiled.query }, defaultValue: null, rules: null, position };
+  return compiled.query;
 }
 
-afterEach(() => vi.restoreAllMocks());
+describe('numbers a double cannot hold', () => {
+  it('bind as their JSON text, never "null" nor rounded digits', () => {
+    const into: ValueMap = new Map();
+    expect(readJsonBody(bytes('{"a":1e400,"b":-1E+999,"c":[12345678901234567890,2],"d":1.5,"e":1e2}'), into).ok).toBe(true);
+    expect(Object.fromEntries(into)).toEqual({ a: ['1e400'], b: ['-1E+999'], c: ['12345678901234567890', '2'], d: ['1.5'], e: ['100'] });
+  });
 
-describe('a JSON body', () => {
-  it('is parsed once for five JSONPath parameters and the names of its top level', () => {
-    const parameters = [byPath('a', '$.x.a'), byPath('b', '$.x.b'), byPath('c', '$.list[*]'), byPath('d', '$.x'), byPath('e', '$.n')];
-    const endpoint = { parameters, parametersByName: new Map(parameters.map((p) => [p.name, p])), separator: ',' } as unknown as Endpoint;
-    const parse = vi.spyOn(JSON, 'parse');
-    const raw = new Map<string, string[]>();
-    const read = readJsonBody(Buffer.from('{"x":{"a":"1","b":2},"list":[3,4],"n":true}'), raw);
-    if (!read.ok) throw new Error(read.detail);
-    const bound = bindParameters(endpoint, raw, { headers: {}, json: read.json });
-    expect(bound.ok && Object.fromEntries(bound.parameters)).toEqual({ a: '1', b: '2', c: '3,4', d: '{"a":"1","b":2}', e: 'true' });
-    expect(raw).toEqual(
-      new Map([
-        ['list', ['3', '4']],
-        ['n', ['true']],
-      ]),
-    );
-    expect(parse).toHaveBeenCalledTimes(1);
+  it('keep their text inside an object selected by JSONPath', () => {
+    const read = readJsonBody(bytes('{"o":{"n":1e400}}'), new Map());
+    expect(read.ok && read.json.select('$.o', query('$.o'))).toEqual(['{"n":1e400}']);
+  });
+});
+
+describe('values bound by name', () => {
+  it('an array longer than 10000 items gives 10001 values: enough for a parameter that reads it to be refused', () => {
+    const into: ValueMap = new Map();
+    readJsonBody(bytes(JSON.stringify({ list: Array.from({ length: 50_000 }, (_, i) => i) })), into);
+    expect(into.get('list')).toHaveLength(10_001);
+  });
+
+  it('more than 100000 values over the top-level members refuse the body', () => {
+    const body: Record<string, number> = {};
+    for (let i = 0; i <= 100_000; i++) body[`m${i}`] = i;
+    expect(readJsonBody(bytes(JSON.stringify(body)), new Map())).toEqual({
+      ok: false,
+      detail: "the JSON body's top-level members hold more than 100000 values",
+    });
+  });
+});
+
+describe('a body read on another thread', () => {
+  it('binds by name and by JSONPath as one read here', () => {
+    const text = '{"a":"x","list":[1,2],"deep":{"b":[{"c":1},{"c":2}]}}';
+    const here: ValueMap = new Map();
+    const there: ValueMap = new Map();
+    const local = readJsonBody(bytes(text), here);
+    const remote = jsonBodyOf(readJsonBodyData(bytes(text), ['$..c', '$.deep']), there);
+    expect(there).toEqual(here);
+    for (const path of ['$..c', '$.deep']) {
+      expect(remote.ok && remote.json.select(path, query(path))).toEqual(local.ok && local.json.select(path, query(path)));
+    }
+  });
+
+  it('says where a malformed body breaks', () => {
+    expect(readJsonBodyData(bytes('{"a":'), [])).toEqual({
+      ok: false,
+      detail: 'malformed JSON body at line 1, column 6: expected a value, found the end of the body',
+    });
   });
 });

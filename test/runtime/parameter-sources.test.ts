@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ParameterDeclaration, ParameterSource } from '../../src/compiler/ast.js';
 import { compileJsonPath } from '../../src/compiler/json-path.js';
 import { NO_SOURCES, sourcedValues, type RequestSources } from '../../src/runtime/sources.js';
+import { selectValues } from '../../src/runtime/json-values.js';
 
 function declared(source: ParameterSource): ParameterDeclaration {
   return { name: 'p', source, defaultValue: null, rules: null, position: { file: 'endpoints.xml', line: 1, column: 1 } };
@@ -12,7 +13,10 @@ function declared(source: ParameterSource): ParameterDeclaration {
 function select(path: string, document: unknown): ReturnType<typeof sourcedValues> {
   const compiled = compileJsonPath(path);
   if (!compiled.ok) throw new Error(compiled.problem);
-  return sourcedValues(declared({ kind: 'jsonpath', path, query: compiled.query }), { ...NO_SOURCES, json: { document } });
+  return sourcedValues(declared({ kind: 'jsonpath', path, query: compiled.query }), {
+    ...NO_SOURCES,
+    json: { document, select: (_path, query) => selectValues(query, document, Number.MAX_SAFE_INTEGER) },
+  });
 }
 
 const document = {
@@ -97,5 +101,20 @@ describe('compiling a JSONPath', () => {
 
   it('compiles one text once', () => {
     expect(compileJsonPath('$.repository.full_name')).toBe(compileJsonPath('$.repository.full_name'));
+  });
+});
+
+describe('a long flat array', () => {
+  const value = Array.from({ length: 300_000 }, (_, i) => ({ subscriptionId: `s${i}` }));
+
+  it('is read by index, and [*] over it is refused for its count, never as nested too deeply', () => {
+    expect(select('$.value[-1].subscriptionId', { value })).toEqual(['s299999']);
+    expect(select('$.value[*].subscriptionId', { value })).toEqual({
+      problem: 'cannot be read with $.value[*].subscriptionId: it selects more than 10000 values',
+    });
+  });
+
+  it('gives up to 10000 values', () => {
+    expect(select('$.value[*].subscriptionId', { value: value.slice(0, 10_000) })).toHaveLength(10_000);
   });
 });

@@ -67,7 +67,15 @@ function parameterEquals(parameter: string, value: string): Condition {
 function requestScope(parameters: Record<string, string> = {}): ExpansionScope {
   return {
     parameters: new Map(Object.entries(parameters)),
-    system: { 'request-id': 'req-1', endpoint: 'test', environment: 'live', 'client-ip': '127.0.0.1', 'user-agent': 'vitest', 'base-url': 'http://127.0.0.1' },
+    system: {
+      'request-id': 'req-1',
+      endpoint: 'test',
+      environment: 'live',
+      'client-ip': '127.0.0.1',
+      'user-agent': 'vitest',
+      'base-url': 'http://127.0.0.1',
+      'body-sha256': '',
+    },
     env: {},
   };
 }

@@ -10,6 +10,7 @@ import { fixture, StartedServices, type RunningService } from '../helpers/serve.
 import { eventually, QUEUE_KEY, uniqueQueueName } from '../helpers/queue.js';
 import { idempotencyKey } from '../../src/tasks/http-request/prepare.js';
 import { createHash } from 'node:crypto';
+import net from 'node:net';
 
 const FILE = fixture('dedup');
 const services = new StartedServices();
@@ -183,6 +184,53 @@ describe('<deduplicate> in one process', () => {
     await post(null);
     expect(peer.requestsTo('/api')).toHaveLength(3);
   });
+
+  it('${body-sha256} as the key: a captured delivery replayed under a fresh delivery id runs nothing', async () => {
+    const body = JSON.stringify({ order: fresh('by-body') });
+    const send = (delivery: string) =>
+      fetch(`${single.url}/by-body`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-delivery': delivery }, body });
+    const first = await send(fresh('delivery'));
+    expect(first.status).toBe(200);
+    const replayed = await send(fresh('delivery'));
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replayed.text()).toBe(await first.text());
+    // Another body is another key.
+    const other = await fetch(`${single.url}/by-body`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body.replace('by-body', 'other'),
+    });
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+    expect(peer.requestsTo('/crm')).toHaveLength(2);
+  });
+
+  it('a key header sent twice is a 400 naming the parameter, never the key of one header holding both values', async () => {
+    const key = fresh('twice');
+    // One header `a||b`: a key like any other, its delivery runs.
+    const joined = await deliver(single, `${key}-a||${key}-b`, 'J');
+    expect(joined.status).toBe(200);
+    // Two headers `a` and `b` would have bound as that same key: refused before anything runs.
+    // Written as bytes: fetch would join the two into one header `a, b`.
+    const body = JSON.stringify({ order: 'K' });
+    const port = new URL(single.url).port;
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.end(
+          `POST /delivery HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+            `X-Delivery-Id: ${key}-a\r\nX-Delivery-Id: ${key}-b\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      });
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      socket.on('end', () => resolve({ status: Number(text.slice(9, 12)), body: text.slice(text.indexOf('\r\n\r\n') + 4) }));
+      socket.on('error', reject);
+    });
+    expect(answer.status, answer.body).toBe(400);
+    expect((JSON.parse(answer.body) as { errors: unknown }).errors).toEqual([
+      { parameter: 'delivery', detail: 'parameter "delivery" takes one value and was sent 2 times (it makes the <deduplicate> key)' },
+    ]);
+    expect(peer.requestsTo('/crm').map((r) => JSON.parse(r.body).order)).toEqual(['J']);
+  });
 });
 
 describe('<deduplicate> beside other checks, forwards and timeouts', () => {
@@ -327,12 +375,14 @@ describe('<deduplicate> on Redis', () => {
     expect(answers.filter((x) => x.status === 409)).toHaveLength(7);
     expect(peer.requestsTo('/crm')).toHaveLength(2);
 
-    // Every key carries its expiry (for="1h"), none is left for ever.
+    // Every key carries its expiry (for="1h"), none is left for ever: the remembered keys and the
+    // order and sizes the bound on each endpoint's answers keeps beside them.
     const { Redis } = await import('ioredis');
     const redis = new Redis(sharedRedis);
     try {
       const keys = await keysUnder(sharedRedis, prefix);
-      expect(keys.length).toBe(3);
+      expect(keys.filter((key) => !key.includes('dedup-remembered:')).length).toBe(3);
+      expect(keys.filter((key) => key.includes('dedup-remembered:')).length).toBeGreaterThan(0);
       for (const key of keys) {
         const ttl = await redis.pttl(key);
         expect(ttl).toBeGreaterThan(3_500_000);
@@ -370,6 +420,12 @@ describe('<deduplicate> on Redis', () => {
 
       own.child.kill('SIGCONT');
       stopped = false;
+      // The claims the stalled store took when it resumed, which the service had given up on, are
+      // released right behind them: the sender's next retry runs (the first ran without its key),
+      // no 409 for the lease though nothing runs.
+      const retried = await deliver(service, other, 'J');
+      expect(retried.status, retried.body).toBe(200);
+      expect(peer.requestsTo('/crm')).toHaveLength(4);
       // Back: deduplicated again.
       const back = fresh('down');
       await deliver(service, back, 'K');
@@ -422,6 +478,7 @@ describe('<deduplicate> with tasks="background"', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(peer.requestsTo('/background')).toHaveLength(1);
     expect(peer.requestsTo('/background')[0]!.headers['idempotency-key']).toBe(keyFor('background', id, 'relay'));
-    expect((await keysUnder(sharedRedis, prefix)).length).toBe(1);
+    // One remembered key (beside the order and sizes of the endpoint's bound).
+    expect((await keysUnder(sharedRedis, prefix)).filter((key) => !key.includes('dedup-remembered:')).length).toBe(1);
   });
 });

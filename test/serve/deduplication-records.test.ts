@@ -1,7 +1,7 @@
 // The in-memory record of <deduplicate> keys (one process, or the primary for its workers): one
 // claim per key, a claim held under its token, and keys that expire by themselves.
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeduplicationRecords } from '../../src/server/deduplication-records.js';
+import { DeduplicationRecords, MAX_REMEMBERED, MAX_REMEMBERED_BYTES, rememberedSize } from '../../src/server/deduplication-records.js';
 
 let now = 1_000_000;
 const records = new DeduplicationRecords(() => now);
@@ -49,5 +49,66 @@ describe('DeduplicationRecords', () => {
     const running = records.claim('e', 'fp', 30_000);
     expect(running.kind).toBe('claimed');
     expect(records.remember('e', 'fp', answer, 60_000)).toEqual({ kind: 'running', fingerprint: 'fp' });
+  });
+});
+
+describe('the bound on remembered answers', () => {
+  const remember = (store: DeduplicationRecords, id: string, body = 'x') =>
+    store.remember(id, 'fp', { status: 200, location: null, contentType: null, body }, 86_400_000);
+
+  it('evicts the oldest remembered answers beyond the count, counts them, and keeps running claims', () => {
+    let evicted = 0;
+    const store = new DeduplicationRecords(
+      () => now,
+      (count) => (evicted += count),
+      { count: 3, bytes: 1 << 30 },
+    );
+    const running = store.claim('running', 'fp', 30_000);
+    for (const id of ['k1', 'k2', 'k3', 'k4', 'k5']) remember(store, id);
+    expect(evicted).toBe(2);
+    expect(store.size.count).toBe(3);
+    expect(store.claim('k1', 'fp', 30_000).kind).toBe('claimed');
+    expect(store.claim('k3', 'fp', 30_000).kind).toBe('done');
+    expect(store.claim('running', 'fp', 30_000)).toEqual({ kind: 'running', fingerprint: 'fp' });
+    expect(running.kind).toBe('claimed');
+    store.close();
+  });
+
+  it('evicts the oldest beyond the bytes: 1,500 keys with 60 KB answers hold no more than the bound', () => {
+    let evicted = 0;
+    const bound = 10 * 1024 * 1024;
+    const store = new DeduplicationRecords(
+      () => now,
+      (count) => (evicted += count),
+      { count: 10_000, bytes: bound },
+    );
+    const body = 'b'.repeat(60_000);
+    for (let i = 0; i < 1500; i++) remember(store, `key-${i}`, body);
+    expect(store.size.bytes).toBeLessThanOrEqual(bound);
+    expect(store.size.count).toBe(Math.floor(bound / rememberedSize({ status: 200, location: null, contentType: null, body })));
+    expect(evicted).toBe(1500 - store.size.count);
+    expect(store.claim('key-0', 'fp', 30_000).kind).toBe('claimed');
+    expect(store.claim('key-1499', 'fp', 30_000).kind).toBe('done');
+    store.close();
+  });
+
+  it('counts an answer once when a key is remembered again, and forgets its bytes when it expires or is released', () => {
+    const store = new DeduplicationRecords(
+      () => now,
+      () => {},
+      { count: 10, bytes: 1 << 30 },
+    );
+    const claim = store.claim('a', 'fp', 30_000);
+    store.complete('a', (claim as { token: string }).token, 'fp', { status: 200, location: null, contentType: null, body: 'abc' }, 60_000);
+    store.complete('a', (claim as { token: string }).token, 'fp', { status: 200, location: null, contentType: null, body: 'abc' }, 60_000);
+    expect(store.size.count).toBe(1);
+    now += 120_000;
+    expect(store.claim('a', 'fp', 30_000).kind).toBe('claimed');
+    expect(store.size).toEqual({ count: 0, bytes: 0 });
+    store.close();
+  });
+
+  it('is 10,000 answers and 64 MiB by default', () => {
+    expect([MAX_REMEMBERED, MAX_REMEMBERED_BYTES]).toEqual([10_000, 64 * 1024 * 1024]);
   });
 });

@@ -127,6 +127,26 @@ describe('rules skip empty and whitespace-only values, not invisible ones', () =
     expect(await spaces.text()).toBe(echo({ email: '  ' }));
     await expectErrors(await post('rules', [['email', '\u200b']]), [{ parameter: 'email', detail: 'parameter "email" is not one email address' }]);
   });
+
+  it('a value of only U+00A0 or U+0085 is checked like any other: a pattern refuses it (400), nothing reaches a task', async () => {
+    for (const value of ['\u00a0', '\u00a0\u00a0', ' \u0085 ']) {
+      const response = await post('rules', [['code', value]]);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { errors: { parameter: string }[] }).errors.map((e) => e.parameter)).toEqual(['code']);
+    }
+    const tabs = await post('rules', [['code', ' \t ']]);
+    expect(tabs.status).toBe(200);
+  });
+});
+
+describe('format="email" is a bare address', () => {
+  it.each([['<a@example.test>'], ['A <a@example.test>'], ['"A" <a@example.test>'], ['a@example.test (A)']])('%s: 400', async (value) => {
+    await expectErrors(await post('rules', [['email', value]]), [{ parameter: 'email', detail: 'parameter "email" is not one email address' }]);
+  });
+
+  it('a@example.test passes (the control)', async () => {
+    expect((await post('rules', [['email', 'a@example.test']])).status).toBe(200);
+  });
 });
 
 describe('a required parameter holding only invisible characters is missing', () => {

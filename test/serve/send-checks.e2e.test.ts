@@ -107,6 +107,25 @@ describe('a task URL the request makes unusable is refused before the first task
   });
 });
 
+describe('a request value in the host of a task URL', () => {
+  it('a bare host name passes preparation (the control): the first POST is made, the second fails to connect', async () => {
+    const before = mark();
+    const response = await post('host', [['h', '127.0.0.1']]);
+    // Nothing listens on port 80 here, as a rule: 502; whatever answers, it is no refusal of the value.
+    expect(response.status).not.toBe(400);
+    expect(peer.requests.slice(before.http).map((r) => r.path)).toEqual(['/first']);
+  });
+
+  it.each([['127.0.0.1:18001'], ['127.0.0.1:18001/y#'], ['127.0.0.1:18001@other']])(
+    'h=%s, which makes no valid host once escaped: 400 naming "h", not 500, and the first POST is not made',
+    async (h) => {
+      const before = mark();
+      const problem = await expectRefused(await post('host', [['h', h]]), 'h', before);
+      expect(problem.detail).toBe('parameter "h" makes the task URL not a valid URL');
+    },
+  );
+});
+
 describe('a recipient, Reply-To or subject the mail task could not use is refused before the first task', () => {
   it('a single address: the POST is made and the mail delivered to it (the control)', async () => {
     const before = mark();
@@ -130,6 +149,11 @@ describe('a recipient, Reply-To or subject the mail task could not use is refuse
     ['to', 'holding NUL in the local part', ['an\u0000n@example.test']],
     ['to', 'holding a zero-width space', ['an\u200bn@example.test']],
     ['to', 'with a comment that would become a display name', ['ann@example.test (Evil Name)']],
+    ['to', 'with a comment that holds another address', ['ann@example.test (eve@evil.test)']],
+    ['to', 'with a display name that holds another address', ['"eve@evil.test" <ann@example.test>']],
+    ['to', 'with a bare display name that holds another address', ['eve@evil.test <ann@example.test>']],
+    ['to', 'with an encoded-word display name (decoded into another address)', ['=?utf-8?q?eve=40evil.test?= <ann@example.test>']],
+    ['reply', 'with an encoded-word display name', ['=?utf-8?b?ZXZlQGV2aWwudGVzdA==?= <bob@example.test>']],
     ['reply', 'holding NUL', ['bob@example.test\u0000']],
     ['reply', 'with a comment', ['(Evil) bob@example.test']],
     ['topic', 'holding NUL', ['a\u0000b']],

@@ -297,6 +297,21 @@ describe('headers', () => {
     expect(answer).toEqual({ status: 200, body: 'tags=alpha,beta,gamma;source=none' });
   });
 
+  it('reads a header value as UTF-8: café sent as UTF-8 bytes binds as café, not cafÃ©', async () => {
+    // A string of byte-sized characters goes out as those bytes: C3 A9 is é in UTF-8.
+    const utf8Bytes = Buffer.from('café ☕', 'utf8').toString('latin1');
+    const answer = await requestWithHeaders('/tags', ['X-Tag', utf8Bytes, 'X-Source', 'plain']);
+    expect(answer).toEqual({ status: 200, body: 'tags=café ☕;source=plain' });
+  });
+
+  it('refuses a header value a parameter reads that is not UTF-8 (a Latin-1 é) with a 400 naming the header', async () => {
+    const answer = await requestWithHeaders('/tags', ['X-Tag', 'caf\u00e9']);
+    expect(answer.status).toBe(400);
+    expect((JSON.parse(answer.body) as { detail: string }).detail).toBe('the x-tag header is not valid UTF-8');
+    // A header no parameter reads is not looked at.
+    expect((await requestWithHeaders('/tags', ['X-Tag', 'ok', 'X-Other', 'caf\u00e9'])).status).toBe(200);
+  });
+
   it('reads a header on a GET, in any case, and not a query parameter of the same name', async () => {
     const response = await fetch(`${service.url}/tags?tags=query&source=query`, { headers: { 'x-TAG': 'one', 'X-Source': 'crm' } });
     expect(await response.text()).toBe('tags=one;source=crm');

@@ -115,6 +115,7 @@ export function scope(parameters: Record<string, string> = {}, extra: Partial<Ex
       'client-ip': '127.0.0.1',
       'user-agent': 'vitest',
       'base-url': 'http://127.0.0.1:8080',
+      'body-sha256': '',
     },
     env: {},
     ...extra,

@@ -152,6 +152,7 @@ export function scope(parameters: Record<string, string> = {}): ExpansionScope {
       'client-ip': '127.0.0.1',
       'user-agent': 'vitest',
       'base-url': 'http://127.0.0.1:8080',
+      'body-sha256': '',
     },
     env: {},
   };

@@ -8,7 +8,7 @@ import type { Condition, Template, TemplatePart } from '../../src/template/types
 import { evaluateCondition } from '../../src/template/condition.js';
 import type { ExpansionScope } from '../../src/template/expand.js';
 
-const SYSTEM = { 'request-id': 'r', endpoint: 'e', environment: 'live', 'client-ip': '', 'user-agent': '', 'base-url': '' } as const;
+const SYSTEM = { 'request-id': 'r', endpoint: 'e', environment: 'live', 'client-ip': '', 'user-agent': '', 'base-url': '', 'body-sha256': '' } as const;
 
 /** A template that is just the parameter `name` (so the tested value comes from the scope, as in a request). */
 const p = (name: string): Template => ({ source: `\${${name}}`, escaping: 'none', parts: [{ kind: 'parameter', name } as TemplatePart] });

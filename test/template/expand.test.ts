@@ -7,7 +7,15 @@ import { escapeForm, escapeHtml, escapeJsonString, escapeXml, UnsafeValueError }
 import { expandTemplate, MissingValueError, type ExpansionScope } from '../../src/template/expand.js';
 import { parseTemplateSource } from '../../src/template/parse.js';
 
-const SYSTEM = { 'request-id': 'req-1', endpoint: 'ep', environment: 'live', 'client-ip': '127.0.0.1', 'user-agent': 'ua', 'base-url': 'http://h' } as const;
+const SYSTEM = {
+  'request-id': 'req-1',
+  endpoint: 'ep',
+  environment: 'live',
+  'client-ip': '127.0.0.1',
+  'user-agent': 'ua',
+  'base-url': 'http://h',
+  'body-sha256': '',
+} as const;
 
 function scope(parameters: Record<string, string> = {}, extra: Partial<ExpansionScope> = {}): ExpansionScope {
   return { parameters: new Map(Object.entries(parameters)), system: SYSTEM, env: {}, ...extra };

@@ -123,6 +123,9 @@ describe('meta: hub.challenge', () => {
     ]);
     expectRefused(answerHandshake(meta, request('GET', '/meta?hub.mode=subscribe&hub.verify_token=meatyhamhock')), 400, [verifyToken]);
     expectRefused(answerHandshake(meta, request('GET', '/meta?hub.mode=subscribe&hub.challenge=%07ring&hub.verify_token=meatyhamhock')), 400, [verifyToken]);
+    for (const bad of ['%E2%80%A8', '%E2%80%AE', '%E2%80%8B']) {
+      expectRefused(answerHandshake(meta, request('GET', `/meta?hub.mode=subscribe&hub.challenge=1${bad}2&hub.verify_token=meatyhamhock`)), 400, [verifyToken]);
+    }
     expect(answerHandshake(meta, request('GET', '/meta?page=2'))).toEqual(NOT);
     expect(
       answerHandshake(
@@ -147,6 +150,16 @@ describe('graph: validationToken', () => {
   it('leaves notifications to the endpoint, and refuses a token sent twice, empty, too long or with a control character', () => {
     expect(answerHandshake(graph, request('POST', '/graph', { body: '{"value":[]}', type: 'application/json' }))).toEqual(NOT);
     expectRefused(answerHandshake(graph, request('POST', '/graph?validationToken=a&validationToken=b')), 400, []);
+  });
+
+  it('echoes printable characters only: a format (U+202E, U+200B, U+FEFF) or separator (U+2028, U+2029) character is refused', () => {
+    for (const bad of ['\u2028', '\u2029', '\u202e', '\u200b', '\ufeff', '\u2066']) {
+      const token = `Validation${bad}Testing`;
+      expectRefused(answerHandshake(graph, request('POST', `/graph?validationToken=${encodeURIComponent(token)}`)), 400, [token]);
+    }
+    expect(answerHandshake(graph, request('POST', `/graph?validationToken=${encodeURIComponent('Validation: Testé 1')}`))).toEqual(
+      answer('Validation: Testé 1'),
+    );
     expectRefused(answerHandshake(graph, request('POST', '/graph?validationToken=')), 400, []);
     expectRefused(answerHandshake(graph, request('POST', `/graph?validationToken=${'t'.repeat(1025)}`)), 400, ['tttt']);
     expectRefused(answerHandshake(graph, request('POST', '/graph?validationToken=ok%0D%0ALocation:%20x')), 400, ['Location']);
@@ -170,6 +183,8 @@ describe('describeHandshake', () => {
     expect(problems({ scheme: 'meta' })).toEqual(['missing-attribute verify-token']);
     expect(problems({ scheme: 'zoom', secret: '' })).toEqual(['invalid-value secret']);
     expect(problems({ scheme: 'meta', verifyToken: '' })).toEqual(['invalid-value verify-token']);
+    expect(problems({ scheme: 'zoom', secret: ' \t ' })).toEqual(['invalid-value secret']);
+    expect(problems({ scheme: 'meta', verifyToken: '  ' })).toEqual(['invalid-value verify-token']);
     expect(problems({ scheme: 'slack', secret: 's' })).toEqual(['attribute-not-for-scheme secret']);
     expect(problems({ scheme: 'graph', verifyToken: 't' })).toEqual(['attribute-not-for-scheme verify-token']);
     expect(problems({ scheme: 'zoom', secret: 's', verifyToken: 't' })).toEqual(['attribute-not-for-scheme verify-token']);

@@ -3,7 +3,7 @@
 // serve and dry-run print the same text on stderr for an invalid configuration.
 
 import { Chalk } from 'chalk';
-import type { Diagnostic } from '../../compiler/index.js';
+import { QUOTES_SECRET, type Diagnostic } from '../../compiler/index.js';
 import { readConfigurationFile } from '../../compiler/read-file.js';
 import type { Formatter } from './types.js';
 
@@ -41,7 +41,8 @@ export function formatDiagnosticsText(diagnostics: readonly Diagnostic[], option
   for (const d of diagnostics) {
     const severity = d.severity === 'error' ? chalk.red('error') : chalk.yellow('warning');
     out += `${chalk.bold(`${d.file}:${d.line}:${d.column}`)}  ${severity}  ${chalk.dim(d.code)}  ${d.message}\n`;
-    const source = lineOf(d.file, d.line);
+    const line = lineOf(d.file, d.line);
+    const source = line !== undefined && QUOTES_SECRET.has(d.code) ? maskAttributeValue(line, d.column) : line;
     if (source !== undefined && source.length <= 500) {
       // Control characters (a binary file) would garble the terminal.
       const expanded = source.replace(/\t/g, '  ').replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, '?');
@@ -50,6 +51,20 @@ export function formatDiagnosticsText(diagnostics: readonly Diagnostic[], option
     }
   }
   return out;
+}
+
+/**
+ * The line with the value of the attribute at `column` shown as `***`: the value is a secret,
+ * and a log that keeps the report must not keep it. A value that goes on past the line end is
+ * masked to the end of the line.
+ */
+export function maskAttributeValue(line: string, column: number): string {
+  const at = column - 1;
+  const attribute = /^[^\s=]+\s*=\s*(["'])/.exec(line.slice(at));
+  if (attribute === null) return line;
+  const start = at + attribute[0].length;
+  const end = line.indexOf(attribute[1]!, start);
+  return line.slice(0, start) + '***' + (end < 0 ? '' : line.slice(end));
 }
 
 /** A file's text, read line by line forward (back to the start only when asked for an earlier line). */

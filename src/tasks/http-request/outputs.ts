@@ -95,7 +95,7 @@ function selectJson(output: OutputIntermediateValue, selector: JsonSelector, jso
   let matches: readonly unknown[];
   try {
     // RFC 9535, compiled with the file (compiler/json-path.ts), as a parameter's path is.
-    matches = selector.query.select(json);
+    matches = [...selector.query.select(json)];
   } catch (error) {
     throw new OutputError(`output "${output.name}": JSONPath ${path} could not be evaluated (${(error as Error).message})`);
   }

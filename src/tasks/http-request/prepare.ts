@@ -10,7 +10,7 @@ import { expandChecked, type ValueProblem } from '../../template/checked.js';
 import type { NamedTemplate } from '../../template/types.js';
 import { escapeForm, placeholdersOf, UnsafeValueError } from '../../template/escape.js';
 import { expandTemplate, usesEnv, type ExpansionScope } from '../../template/expand.js';
-import { expandUrl } from '../../template/url.js';
+import { expandUrl, urlCulprits } from '../../template/url.js';
 import { requestTargetProblem } from './target.js';
 import type { RawBody } from '../../upload.js';
 import type { HttpRequestTask, PreparedHttpRequest } from './types.js';
@@ -38,24 +38,30 @@ export function secretParameters(task: HttpRequestTask): string[] {
 }
 
 /** `received`: the request body as received, for <forward-request-body/>; null: the request had none. */
+/** The task's URL expanded, or an UnsafeValueError naming the values that make it no valid request target. */
+function taskUrl(task: HttpRequestTask, scope: ExpansionScope): string {
+  // expandUrl: a value that makes a path segment "." or ".." is refused (it would shorten the path).
+  const url = appendQuery(expandUrl(task.url, scope), formEncode(task.getParameters, scope));
+  // dry-run's display shows stand-ins (`***` for a secret) where the real values were checked.
+  const targetProblem = scope.verbatim === undefined ? requestTargetProblem(url) : null;
+  if (targetProblem === null) return url;
+  // A placeholder at the very start is inserted unescaped; elsewhere a value still makes no
+  // valid host or port once escaped (`http://${h}/x`, h=127.0.0.1:8080). Else the written text is to blame.
+  const first = task.url.parts[0];
+  const culprits =
+    first !== undefined && first.kind !== 'literal'
+      ? [first]
+      : urlCulprits(task.url, scope, (candidate) => requestTargetProblem(appendQuery(candidate, formEncode(task.getParameters, scope))) !== null);
+  throw new UnsafeValueError(`the task URL is ${targetProblem}`, { reason: `makes the task URL ${targetProblem}`, culprits });
+}
+
 export function prepareHttpRequest(
   task: HttpRequestTask,
   scope: ExpansionScope,
   settings: HttpRequestTaskSettings = DEFAULT_HTTP_REQUEST_SETTINGS,
   received: RawBody | null = null,
 ): PreparedHttpRequest {
-  // expandUrl: a value that makes a path segment "." or ".." is refused (it would shorten the path).
-  const url = appendQuery(expandUrl(task.url, scope), formEncode(task.getParameters, scope));
-  // dry-run's display shows stand-ins (`***` for a secret) where the real values were checked.
-  const targetProblem = scope.verbatim === undefined ? requestTargetProblem(url) : null;
-  if (targetProblem !== null) {
-    // Only a placeholder at the very start is inserted unescaped: it, or the written text, is to blame.
-    const first = task.url.parts[0];
-    throw new UnsafeValueError(`the task URL is ${targetProblem}`, {
-      reason: `makes the task URL ${targetProblem}`,
-      culprits: first !== undefined && first.kind !== 'literal' ? [first] : [],
-    });
-  }
+  const url = taskUrl(task, scope);
 
   const headers: Record<string, string> = {};
   const secret = new Set<string>();

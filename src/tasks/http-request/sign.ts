@@ -65,7 +65,7 @@ export function compileSign(ctx: CompileContext, element: ReadElement['element']
   return { scheme: 'standard', secret, position: element.position };
 }
 
-const NO_SYSTEM = { 'request-id': '', endpoint: '', environment: '', 'client-ip': '', 'user-agent': '', 'base-url': '' };
+const NO_SYSTEM = { 'request-id': '', endpoint: '', environment: '', 'client-ip': '', 'user-agent': '', 'base-url': '', 'body-sha256': '' };
 
 /**
  * `msg_` and 32 hex characters from the request (or, with <deduplicate>, its delivery), the
