@@ -166,11 +166,7 @@ export class HttpService {
     // value as HTML or script.
     response.setHeader('x-content-type-options', 'nosniff');
     if (this.state.shuttingDown) response.setHeader('connection', 'close');
-    const malformed = malformedRequest(request);
-    if (malformed !== null) {
-      response.setHeader('connection', 'close');
-      return writeProblem(response, 400, malformed, requestId);
-    }
+    if (answeredMalformed(request, response, requestId)) return;
 
     const url = request.url ?? '/';
     const question = url.indexOf('?');
@@ -394,13 +390,15 @@ export class HttpService {
   }
 }
 
-/** Why a request is not one this server answers, whatever its path; null for any other. */
-function malformedRequest(request: IncomingMessage): string | null {
+/** A request this server answers 400 whatever its path, and closes the connection after: true when it was one. */
+function answeredMalformed(request: IncomingMessage, response: TrackedResponse, requestId: string): boolean {
   // llhttp refuses most unknown versions itself (clientError), but passes HTTP/2.0, HTTP/0.9
   // and a request line without a version (read as 0.9) on as requests.
-  if (!spokenVersion(request)) return BAD_VERSION;
-  if (repeatedHost(request)) return REPEATED_HOST;
-  return null;
+  const problem = !spokenVersion(request) ? BAD_VERSION : repeatedHost(request) ? REPEATED_HOST : null;
+  if (problem === null) return false;
+  response.setHeader('connection', 'close');
+  writeProblem(response, 400, problem, requestId);
+  return true;
 }
 
 /** The query string as sent ('' without one), for a deduplicated request's fingerprint. */
