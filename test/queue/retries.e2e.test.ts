@@ -120,6 +120,9 @@ describe.each(backends)('retries across attempts and the failed set on %s', (bac
     expect(peer.requestsTo('/picky').length).toBe(2);
     expect(peer.requestsTo('/fine').length).toBe(1);
     expect(new Set(peer.requestsTo('/picky').map((r) => r.headers['idempotency-key'])).size).toBe(1);
+    // The attempt before the retry and the one after: two, as its history has them.
+    const shown = (await jobs('show', failed!.data.requestId)).stdout;
+    expect(shown.split('\n')[0]).toMatch(/ {2}completed {2}attempts 2 {2}/);
   });
 
   it('answers jobs show, retry and discard for an unknown request with exit 3 (nothing to act on), a store it cannot reach with 4, and a usage error with 2 (README, exit codes)', async () => {
