@@ -66,16 +66,21 @@ async function withAdmin(
       `${keyFor} needs ENDPOINT_SERVICE_QUEUE_KEY set to the key serve and worker run with (and ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS for jobs sealed before a key change)`,
     );
   // A store that answers but refuses the URL would be read on another database, or not at all.
-  const { storeRefusal } = await import('../queue/store-refusal.js');
-  const refusal = await storeRefusal(location.url, location.backend);
-  if (refusal !== null) usage(`--queue: ${refusal}`);
+  const { probeStore } = await import('../queue/store-refusal.js');
+  const probe = await probeStore(location.url, location.backend);
+  if (probe.kind === 'refused') usage(`--queue: ${probe.reason}`);
+  const unreachable = (reason: string): ExitCode => {
+    process.stderr.write(`endpoint-service: the queue store cannot be reached: ${reason}\n`);
+    return UNREACHABLE;
+  };
+  if (probe.kind === 'unreachable') return unreachable(probe.reason);
   const { JobsAdmin } = await import('../queue/admin.js');
+  const { describeStoreFailure } = await import('../queue/store-errors.js');
   let admin: JobsAdmin;
   try {
     admin = await JobsAdmin.open({ url: location.url, backend: location.backend, name: flags.queueName });
   } catch (error) {
-    process.stderr.write(`endpoint-service: the queue store cannot be reached: ${error instanceof Error ? error.message : String(error)}\n`);
-    return UNREACHABLE;
+    return unreachable(describeStoreFailure(error, location.url));
   }
   try {
     return await run(admin, location.keys, location.url);

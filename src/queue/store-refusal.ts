@@ -5,6 +5,7 @@
 // a store that cannot be reached at all is not refused here (the processes wait for it).
 
 import type { QueueBackend } from './settings.js';
+import { describeStoreFailure } from './store-errors.js';
 
 /** How long the one connection may take: a store that does not answer in time is left to the retries. */
 const CHECK_TIMEOUT_MS = 2_000;
@@ -37,18 +38,29 @@ function firstWord(message: string): string {
   return message.split(/\s/, 1)[0]!;
 }
 
+/** What one connection found: the store takes the URL, refuses it for good, or cannot be reached now. */
+export type StoreProbe =
+  { readonly kind: 'ok' } | { readonly kind: 'refused'; readonly reason: string } | { readonly kind: 'unreachable'; readonly reason: string };
+
 /**
  * Why the store refuses the URL for good, in one sentence (never the URL: it may hold a
  * password), or null: it accepts it, or it cannot be reached now.
  */
 export async function storeRefusal(url: string, backend: QueueBackend): Promise<string | null> {
-  return backend === 'postgres' ? postgresRefusal(url) : redisRefusalOf(url);
+  const probe = await probeStore(url, backend);
+  return probe.kind === 'refused' ? probe.reason : null;
 }
 
-async function redisRefusalOf(text: string): Promise<string | null> {
+/** One connection to the store, said in words a person can act on (store-errors.ts). */
+export async function probeStore(url: string, backend: QueueBackend): Promise<StoreProbe> {
+  return backend === 'postgres' ? postgresProbe(url) : redisProbe(url);
+}
+
+async function redisProbe(text: string): Promise<StoreProbe> {
   const url = new URL(text);
   const { Redis } = await import('ioredis');
   let refusal: string | null = null;
+  let failure: unknown = null;
   let refused = () => {};
   const client = new Redis(text, {
     connectTimeout: CHECK_TIMEOUT_MS,
@@ -59,27 +71,32 @@ async function redisRefusalOf(text: string): Promise<string | null> {
   });
   client.on('error', (error: Error) => {
     refusal ??= redisRefusal(error.message, url);
+    failure ??= error;
     if (refusal !== null) refused();
   });
   let timer: NodeJS.Timeout | undefined;
+  let ready = false;
   try {
     await Promise.race([
-      client.connect(),
+      client.connect().then(() => (ready = true)),
       new Promise<void>((resolve) => (refused = resolve)),
       new Promise((resolve) => (timer = setTimeout(resolve, CHECK_TIMEOUT_MS + 500))),
     ]);
-  } catch {
+  } catch (error) {
     // Not reachable, or refused (the error event said why).
+    failure ??= error;
   } finally {
     clearTimeout(timer);
     client.disconnect();
   }
-  return refusal;
+  if (refusal !== null) return { kind: 'refused', reason: refusal };
+  if (ready) return { kind: 'ok' };
+  return { kind: 'unreachable', reason: describeStoreFailure(failure ?? new Error('connect ETIMEDOUT'), text) };
 }
 
 const PG_MODULE = 'pg';
 
-async function postgresRefusal(text: string): Promise<string | null> {
+async function postgresProbe(text: string): Promise<StoreProbe> {
   const pg = (await import(PG_MODULE)) as {
     default: { Client: new (config: object) => { connect(): Promise<void>; end(): Promise<void>; on(e: 'error', l: () => void): void } };
   };
@@ -87,13 +104,12 @@ async function postgresRefusal(text: string): Promise<string | null> {
   client.on('error', () => {});
   try {
     await client.connect();
-    return null;
+    return { kind: 'ok' };
   } catch (error) {
     const code = String((error as { code?: unknown }).code);
     const refusal = POSTGRES_REFUSALS[code];
-    if (refusal === undefined) return null;
-    const url = new URL(text);
-    return `PostgreSQL at ${where(url)} ${refusal}`;
+    if (refusal === undefined) return { kind: 'unreachable', reason: describeStoreFailure(error, text) };
+    return { kind: 'refused', reason: `PostgreSQL at ${where(new URL(text))} ${refusal}` };
   } finally {
     await client.end().catch(() => {});
   }

@@ -5,7 +5,7 @@
 // with a password and 4 databases.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_KEY, queueFixture, runCli, spawnRedis, uniqueQueueName, type OwnRedis } from '../helpers/queue.js';
-import { runServeToExit } from '../helpers/serve.js';
+import { runServeToExit, startServe } from '../helpers/serve.js';
 
 const PASSWORD = 'the-right-one-4711';
 const APP = queueFixture('basic');
@@ -101,5 +101,28 @@ describe('PostgreSQL', () => {
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toHaveLength(1);
     expect(r.stderr).toMatch(/--queue: PostgreSQL at [^ ]+ has no such database \(3D000\)/);
+  });
+});
+
+describe('a store that cannot be reached, in words (jobs: exit 4)', () => {
+  it('rediss:// to a Redis without TLS: says to use redis://, not ETIMEDOUT alone', async () => {
+    if (redis === null) return;
+    const r = await runCli(['jobs', 'list', '--queue', `rediss://:${PASSWORD}@${host}`], ENV);
+    expect(r.code).toBe(4);
+    expect(oneLine(r.stderr)).toEqual([
+      `endpoint-service: the queue store cannot be reached: ${host} did not complete a TLS handshake (ETIMEDOUT): if that Redis does not speak TLS, use redis:// instead of rediss://; otherwise check the host and port`,
+    ]);
+  });
+
+  it('serve logs the same reason while it retries', async () => {
+    if (redis === null) return;
+    const service = await startServe(APP, ['--queue', `rediss://:${PASSWORD}@${host}`, '--queue-name', uniqueQueueName('refusal'), '--no-queue-consume'], ENV);
+    try {
+      const line = await service.waitForLog((l) => l.msg === 'the queue store is unreachable; retrying');
+      expect(String(line.reason)).toContain('did not complete a TLS handshake');
+      expect(service.stderr()).not.toContain(PASSWORD);
+    } finally {
+      await service.stop();
+    }
   });
 });
