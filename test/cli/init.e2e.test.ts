@@ -215,6 +215,15 @@ describe('init into a new folder', () => {
   });
 });
 
+describe('init demo in the clone', () => {
+  it('leaves git status clean: demo/ is ignored (README, "Start a new application")', async () => {
+    const inside = await execa('git', ['rev-parse', '--is-inside-work-tree'], { cwd: repoRoot, reject: false });
+    if (inside.exitCode !== 0) return;
+    const ignored = await execa('git', ['check-ignore', 'demo/endpoints.xml', 'demo/schema/endpoints.xsd'], { cwd: repoRoot, reject: false });
+    expect(ignored.exitCode).toBe(0);
+  });
+});
+
 describe('init elsewhere', () => {
   it('writes into the current folder without an argument, and prints paths from there', async () => {
     const cwd = freshDir();
