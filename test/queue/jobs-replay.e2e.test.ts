@@ -1,6 +1,6 @@
 // `jobs show` with the x-request-id of an answer replayed from the deduplication record: that
 // request has no job of its own; the delivery log's `replayOf` names the request that has one,
-// and `jobs show` shows that job with a line saying so (README, "Running on several machines").
+// and `jobs show` shows that job with a line saying so (docs/queue.md, "Running on several machines").
 // The delivery log is the queue's store, as serve --queue records by default.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
