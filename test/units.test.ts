@@ -88,14 +88,14 @@ describe('parseSize', () => {
     for (const bad of ['0', '-5', '1.5M', 'lots']) expect(parseSize(bad), bad).toBeNull();
   });
 
-  it('takes k, M, G and KiB, MiB, GiB as binary, kB, MB, GB as decimal, in any case (README, "Serve the example")', () => {
+  it('takes k, M, G and KiB, MiB, GiB as binary, kB, MB, GB as decimal, in any case (docs/serve.md, "Durations and sizes")', () => {
     const binary = { k: 1024, KiB: 1024, M: 1024 ** 2, MiB: 1024 ** 2, G: 1024 ** 3, GiB: 1024 ** 3 };
     const decimal = { kB: 1000, MB: 1000 ** 2, GB: 1000 ** 3 };
     for (const [unit, bytes] of Object.entries({ ...binary, ...decimal })) {
       expect(parseSize(`1${unit}`), unit).toBe(bytes);
       expect(parseSize(`1${unit.toLowerCase()}`), unit.toLowerCase()).toBe(bytes);
     }
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    const readme = readFileSync(new URL('../docs/serve.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
     expect(readme).toContain('`k`, `M`, `G` and `KiB`, `MiB`, `GiB` are binary (1024), `kB`, `MB`, `GB` decimal (1000)');
   });
 });

@@ -50,7 +50,9 @@ export function dryRun(file: string, options: DryRunOptions, io: CommandIo): Exi
     if (unknown.length > 0) {
       for (const name of unknown) {
         const suggestion = closest(name, application.endpointsByName.keys());
-        fail(`there is no endpoint "${name}" in ${file}.${suggestion === undefined ? '' : ` Did you mean "${suggestion}"?`}`);
+        fail(
+          `there is no endpoint "${name}" in ${file}.${suggestion === undefined ? ` ${endpointList(application.endpoints)}` : ` Did you mean "${suggestion}"?`}`,
+        );
       }
       return 2;
     }
@@ -135,4 +137,13 @@ function reportIgnored(plan: Plan, warn: (message: string) => void): void {
     const which = endpoints.length === 1 ? `endpoint "${endpoints[0]}"` : `endpoints ${endpoints.map((e) => `"${e}"`).join(', ')}`;
     warn(`parameter "${name}" is not declared by ${which} and is ignored, as serve would.${suggestion === null ? '' : ` Did you mean "${suggestion}"?`}`);
   }
+}
+
+/** Without a close name: the names there are, the first few of a large application. */
+function endpointList(endpoints: readonly Endpoint[]): string {
+  const SHOWN = 10;
+  if (endpoints.length === 0) return 'It has no endpoints.';
+  const names = endpoints.slice(0, SHOWN).map((e) => `"${e.name}"`);
+  const more = endpoints.length > SHOWN ? ` and ${endpoints.length - SHOWN} more` : '';
+  return `Its endpoints: ${names.join(', ')}${more}.`;
 }

@@ -1,6 +1,8 @@
 // `endpoint-service jobs list|show|retry|discard --queue URL`: the failed set (the dead letters)
-// and its remedies. Exit codes: 0 done, 1 no such job or the store cannot be reached, 2 usage
-// (and `show --reveal` without a key that opens the job).
+// and its remedies. Exit codes, as `deliveries` has them: 0 done, 2 usage (and `show --reveal`
+// without a key that opens the job, or a store that refuses the URL's password or database),
+// 3 nothing to act on (no such job, or none of them failed for `retry`), 4 the store cannot be
+// reached.
 
 import type { Command } from 'commander';
 import { usageOf } from './option-parsers.js';
@@ -11,8 +13,14 @@ import type { QueueKey } from '../queue/seal.js';
 import type { ExitCode } from './action.js';
 import type { QueueFlags } from './queue-options.js';
 import { resolveQueueLocation } from './queue-settings.js';
+import { resolveDeliveryStore, type DeliveryStoreFlags } from './deliveries-options.js';
+import { describeError } from '../errors.js';
+import { DEFAULT_NAMESPACE, DEFAULT_STATE_DIR } from '../deliveries/settings.js';
 
-export interface JobsFlags extends Pick<QueueFlags, 'queue' | 'queueName'> {
+const NOT_FOUND: ExitCode = 3;
+const UNREACHABLE: ExitCode = 4;
+
+export interface JobsFlags extends Pick<QueueFlags, 'queue' | 'queueName'>, Partial<DeliveryStoreFlags> {
   state?: JobStateName;
   format?: 'text' | 'json';
   limit?: number;
@@ -25,7 +33,12 @@ export async function listJobs(flags: JobsFlags, command: Command): Promise<Exit
 }
 
 export async function showJob(id: string, flags: JobsFlags, command: Command): Promise<ExitCode> {
-  return withAdmin(flags, command, (admin, keys) => show(admin, id, flags, keys), flags.reveal === true ? 'jobs show --reveal' : null);
+  return withAdmin(
+    flags,
+    command,
+    (admin, keys, queueUrl) => show(admin, id, flags, keys, () => replayedRequest(id, flags, queueUrl, command)),
+    flags.reveal === true ? 'jobs show --reveal' : null,
+  );
 }
 
 export async function retryJobs(id: string | undefined, flags: JobsFlags, command: Command): Promise<ExitCode> {
@@ -41,7 +54,7 @@ export async function discardJobs(id: string, flags: JobsFlags, command: Command
 async function withAdmin(
   flags: JobsFlags,
   command: Command,
-  run: (admin: JobsAdmin, keys: readonly QueueKey[]) => Promise<ExitCode>,
+  run: (admin: JobsAdmin, keys: readonly QueueKey[], queueUrl: string) => Promise<ExitCode>,
   keyFor: string | null = null,
 ): Promise<ExitCode> {
   const usage = usageOf(command);
@@ -52,16 +65,28 @@ async function withAdmin(
     usage(
       `${keyFor} needs ENDPOINT_SERVICE_QUEUE_KEY set to the key serve and worker run with (and ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS for jobs sealed before a key change)`,
     );
+  // A store that answers but refuses the URL would be read on another database, or not at all.
+  const { probeStore } = await import('../queue/store-refusal.js');
+  const probe = await probeStore(location.url, location.backend);
+  if (probe.kind === 'refused') usage(`--queue: ${probe.reason}`);
+  const unreachable = (reason: string): ExitCode => {
+    process.stderr.write(`endpoint-service: the queue store cannot be reached: ${reason}\n`);
+    return UNREACHABLE;
+  };
+  if (probe.kind === 'unreachable') return unreachable(probe.reason);
   const { JobsAdmin } = await import('../queue/admin.js');
+  const { describeStoreFailure } = await import('../queue/store-errors.js');
   let admin: JobsAdmin;
   try {
     admin = await JobsAdmin.open({ url: location.url, backend: location.backend, name: flags.queueName });
   } catch (error) {
-    process.stderr.write(`endpoint-service: the queue store cannot be reached: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    return unreachable(describeStoreFailure(error, location.url));
   }
   try {
-    return await run(admin, location.keys);
+    return await run(admin, location.keys, location.url);
+  } catch (error) {
+    process.stderr.write(`endpoint-service: the queue store cannot be read: ${describeError(error)}\n`);
+    return UNREACHABLE;
   } finally {
     await admin.close();
   }
@@ -84,9 +109,41 @@ async function list(admin: JobsAdmin, flags: JobsFlags): Promise<ExitCode> {
   return 0;
 }
 
-async function show(admin: JobsAdmin, id: string, flags: JobsFlags, keys: readonly QueueKey[]): Promise<ExitCode> {
-  const jobs = await admin.find(id);
-  if (jobs.length === 0) return notFound(id);
+/**
+ * The request a replayed (deduplicated) answer repeated, from the delivery log: its record has
+ * `replayOf` (docs/deliveries.md). Null when the log has no such delivery, or cannot be read:
+ * the job is then simply not found.
+ */
+async function replayedRequest(id: string, flags: JobsFlags, queueUrl: string, command: Command): Promise<string | null> {
+  const location = resolveDeliveryStore(
+    { ...flags, stateDir: flags.stateDir ?? DEFAULT_STATE_DIR, deliveriesNamespace: flags.deliveriesNamespace ?? DEFAULT_NAMESPACE },
+    queueUrl,
+    usageOf(command),
+  );
+  if (location === null) return null;
+  const { openDeliveryStore } = await import('../deliveries/open.js');
+  try {
+    const store = await openDeliveryStore(location, false);
+    try {
+      return (await store.get(id))?.record.replayOf ?? null;
+    } finally {
+      await store.close().catch(() => {});
+    }
+  } catch {
+    return null;
+  }
+}
+
+async function show(admin: JobsAdmin, id: string, flags: JobsFlags, keys: readonly QueueKey[], replayOf: () => Promise<string | null>): Promise<ExitCode> {
+  let jobs = await admin.find(id);
+  if (jobs.length === 0) {
+    const original = await replayOf();
+    if (original !== null) jobs = await admin.find(original);
+    if (original === null || jobs.length === 0) return notFound(id);
+    // With --format json on stderr: stdout stays one JSON document, as for the original's own id.
+    const note = `${id} was answered from the deduplication record of request ${original}: its job follows\n`;
+    (flags.format === 'json' ? process.stderr : process.stdout).write(note);
+  }
   const details = await Promise.all(jobs.map((job) => admin.detail(job)));
   // Every job is opened before anything is printed: with a key that opens none, nothing is.
   let revealed: (RevealedParameters & { readonly errors: Record<string, string> })[] | null = null;
@@ -157,7 +214,7 @@ async function retry(admin: JobsAdmin, id: string | undefined, flags: JobsFlags)
     retried++;
   }
   process.stdout.write(`${retried} job${retried === 1 ? '' : 's'} retried\n`);
-  return retried > 0 ? 0 : 1;
+  return retried > 0 ? 0 : NOT_FOUND;
 }
 
 async function discard(admin: JobsAdmin, id: string): Promise<ExitCode> {
@@ -170,5 +227,5 @@ async function discard(admin: JobsAdmin, id: string): Promise<ExitCode> {
 
 function notFound(id: string): ExitCode {
   process.stderr.write(`endpoint-service: no job for "${id}" in this queue\n`);
-  return 1;
+  return NOT_FOUND;
 }

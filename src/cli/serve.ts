@@ -61,6 +61,8 @@ function tasksRunBy(queue: QueueSettings | null): TasksRunHere {
 /** Checks the options, compiles, and starts serving; the exit code of a start that failed. */
 export async function runServe(file: string, flags: ServeFlags, command: Command): Promise<ExitCode> {
   const settings = resolveSettings(file, flags, usageOf(command));
+  // Once, by the process started from the command line (the primary of --workers).
+  if (cluster.isPrimary) await refuseRefusedStores(settings, usageOf(command));
   const logger = createLogger(settings.logFormat, settings.color);
 
   let serving = false;
@@ -142,6 +144,23 @@ export async function runServe(file: string, flags: ServeFlags, command: Command
   serving = true;
   serve({ settings, logger, application: first, env: process.env, compile: reload, ...(tracing !== undefined ? { tracing } : {}) });
   return 0;
+}
+
+/**
+ * A store that answers but refuses the URL (a wrong password, a database it does not have) is a
+ * usage error: retrying would log "unreachable" for ever, or write into another database.
+ */
+async function refuseRefusedStores(settings: ServeSettings, usage: Usage): Promise<void> {
+  const stores: { option: string; url: string; backend: 'redis' | 'postgres' }[] = [];
+  if (settings.queue !== null) stores.push({ option: '--queue', url: settings.queue.url, backend: settings.queue.backend });
+  if (settings.rateLimitStore !== null && settings.rateLimitStore !== settings.queue?.url)
+    stores.push({ option: '--rate-limit-store', url: settings.rateLimitStore, backend: 'redis' });
+  if (stores.length === 0) return;
+  const { storeRefusal } = await import('../queue/store-refusal.js');
+  for (const store of stores) {
+    const refusal = await storeRefusal(store.url, store.backend);
+    if (refusal !== null) usage(`${store.option}: ${refusal}`);
+  }
 }
 
 function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSettings {

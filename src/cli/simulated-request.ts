@@ -51,7 +51,7 @@ export function simulatedRequest(options: RequestOptions, raw: Map<string, strin
   try {
     bytes = readFileSync(options.body);
   } catch (error) {
-    return { kind: 'usage', message: `cannot read the --body file ${options.body}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+    return { kind: 'usage', message: `cannot read the --body file ${options.body}: ${unreadableBecause(error)}` };
   }
   const contentType = options.contentType ?? headers['content-type']?.[0] ?? TYPES_BY_EXTENSION[extname(options.body).toLowerCase()];
   if (contentType === undefined) return { kind: 'usage', message: `give --content-type for ${options.body}: its type is known only for .json and .xml files` };
@@ -79,4 +79,21 @@ export function simulatedRequest(options: RequestOptions, raw: Map<string, strin
     raw: { contentType, size: bytes.length, source: { kind: 'buffer', content: bytes } },
     headers: headerList,
   };
+}
+
+/** Why a file cannot be read, in words: a bare ENOENT says nothing to most people. */
+function unreadableBecause(error: unknown): string {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'ENOENT':
+      return 'there is no such file (a path is taken from the current folder)';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a folder, not a file';
+    case 'ENOTDIR':
+      return 'a part of the path is not a folder';
+    default:
+      return (error as Error).message;
+  }
 }

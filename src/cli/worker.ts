@@ -35,6 +35,9 @@ export async function runWorkerCommand(file: string, flags: WorkerFlags, command
     'http-request': httpRequestSettings(flags, usage),
     email: emailSettings(flags, usage, 'worker', process.env),
   };
+  const { storeRefusal } = await import('../queue/store-refusal.js');
+  const refusal = await storeRefusal(queue.url, queue.backend);
+  if (refusal !== null) usage(`--queue: ${refusal}`);
   const logger = createLogger(flags.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'), useColor(process.stderr));
 
   const compile = (print: boolean): ServingCompile => {

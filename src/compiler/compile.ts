@@ -34,6 +34,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     mode: options.mode,
     env: options.env ?? process.env,
     publicUrlGiven: options.publicUrlGiven === true,
+    smtpUrlGiven: options.smtpUrlGiven === true,
     sources: new SourceTexts(),
     file,
     directory,

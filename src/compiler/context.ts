@@ -19,6 +19,13 @@ export interface CompileContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** CompileOptions.publicUrlGiven. */
   readonly publicUrlGiven: boolean;
+  /** CompileOptions.smtpUrlGiven: the connection settings of email-sending-configuration.xml are not used. */
+  readonly smtpUrlGiven: boolean;
+  /**
+   * Set while compiling values that this run does not use (the connection settings that
+   * --smtp-url replaces): their ${env:…} need not be set here, so env-not-set is not reported.
+   */
+  readonly envUnused?: boolean;
   /** The text of each configuration file read, to point a diagnostic at part of a value. */
   readonly sources: SourceTexts;
   /** endpoints.xml as given; referenced files are named relative to its folder as given. */

@@ -11,11 +11,14 @@ export function compileEmailSettings(ctx: CompileContext, root: XmlElement): Ema
     attributes: [],
     children: ['server', 'port', 'username', 'password', 'header', 'mx-address'],
   });
+  // --smtp-url replaces the connection (server, port, username, password), not the headers: the
+  // variables of a replaced setting need not be set where the service runs (docs/language.md).
+  const connectionCtx: CompileContext = ctx.smtpUrlGiven ? { ...ctx, envUnused: true } : ctx;
   const value = (name: string): Template | null | undefined => {
     const el = single(ctx, read, name);
     if (!el) return undefined;
     const r = readElement(ctx, el, { attributes: [], children: [], text: true });
-    return compileTemplate(ctx, textOf(r.element).trim(), 'header', ENV_ONLY_SCOPE, el.position);
+    return compileTemplate(connectionCtx, textOf(r.element).trim(), 'header', ENV_ONLY_SCOPE, el.position);
   };
   for (const mx of read.children('mx-address'))
     ctx.diagnostics.report('unsupported-feature', mx.position, '<mx-address> (delivery straight to MX hosts)', UNSUPPORTED_INSTEAD['mx-address']!);

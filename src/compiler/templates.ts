@@ -127,7 +127,7 @@ function resolveName(ctx: CompileContext, name: string, scope: NameScope, at: Po
       ctx.diagnostics.report('template-syntax', at, `"\${${name}}" does not name an environment variable (letters, digits and "_")`);
       return null;
     }
-    if (ctx.env[variable] === undefined) ctx.diagnostics.report('env-not-set', ctx.sources.locate(at, `\${${name}}`), variable);
+    if (ctx.env[variable] === undefined && ctx.envUnused !== true) ctx.diagnostics.report('env-not-set', ctx.sources.locate(at, `\${${name}}`), variable);
     return sharedPart(ENV_PARTS, 'env', variable);
   }
   if (scope.envOnly) {

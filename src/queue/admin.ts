@@ -19,7 +19,10 @@ export interface JobSummary {
   readonly requestId: string;
   readonly endpoint: string;
   readonly state: string;
-  /** Attempts that ended (failed or completed). */
+  /**
+   * Attempts started, the running one included: each run of the job, whether it ended, was
+   * handed back or was cut off by a crash (its history has a line for each), across `jobs retry`.
+   */
   readonly attempts: number;
   readonly enqueuedAt: string;
   readonly finishedAt: string | null;
@@ -124,7 +127,9 @@ export class JobsAdmin {
 
   /** Back to waiting: the next run does only the tasks that did not succeed. */
   async retry(job: Job): Promise<void> {
-    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    // attemptsMade is what the retry limit counts: reset. attemptsStarted is what `jobs` shows
+    // as the job's attempts: kept, so the count goes on from the history before the retry.
+    await job.retry('failed', { resetAttemptsMade: true });
   }
 
   async discard(job: Job): Promise<void> {
@@ -147,7 +152,9 @@ export class JobsAdmin {
       requestId: data.requestId,
       endpoint: data.endpoint,
       state,
-      attempts: job.attemptsMade,
+      // attemptsMade counts only the attempts that ended (not the running one, a hand-back or a
+      // stall), and is reset by `jobs retry` so that the retried job gets its attempts again.
+      attempts: Math.max(job.attemptsStarted ?? 0, job.attemptsMade),
       enqueuedAt: new Date(data.enqueuedAt).toISOString(),
       finishedAt: job.finishedOn !== undefined ? new Date(job.finishedOn).toISOString() : null,
       failedTask: failed?.[0] ?? null,

@@ -143,7 +143,14 @@ export class QueueConsumer {
       maxStalledCount: MAX_STALLED_COUNT,
       settings: { backoffStrategy: (attemptsMade, _type, error, job) => backoffDelay(attemptsMade, error, job?.opts.backoff, settings.backoffMs) },
     });
-    consumer.sweeper = new RetentionSweeper(store.newQueue(), settings.retentionMs, observer, () => store.forgetFates());
+    consumer.sweeper = new RetentionSweeper(
+      store.newQueue(),
+      settings.retentionMs,
+      observer,
+      () => store.forgetFates(),
+      // A connection still being made at start is waited for; one that was lost is down.
+      async () => (await store.ready()) && (await store.answers()),
+    );
     consumer.sweeper.start();
     consumer.worker.on('completed', (job) => consumer.completed(job.id));
     consumer.worker.on('error', (error) => consumer.completionRefused(error));

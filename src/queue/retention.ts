@@ -10,6 +10,8 @@ import { formatAge } from '../units.js';
 import type { QueueObserver } from './observer.js';
 
 const SWEEP_INTERVAL_MS = 60 * 60_000;
+/** While the store cannot be reached, how often to look whether it is back, to sweep then. */
+const DOWN_RECHECK_MS = 30_000;
 /** Spread over a few minutes, so that consumers started together do not all sweep at once. */
 const SWEEP_JITTER_MS = 5 * 60_000;
 
@@ -23,6 +25,11 @@ export class RetentionSweeper {
     private readonly observer: QueueObserver,
     /** Also forgets old job fates (fate.ts), where the store does not expire them itself. */
     private readonly forgetFates: () => Promise<void> = async () => {},
+    /**
+     * Whether the store answers now. While it does not, there is nothing to sweep and nothing
+     * new to say (the store's own watch logs it as unreachable): the sweep waits for it.
+     */
+    private readonly reachable: () => Promise<boolean> = async () => true,
   ) {}
 
   /** Sweeps now, then about every hour until stop(). The timer keeps no process alive. */
@@ -50,15 +57,27 @@ export class RetentionSweeper {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      const again = () => this.schedule(SWEEP_INTERVAL_MS + Math.floor(Math.random() * SWEEP_JITTER_MS));
-      this.sweep().then(again, (error: unknown) => {
-        if (!this.stopped)
-          this.observer.log('warn', 'the failed jobs older than --queue-retention could not be removed; trying again in about an hour', {
-            reason: describeError(error),
-          });
-        again();
-      });
+      void this.sweepOnce();
     }, delayMs);
     this.timer.unref();
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const again = () => this.schedule(SWEEP_INTERVAL_MS + Math.floor(Math.random() * SWEEP_JITTER_MS));
+    const down = async () => !(await this.reachable().catch(() => false));
+    if (await down()) return this.schedule(DOWN_RECHECK_MS);
+    if (this.stopped) return;
+    try {
+      await this.sweep();
+      again();
+    } catch (error) {
+      if (this.stopped) return;
+      // Lost while sweeping: the store's watch says so; sweep once it is back.
+      if (await down()) return this.schedule(DOWN_RECHECK_MS);
+      this.observer.log('warn', 'the failed jobs older than --queue-retention could not be removed; trying again in about an hour', {
+        reason: describeError(error),
+      });
+      again();
+    }
   }
 }

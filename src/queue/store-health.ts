@@ -6,7 +6,11 @@ import type { Redis } from 'ioredis';
 import { describeError } from '../errors.js';
 import type { QueueObserver } from './observer.js';
 
-export function watchStore(client: Redis, observer: QueueObserver): { readonly up: boolean; stop(): void } {
+export function watchStore(
+  client: Redis,
+  observer: QueueObserver,
+  describe: (error: unknown) => string = describeError,
+): { readonly up: boolean; stop(): void } {
   const state = { up: client.status === 'ready', stop: () => {} };
   let checked = false;
   let lastError = '';
@@ -24,7 +28,7 @@ export function watchStore(client: Redis, observer: QueueObserver): { readonly u
     // A closed connection says nothing new unless the store was up; each reconnection attempt
     // closes one. One line per change of reason: a store that stays down is retried quietly.
     if (error === undefined && !state.up) return;
-    const reason = error !== undefined ? describeError(error) : 'connection closed';
+    const reason = error !== undefined ? describe(error) : 'connection closed';
     if (state.up || reason !== lastError) observer.log('warn', 'the queue store is unreachable; retrying', { reason });
     lastError = reason;
     state.up = false;
@@ -64,7 +68,11 @@ async function checkConfiguration(client: Redis, observer: QueueObserver): Promi
 }
 
 /** A store without connection events (PostgreSQL): asked every few seconds. */
-export function watchPostgres(ping: () => Promise<void>, observer: QueueObserver): { readonly up: boolean; stop(): void } {
+export function watchPostgres(
+  ping: () => Promise<void>,
+  observer: QueueObserver,
+  describe: (error: unknown) => string = describeError,
+): { readonly up: boolean; stop(): void } {
   const state = { up: false, stop: () => {} };
   let lastError: string | null = null;
   const check = async () => {
@@ -75,7 +83,7 @@ export function watchPostgres(ping: () => Promise<void>, observer: QueueObserver
       lastError = null;
       observer.storeUp(true);
     } catch (error) {
-      const reason = describeError(error);
+      const reason = describe(error);
       if (state.up || reason !== lastError) observer.log('warn', 'the queue store is unreachable; retrying', { reason });
       state.up = false;
       lastError = reason;

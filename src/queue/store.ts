@@ -19,6 +19,7 @@ import type { QueueObserver } from './observer.js';
 import { restartablePostgresBackend, type PostgresBackendFactory } from './postgres-backend.js';
 import type { QueueSettings } from './settings.js';
 import { watchPostgres, watchStore } from './store-health.js';
+import { describeStoreFailure } from './store-errors.js';
 
 export type Bullmq = typeof import('bullmq');
 
@@ -118,7 +119,7 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
   const closables: { close(): Promise<void> }[] = [];
   return {
     bullmq,
-    watch: (observer) => watchStore(client, observer),
+    watch: (observer) => watchStore(client, observer, (error) => describeStoreFailure(error, settings.url)),
     ping: async () => {
       await client.ping();
     },
@@ -214,7 +215,7 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
   const backend = restartablePostgresBackend(bullmq.createPostgresBackend as unknown as PostgresBackendFactory) as unknown as undefined;
   return {
     bullmq,
-    watch: (observer) => watchPostgres(ping, observer),
+    watch: (observer) => watchPostgres(ping, observer, (error) => describeStoreFailure(error, settings.url)),
     ping,
     // No connection events to go by: asked, which a refused connection answers at once.
     answers: () =>

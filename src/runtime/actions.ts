@@ -10,6 +10,7 @@ import { gotGuards, OPEN_POLICY, urlRefusal, type OutboundPolicy } from '../task
 import type { ActionFailure } from './decision.js';
 import type { RuntimeResponse } from './response.js';
 import { ATTR, NO_SPAN, setTargetAttributes, type Span } from '../tracing.js';
+import { USER_AGENT } from '../user-agent.js';
 
 export type OpenedAction = { readonly ok: true; readonly response: RuntimeResponse } | { readonly ok: false; readonly failure: ActionFailure };
 
@@ -85,7 +86,7 @@ export async function requestUpstream(
       retry: { limit: 0 },
       timeout: { request: context.upstreamTimeoutMs },
       ...gotGuards(policy),
-      ...(span.recording ? { headers: traceHeaders(span) } : {}),
+      headers: { 'user-agent': USER_AGENT, ...(span.recording ? traceHeaders(span) : {}) },
     });
   } catch (error) {
     return failure(`GET ${shown}: ${describeError(error)}`, 'invalid-request');

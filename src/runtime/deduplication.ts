@@ -1,5 +1,5 @@
 // <deduplicate>: a delivery the sender repeats runs once (docs/language.md, "<deduplicate>";
-// README, "Deduplicating deliveries"). The request is decided first (its parameters bound, so
+// docs/webhooks.md, "Deduplicating deliveries"). The request is decided first (its parameters bound, so
 // the key can be expanded), then its key is claimed in the store: the first request with a key
 // runs, and its success is remembered for `for`; a repeat is answered with that answer, a
 // request while the first still runs gets 409, the same key with another body or query 422. A

@@ -1,4 +1,4 @@
-// Request bodies (--max-body-size: README.md, "Serve the example"; refused bodies:
+// Request bodies (--max-body-size: docs/serve.md, "Options"; refused bodies:
 // docs/behaviour.md, "`serve`"; uploads and --max-inflight-body-size: docs/behaviour.md,
 // "Request bodies and uploads"): read as a stream, counted as they arrive, and abandoned as soon
 // as a limit is crossed so a large body costs nothing more. This module decides whether a body

@@ -34,6 +34,7 @@ import { formatDuration, formatSize } from '../units.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 import { openSharedState } from './shared-state.js';
+import { USER_AGENT } from '../user-agent.js';
 
 export const CAPTCHA_TIMEOUT_MS = 5000;
 /** A siteverify answer is a few hundred bytes; more is not read (and counts as no answer). */
@@ -242,6 +243,7 @@ export class ServiceGuards implements Guards {
       answer = await readVerifierAnswer(
         got.stream.post(verifyUrl, {
           form: { secret, response: token, remoteip: clientIp },
+          headers: { 'user-agent': USER_AGENT },
           timeout: { request: CAPTCHA_TIMEOUT_MS },
           retry: { limit: 0 },
           throwHttpErrors: false,

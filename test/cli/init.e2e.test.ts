@@ -9,7 +9,9 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { validateXML } from 'xmllint-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe } from '../helpers/serve.js';
+import { SmtpPeer } from '../helpers/smtp-peer.js';
 import { assertBuilt, bin, childEnv, removeDir, repoRoot, run, STACK_TRACE, tempApp } from './helpers.js';
 
 /** Not under npm (npx, npm test and npm scripts set npm_command), and no endpoint-service on PATH. */
@@ -153,6 +155,43 @@ describe('init into a new folder', () => {
     }
   });
 
+  it('serve --smtp-url (or ENDPOINT_SERVICE_SMTP_URL), SMTP_HOST unset: it starts and sends through that server (the option replaces the connection settings)', async () => {
+    const crm = await HttpPeer.start();
+    const smtp = await SmtpPeer.start();
+    crm.route('/api/contacts', { json: { id: 1 } });
+    const app = freshDir();
+    await run(['init', 'demo'], { cwd: app });
+    const file = path.join(app, 'demo/endpoints.xml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('https://crm.example.com/api/contacts', crm.url('/api/contacts')));
+    try {
+      for (const [args, env] of [
+        [['--smtp-url', `smtp://127.0.0.1:${smtp.port}`], { SMTP_HOST: undefined }],
+        [[], { SMTP_HOST: undefined, ENDPOINT_SERVICE_SMTP_URL: `smtp://127.0.0.1:${smtp.port}` }],
+      ] as const) {
+        const service = await startServe(file, ['--allow-task-host', '127.0.0.1', ...args], env);
+        try {
+          const sent = smtp.messages.length;
+          const ok = await fetch(`${service.url}/contact?name=Ann&email=ann@example.com`);
+          expect(ok.status).toBe(200);
+          await smtp.waitForMessages(sent + 1);
+          expect(smtp.messages.at(-1)!.parsed.subject).toBe('Contact from Ann');
+          expect(service.stderr()).not.toContain('SMTP_HOST');
+        } finally {
+          await service.stop();
+        }
+      }
+    } finally {
+      await crm.close();
+      await smtp.close();
+    }
+  });
+
+  it('serve without --smtp-url still needs SMTP_HOST: exit 1 naming it', async () => {
+    const r = await run(['serve', '--port', '0', 'demo/endpoints.xml'], { cwd, env: { SMTP_HOST: undefined, ENDPOINT_SERVICE_SMTP_URL: undefined } });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout + r.stderr).toContain('SMTP_HOST is not set');
+  });
+
   it('what it writes validates against the schemas it names', async () => {
     for (const [file, schema] of [
       ['endpoints.xml', 'schema/endpoints.xsd'],
@@ -173,6 +212,15 @@ describe('init into a new folder', () => {
     for (const name of ['endpoints.xsd', 'email-sending-configuration.xsd', 'security.xsd']) {
       expect(readFileSync(path.join(cwd, 'demo/schema', name), 'utf8')).toBe(readFileSync(path.join(repoRoot, 'schema', name), 'utf8'));
     }
+  });
+});
+
+describe('init demo in the clone', () => {
+  it('leaves git status clean: demo/ is ignored (README, "Start a new application")', async () => {
+    const inside = await execa('git', ['rev-parse', '--is-inside-work-tree'], { cwd: repoRoot, reject: false });
+    if (inside.exitCode !== 0) return;
+    const ignored = await execa('git', ['check-ignore', 'demo/endpoints.xml', 'demo/schema/endpoints.xsd'], { cwd: repoRoot, reject: false });
+    expect(ignored.exitCode).toBe(0);
   });
 });
 

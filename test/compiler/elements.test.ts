@@ -33,7 +33,7 @@ describe('fixtures/contact-form (the bundled example)', () => {
   it('compiles without any diagnostic when its variable is set', () => {
     expect(result.diagnostics).toEqual([]);
     expect(app).not.toBeNull();
-    expect(app.endpoints.map((e) => e.name)).toEqual(['contact', 'thank-you']);
+    expect(app.endpoints.map((e) => e.name)).toEqual(['contact', 'form', 'thank-you']);
     expect(app.directory).toBe(path.dirname(file));
     expect(app.staticDirectory).toBe(path.join(path.dirname(file), 'static'));
   });
@@ -53,7 +53,7 @@ describe('fixtures/contact-form (the bundled example)', () => {
     expect([r.errorCount, r.warningCount]).toEqual([0, 1]);
   });
 
-  it('inherits folder parameters and applies defaults', () => {
+  it('declares the fields on the endpoint that requires them, and applies defaults', () => {
     expect(contact.parameters.map((p) => [p.name, p.defaultValue])).toEqual([
       ['name', null],
       ['email', null],
@@ -63,10 +63,9 @@ describe('fixtures/contact-form (the bundled example)', () => {
     expect(contact.separator).toBe('||');
     expect(contact.tasksMode).toBe('wait');
     expect(contact.includeInHash).toBeNull();
-    // thank-you overrides the folder's required "name" with an optional one.
-    const thankYou = app.endpointsByName.get('thank-you')!;
-    expect(thankYou.parametersByName.get('name')!.defaultValue).toBe('');
-    expect(thankYou.parameters.map((p) => p.name).sort()).toEqual(['email', 'name']);
+    // The form page and the thank-you page require nothing: a GET with no fields answers them.
+    for (const page of ['form', 'thank-you']) expect(app.endpointsByName.get(page)!.parameters, page).toEqual([]);
+    expect(app.endpointsByName.get('form')!.successes[0]!.action).toMatchObject({ kind: 'static' });
   });
 
   it('redirects with a url template', () => {

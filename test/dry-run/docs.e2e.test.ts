@@ -1,4 +1,4 @@
-// docs/dry-run.md and the README show real output: it must stay what the command prints.
+// docs/dry-run.md, docs/webhooks.md and the README show real output: it must stay what the command prints.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { dryRun, SECRETS, SHOP } from './run.js';
 
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+const WEBHOOKS = readFileSync(fileURLToPath(new URL('../../docs/webhooks.md', import.meta.url)), 'utf8');
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 const DOC = readFileSync(fileURLToPath(new URL('../../docs/dry-run.md', import.meta.url)), 'utf8');
@@ -55,9 +56,11 @@ describe('README.md', () => {
     expect(run.stderr).toContain('env-not-set');
     expect(shown).toBe(run.stderr + run.stdout);
   });
+});
 
+describe('docs/webhooks.md', () => {
   it('shows the webhooks example simulated from its payload file as the command prints it', async () => {
-    const block = /```text\n(\$ CHAT_WEBHOOK_URL=[\s\S]*?fixtures\/webhooks\/endpoints\.xml)\n([\s\S]*?)```/.exec(README)!;
+    const block = /```text\n(\$ CHAT_WEBHOOK_URL=[\s\S]*?fixtures\/webhooks\/endpoints\.xml)\n([\s\S]*?)```/.exec(WEBHOOKS)!;
     expect(block[1]).toBe(
       [
         '$ CHAT_WEBHOOK_URL=http://127.0.0.1:4000/chat RELAY_URL=http://127.0.0.1:4000/relay GITHUB_WEBHOOK_SECRET=It-is-a-secret \\',

@@ -17,10 +17,11 @@ describe('--endpoint', () => {
     expect(run.stderr).toContain('Did you mean "signup"?');
   });
 
-  it('suggests nothing when no name is close', async () => {
+  it('lists the endpoints there are when no name is close', async () => {
     const run = await dryRun([SHOP, '--endpoint', 'completely-different']);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).not.toContain('Did you mean');
+    expect(run.stderr).toMatch(/there is no endpoint "completely-different" in \S+\. Its endpoints: "signup", "download", "forwarder", .*"proxy"/);
   });
 });
 

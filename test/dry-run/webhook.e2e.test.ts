@@ -91,7 +91,7 @@ describe('--body and --header', () => {
   });
 
   it.each([
-    [['--body', 'missing.json'], 'cannot read the --body file missing.json'],
+    [['--body', 'missing.json'], 'cannot read the --body file missing.json: there is no such file'],
     [['--body', 'delivery.txt'], 'give --content-type for delivery.txt'],
     [['--content-type', 'application/json'], '--content-type describes the --body file'],
     [['--header', 'X-GitHub-Event issues'], 'expected "Name: value"'],

@@ -1,4 +1,4 @@
-// README "Running on several machines", the walkthrough on one machine: the webhooks example
+// README "Background tasks on a queue", the walkthrough on one machine: the webhooks example
 // served enqueue-only and run by a worker, a GitHub delivery answered 202 once stored, the chat
 // message and the relay sent by the worker, and `jobs show` with the answer's request id listing
 // each task's outcome as the README prints it. Redis only, as the README's walkthrough.

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { startServe, type RunningService } from '../helpers/serve.js';
+import { closedPort } from '../helpers/smtp-peer.js';
 import {
   eventually,
   inspect,
@@ -119,10 +120,20 @@ describe.each(backends)('retries across attempts and the failed set on %s', (bac
     expect(peer.requestsTo('/picky').length).toBe(2);
     expect(peer.requestsTo('/fine').length).toBe(1);
     expect(new Set(peer.requestsTo('/picky').map((r) => r.headers['idempotency-key'])).size).toBe(1);
+    // The attempt before the retry and the one after: two, as its history has them.
+    const shown = (await jobs('show', failed!.data.requestId)).stdout;
+    expect(shown.split('\n')[0]).toMatch(/ {2}completed {2}attempts 2 {2}/);
   });
 
-  it('answers jobs show for an unknown request with exit 1, and a usage error with 2', async () => {
-    expect((await jobs('show', 'no-such-request')).code).toBe(1);
+  it('answers jobs show, retry and discard for an unknown request with exit 3 (nothing to act on), a store it cannot reach with 4, and a usage error with 2 (README, exit codes)', async () => {
+    for (const command of ['show', 'retry', 'discard']) {
+      const unknown = await jobs(command, 'no-such-request');
+      expect(unknown.code, command).toBe(3);
+      expect(unknown.stderr.trimEnd().split('\n'), command).toEqual(['endpoint-service: no job for "no-such-request" in this queue']);
+    }
+    const unreachable = await runCli(['jobs', 'list', '--queue', `redis://127.0.0.1:${await closedPort()}`]);
+    expect(unreachable.code).toBe(4);
+    expect(unreachable.stderr).toMatch(/^endpoint-service: the queue store cannot be reached: .*ECONNREFUSED/);
     expect((await runCli(['jobs', 'list', '--queue', 'ftp://x'])).code).toBe(2);
     expect((await runCli(['jobs', 'list', '--queue', url, '--state', 'lost'])).code).toBe(2);
   });

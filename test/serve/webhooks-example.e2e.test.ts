@@ -110,4 +110,19 @@ describe('fixtures/webhooks', () => {
     await relay.waitForRequests(before[1]! + 1);
     expect(relay.requests.slice(before[1]).map((r) => r.headers['x-github-event'])).toEqual(['issues']);
   });
+
+  it('a delivery GitHub repeats (the same X-GitHub-Delivery) runs once: its answer again, marked replayed', async () => {
+    const before = { chat: chat.requests.length, relay: relay.requests.length };
+    // Counted from here: the tests above count the peers' requests from the start.
+    const again = await deliver(ISSUES, { 'X-GitHub-Event': 'issues', 'X-GitHub-Delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958' });
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    // A new delivery after it: once its calls have arrived, the repeat's would have too.
+    const next = await deliver(PUSH, { 'X-GitHub-Event': 'push', 'X-GitHub-Delivery': 'a-new-delivery-1' });
+    expect(next.status).toBe(202);
+    await chat.waitForRequests(before.chat + 1);
+    await relay.waitForRequests(before.relay + 1);
+    expect(chat.requests.slice(before.chat).map((r) => (JSON.parse(r.body) as { text: string }).text)).toEqual([expect.stringContaining('pushed to')]);
+    expect(relay.requests.slice(before.relay).map((r) => r.headers['x-github-event'])).toEqual(['push']);
+  });
 });

@@ -1,6 +1,9 @@
 // Standard Webhooks signing for relays: what sign.ts produces verifies with the standardwebhooks
 // library (what a receiver runs) and with this service's own verification, under the same id
 // across attempts with a fresh timestamp each; the specification's example comes out exactly.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { signStandardWebhook, standardSigningKey } from '../../src/webhooks/sign.js';
@@ -67,5 +70,25 @@ describe('signStandardWebhook', () => {
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.message).not.toContain('not base64!');
     for (const id of ['', 'has space', 'a,b', 'line\nbreak', 'ünï']) expect(() => signStandardWebhook(key(), id, Date.now(), body), id).toThrow(RangeError);
+  });
+});
+
+describe('a secret made as docs/language.md (`<sign>`) says', () => {
+  const docs = readFileSync(fileURLToPath(new URL('../../docs/language.md', import.meta.url)), 'utf8');
+  const section = docs.slice(docs.indexOf('### `<sign>` (extension)'), docs.indexOf('### `<from>`'));
+
+  it('node: whsec_ and 32 random bytes in base64 is a signing secret', () => {
+    const script = /node -e "(.+?)"\)"/.exec(section)![1]!;
+    const made = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    expect(made.status).toBe(0);
+    const secret = `whsec_${made.stdout.trim()}`;
+    expect(standardSigningKey(secret).ok).toBe(true);
+  });
+
+  it('openssl rand -base64 32 gives one too', () => {
+    expect(section).toContain('whsec_$(openssl rand -base64 32)');
+    const made = spawnSync('openssl', ['rand', '-base64', '32'], { encoding: 'utf8' });
+    if (made.status !== 0) return;
+    expect(standardSigningKey(`whsec_${made.stdout.trim()}`).ok).toBe(true);
   });
 });

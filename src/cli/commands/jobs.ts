@@ -5,6 +5,7 @@ import type { Returning } from '../action.js';
 import type { JobsFlags } from '../jobs.js';
 import { oneOf, positiveNumber } from '../option-parsers.js';
 import { addQueueLocation } from '../queue-options.js';
+import { addDeliveryStoreOptions } from '../deliveries-options.js';
 
 const STATES = ['failed', 'waiting', 'active', 'delayed', 'completed'] as const;
 
@@ -23,9 +24,12 @@ export function registerJobs(program: Command, returning: Returning): void {
       }),
     );
 
-  sub(
-    'show',
-    'one request’s jobs: each task’s outcome and error code, mail markers, delivery-unknown messages, attempts; with --reveal, its parameters and error texts',
+  addDeliveryStoreOptions(
+    sub(
+      'show',
+      'one request’s jobs: each task’s outcome and error code, mail markers, delivery-unknown messages, attempts; with --reveal, its parameters and error texts; the request id of a replayed (deduplicated) answer shows the job of the request it replayed',
+    ),
+    'the delivery log that tells which request a replayed answer repeated',
   )
     .argument('<request-id>', 'the request id (x-request-id) or a job id')
     .addOption(new Option('--format <format>', 'text or json').argParser(oneOf('text', 'json')).default('text'))

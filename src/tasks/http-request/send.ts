@@ -3,6 +3,7 @@
 // attempt count and use a policy of its own.
 
 import type { Agents, Got, Options } from 'got';
+import { USER_AGENT } from '../../user-agent.js';
 import { TaskError } from '../errors.js';
 import { parseRetryAfter, withRetries } from '../retry.js';
 import {
@@ -90,6 +91,8 @@ export class HttpClient {
         followRedirect: true,
         maxRedirects: MAX_REDIRECTS,
         decompress: true,
+        // A task's own User-Agent header replaces it (headers given per request win).
+        headers: { 'user-agent': USER_AGENT },
         ...(this.agent !== undefined ? { agent: this.agent } : {}),
         // The first URL is checked before the request (attemptOnce); each redirect in a hook,
         // and every address a name resolves to in the lookup of the connection itself.
