@@ -25,11 +25,18 @@ export interface DryRunOptions extends RequestOptions {
   readonly format: PlanFormat;
 }
 
+/** Warnings and errors on stderr, colored as the terminal allows. */
+function stderrLines(io: CommandIo) {
+  const err = chalkFor(io.stderr, io.env);
+  return {
+    warn: (message: string) => io.stderr.write(`${err.yellow('warning')}: ${message}\n`),
+    fail: (message: string) => io.stderr.write(`${err.red('error')}: ${message}\n`),
+  };
+}
+
 export function dryRun(file: string, options: DryRunOptions, io: CommandIo): ExitCode {
   const stderrColor = useColor(io.stderr, io.env);
-  const err = chalkFor(io.stderr, io.env);
-  const warn = (message: string) => io.stderr.write(`${err.yellow('warning')}: ${message}\n`);
-  const fail = (message: string) => io.stderr.write(`${err.red('error')}: ${message}\n`);
+  const { warn, fail } = stderrLines(io);
 
   const compiled = compileApplication(file, { mode: 'dry-run', kinds: TASK_KINDS.list, env: io.env });
   if (compiled.unreadable !== null) {

@@ -134,16 +134,27 @@ async function replayedRequest(id: string, flags: JobsFlags, queueUrl: string, c
   }
 }
 
+/** The jobs of `id`, or of the request whose deduplication record answered it (said in a line); null: none. */
+async function jobsOf(
+  admin: JobsAdmin,
+  id: string,
+  flags: JobsFlags,
+  replayOf: () => Promise<string | null>,
+): Promise<Awaited<ReturnType<JobsAdmin['find']>> | null> {
+  const jobs = await admin.find(id);
+  if (jobs.length > 0) return jobs;
+  const original = await replayOf();
+  const theirs = original !== null ? await admin.find(original) : [];
+  if (theirs.length === 0) return null;
+  // With --format json on stderr: stdout stays one JSON document, as for the original's own id.
+  const note = `${id} was answered from the deduplication record of request ${original}: its job follows\n`;
+  (flags.format === 'json' ? process.stderr : process.stdout).write(note);
+  return theirs;
+}
+
 async function show(admin: JobsAdmin, id: string, flags: JobsFlags, keys: readonly QueueKey[], replayOf: () => Promise<string | null>): Promise<ExitCode> {
-  let jobs = await admin.find(id);
-  if (jobs.length === 0) {
-    const original = await replayOf();
-    if (original !== null) jobs = await admin.find(original);
-    if (original === null || jobs.length === 0) return notFound(id);
-    // With --format json on stderr: stdout stays one JSON document, as for the original's own id.
-    const note = `${id} was answered from the deduplication record of request ${original}: its job follows\n`;
-    (flags.format === 'json' ? process.stderr : process.stdout).write(note);
-  }
+  const jobs = await jobsOf(admin, id, flags, replayOf);
+  if (jobs === null) return notFound(id);
   const details = await Promise.all(jobs.map((job) => admin.detail(job)));
   // Every job is opened before anything is printed: with a key that opens none, nothing is.
   let revealed: (RevealedParameters & { readonly errors: Record<string, string> })[] | null = null;

@@ -18,6 +18,24 @@ import { SharedTemplates } from './shared-templates.js';
 import { decodeXml, parseXml, type XmlElement } from './xml.js';
 import { readConfigurationFile } from './read-file.js';
 
+/**
+ * Email tasks are looked for in the tree, not among the compiled endpoints: an endpoint dropped
+ * for another error still needs SMTP settings, and all problems show in one run. A settings file
+ * that is present but broken is reported in that file, not here again.
+ */
+function checkSmtpKnown(
+  root: Parameters<typeof findMailTask>[0],
+  taskKinds: TaskKindIndex,
+  directory: string,
+  options: CompileOptions,
+  diagnostics: Diagnostics,
+): void {
+  const firstEmail = findMailTask(root, taskKinds.mailClasses, options.tasksRunHere ?? 'every-endpoint');
+  const smtpKnown = options.smtpUrlGiven === true || existsSync(path.join(directory, 'email-sending-configuration.xml'));
+  // Its severity per command is in the table: dry-run does not report it (it sends nothing).
+  if (firstEmail && !smtpKnown) diagnostics.report('smtp-not-configured', firstEmail.position);
+}
+
 export function compileApplication(file: string, options: CompileOptions): CompileResult {
   const diagnostics = new Diagnostics(options.mode);
   options.onProgress?.({ phase: 'reading' });
@@ -89,13 +107,7 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     progress?.({ phase: 'checking', endpoints: compiled });
     checkEndpointNames(ctx);
     checkForwards(ctx);
-    // Email tasks are looked for in the tree, not among the compiled endpoints: an endpoint
-    // dropped for another error still needs SMTP settings, and all problems show in one run.
-    // A settings file that is present but broken is reported in that file, not here again.
-    const firstEmail = findMailTask(parsed.root, taskKinds.mailClasses, options.tasksRunHere ?? 'every-endpoint');
-    const smtpKnown = options.smtpUrlGiven === true || existsSync(path.join(directory, 'email-sending-configuration.xml'));
-    // Its severity per command is in the table: dry-run does not report it (it sends nothing).
-    if (firstEmail && !smtpKnown) diagnostics.report('smtp-not-configured', firstEmail.position);
+    checkSmtpKnown(parsed.root, taskKinds, directory, options, diagnostics);
   }
 
   const sorted = sortDiagnostics(diagnostics.list, file);
