@@ -1,7 +1,7 @@
 // Compiled templates and conditions: the compiler produces them, expansion reads them. They
 // live here, below the compiler, so that expansion never imports the compiler.
 
-/** `body-sha256` only in a <deduplicate key> (templates.ts): the body's digest is taken only on such an endpoint. */
+/** `body-sha256` only in a <deduplicate key> (compiler/templates.ts): the body's digest is taken only on such an endpoint. */
 export const SYSTEM_PARAMETERS = ['request-id', 'endpoint', 'environment', 'client-ip', 'user-agent', 'base-url', 'body-sha256'] as const;
 export type SystemParameter = (typeof SYSTEM_PARAMETERS)[number];
 

@@ -1,4 +1,4 @@
-// Standard Webhooks signing, for a relay that re-signs what it forwards (README.md,
+// Standard Webhooks signing, for a relay that re-signs what it forwards (docs/webhooks.md,
 // "Signing what is relayed"): HttpRequest's `<sign scheme="standard" secret="…"/>` will decode the secret
 // once at compile time (standardSigningKey) and sign each attempt's request with it, so the
 // receiver can check it with any Standard Webhooks library. The caller keeps `id` the same for

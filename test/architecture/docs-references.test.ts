@@ -178,14 +178,14 @@ describe('files named in src/', () => {
 
   it('fails on a made-up pointer of every form, and on one that leaves the repository', () => {
     const text = [
-      '// The body is read by server/body.ts (docs/webhooks: "Signatures"), see primary.ts,',
+      '// The body is read by server/body.ts (docs/hooks: "Signatures"), see primary.ts,',
       "// ./nowhere.ts, runtime/pipelines.ts and cli.md's usage errors; the notes beside the",
       '// repository: ../../../shared/spec/cli.md, ../shared/spec/webhooks.md, shared/design/durable-tasks.md.',
       "const message = 'See docs/nowhere.md.';",
     ].join('\n');
     const found = pointersIn('src/server/made-up.ts', text);
     expect(found.filter((p) => resolvePointer(p) === null).map((p) => `${p.kind} ${p.target}`)).toEqual([
-      'doc docs/webhooks',
+      'doc docs/hooks',
       'doc docs/nowhere.md',
       'doc cli.md',
       'doc ../../../shared/spec/cli.md',

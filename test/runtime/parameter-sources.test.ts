@@ -75,7 +75,11 @@ describe('values selected by a JSONPath', () => {
 
   it('refuses, as a problem of the parameter, an object too deep to write as JSON text', () => {
     const deep = JSON.parse(`{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`) as unknown;
-    expect(select('$.a', deep)).toEqual({ problem: 'cannot be read with $.a: the JSON body is nested too deeply' });
+    const selected = select('$.a', deep);
+    // Up to Node.js 24 writing this text overflows V8's stack, and the value is refused; Node.js 26
+    // writes it whole. Either way the answer is about the parameter, never a crash.
+    if (!Array.isArray(selected)) expect(selected).toEqual({ problem: 'cannot be read with $.a: the JSON body is nested too deeply' });
+    else expect(selected).toEqual(['['.repeat(100_000) + ']'.repeat(100_000)]);
   });
 });
 
