@@ -16,6 +16,10 @@ export function refuse(reason: RefusalReason, detail: string): Refusal {
 export interface SignedRequest {
   readonly headers: RequestHeaders;
   readonly body: Buffer;
+  /** The request's method, for {method}; POST when absent. */
+  readonly method?: string | undefined;
+  /** The full URL the sender used (scheme, host, path and query), for {url}; empty when absent. */
+  readonly url?: string | undefined;
 }
 
 export function headerName(name: string): HeaderName {
@@ -42,14 +46,19 @@ export function noMatch(header: HeaderName): Refusal {
   );
 }
 
-/** Why a timestamp is refused, or null when it is within `toleranceMs` of `now` either way. */
 /**
+ * Why a timestamp is refused, or null when it is within `toleranceMs` of `now` either way.
  * `now`: epoch milliseconds; null for a delivery replayed from the log, whose signature is checked
  * again but whose timestamp is as old as the delivery (docs/deliveries.md, "Replay").
  */
 export function outsideTolerance(seconds: number, now: number | null, toleranceMs: number, header: HeaderName): Refusal | null {
+  return outsideToleranceMs(seconds * 1000, now, toleranceMs, header);
+}
+
+/** outsideTolerance of a timestamp in epoch milliseconds. */
+export function outsideToleranceMs(ms: number, now: number | null, toleranceMs: number, header: HeaderName): Refusal | null {
   if (now === null) return null;
-  const age = now - seconds * 1000;
+  const age = now - ms;
   if (Math.abs(age) <= toleranceMs) return null;
   const when = age > 0 ? 'old' : "ahead of the server's clock";
   return refuse(
