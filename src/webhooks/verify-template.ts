@@ -236,5 +236,6 @@ export function expectation(signature: TemplateSignature): string {
     return `is not ${field != null ? `${field}=<${TIMESTAMP_WORDS[signature.timestamp!.format]}> with ` : ''}at least one ${format.field}=<${format.prefix}${what}>`;
   }
   if (format.list) return `holds no ${format.prefix}<${what}> signature`;
-  return `is not ${format.prefix.length > 0 ? `"${format.prefix}" followed by ` : ''}a ${what}`;
+  const article = verifier.kind === 'hmac' ? 'a' : 'an';
+  return `is not ${format.prefix.length > 0 ? `"${format.prefix}" followed by ` : ''}${article} ${what}`;
 }
