@@ -3,6 +3,7 @@
 // in the same SignatureSpec. Every problem is reported at once, at its attribute; the spec is
 // returned all the same, with defaults in place of what was wrong, so the key is checked too.
 
+import { JSON_SOURCE, jsonPointer } from './refusal.js';
 import type { HeaderSet, SignatureSpec } from './senders.js';
 import {
   HEADER_EXPECTED,
@@ -19,6 +20,11 @@ import { DIGEST_ENCODINGS, HMAC_ALGORITHMS, TIMESTAMP_FORMATS } from './signatur
 import { FIELD_NAME, parseSignedTemplate, uses } from './signed-template.js';
 
 const SEPARATORS = [',', ';'] as const;
+/** A header name, or `json:` and a JSON pointer (a field of the body, as Mailgun signs). */
+function isSource(name: string): boolean {
+  return FIELD_NAME.test(name) || (name.startsWith(JSON_SOURCE) && jsonPointer(name.slice(JSON_SOURCE.length)) !== null);
+}
+
 // The name of a field of a structured header: `v1`, `t`, `ts`, `h1`.
 const FIELD_KEY = /^[A-Za-z0-9_.-]+$/;
 
@@ -38,7 +44,7 @@ export function readGenericSpec(scheme: string, attributes: SignatureAttributes,
   if (header === undefined) problems.push(missingHeader(scheme, 'signature'));
   for (const attribute of ['header', 'timestamp-header', 'id-header'] as const) {
     const name = given(attribute);
-    if (name !== undefined && !FIELD_NAME.test(name)) problems.push(invalid(attribute, name, HEADER_EXPECTED));
+    if (name !== undefined && !isSource(name)) problems.push(invalid(attribute, name, `${HEADER_EXPECTED}, or json: and a JSON pointer into the body`));
   }
   const algorithm = verify === 'hmac' ? pick(given('algorithm'), HMAC_ALGORITHMS, 'algorithm', problems) : undefined;
   const encoding = pick(given('encoding'), DIGEST_ENCODINGS, 'encoding', problems) ?? 'hex';

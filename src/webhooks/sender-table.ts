@@ -50,7 +50,7 @@ function headerSet(entry: SenderEntry, set: HeaderSet): string {
     const separator = entry.separator ?? ',';
     signature = `${entry.timestampField === undefined ? '' : `${entry.timestampField}=<ts>${separator}`}${entry.field}=${entry.prefix ?? ''}${value}`;
   } else signature = `${entry.prefix ?? ''}${value}${entry.list === true ? ' […]' : ''}`;
-  const names = [`\`${set.signature}: ${signature}\``];
+  const names = [set.signature.startsWith('json:') ? `\`${set.signature}\`: \`${signature}\`` : `\`${set.signature}: ${signature}\``];
   if (set.timestamp !== undefined) names.push(`\`${set.timestamp}\` (ts)`);
   if (set.id !== undefined) names.push(`\`${set.id}\` (id)`);
   return names.join(', ');

@@ -7,7 +7,7 @@
 
 import type { DigestEncoding, HmacAlgorithm, TimestampFormat, VerifierKind } from './signature-terms.js';
 
-/** The headers of one delivery: the signature's, and the timestamp's and id's when they have their own. */
+/** The headers of one delivery: the signature's, and the timestamp's and id's when they have their own; `json:/a/b` is a field of the body. */
 export interface HeaderSet {
   readonly signature: string;
   readonly timestamp?: string;
@@ -186,6 +186,16 @@ export const SENDERS: readonly SenderEntry[] = [
     reference: 'https://developer.squareup.com/docs/webhooks/step3validate',
   },
   { name: 'linear', sender: 'Linear', key: 'secret', ...bodyDigest('Linear-Signature', 'hex'), reference: 'https://linear.app/developers/webhooks' },
+  {
+    name: 'mailgun',
+    sender: 'Mailgun',
+    key: 'secret',
+    verify: 'hmac',
+    headers: [{ signature: 'json:/signature/signature', timestamp: 'json:/signature/timestamp' }],
+    encoding: 'hex',
+    signed: '{timestamp}{json:/signature/token}',
+    reference: 'https://documentation.mailgun.com/docs/mailgun/user-manual/events/webhooks#securing-webhooks',
+  },
   {
     name: 'intercom',
     sender: 'Intercom',

@@ -27,10 +27,15 @@ export const SIGNATURE_SCHEMES: readonly string[] = [...FIRST_SENDERS, ...GENERI
 /** How far a signed timestamp may be from the server's clock, either way, unless `tolerance` says otherwise. */
 export const DEFAULT_TOLERANCE_MS = 5 * 60_000;
 
-/** A header as configured: the name as written, for messages, and its lower-case key, for lookup. */
+/**
+ * A header as configured: the name as written, for messages, and its lower-case key, for lookup.
+ * A name `json:` and a JSON pointer (RFC 6901) is a field of the JSON body instead (Mailgun signs
+ * in its body): `pointer` holds its reference tokens.
+ */
 export interface HeaderName {
   readonly name: string;
   readonly key: string;
+  readonly pointer?: readonly string[];
 }
 
 /**

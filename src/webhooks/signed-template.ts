@@ -1,12 +1,14 @@
 // The `signed` template of a `<signature>` (docs/language.md, "<signature>"): what bytes a sender
 // signs, written over placeholders: {body}, {timestamp}, {id}, {method}, {url},
-// {header:Name} and {form-sorted}. Parsed once, at compile time, into the parts
-// verify-template.ts feeds to the HMAC or the public key in order; a brace is always a
+// {header:Name}, {json:/pointer} and {form-sorted}. Parsed once, at compile time, into the parts
+// verify-template.ts feeds to the HMAC or the public key in order; {json:/pointer} reads a field
+// of the JSON body (Mailgun signs its token there). A brace is always a
 // placeholder's, so a template holds no literal `{` or `}`.
 
-import type { HeaderName, SignedPart } from './signature-description.js';
+import { JSON_SOURCE, headerName, jsonPointer } from './refusal.js';
+import type { SignedPart } from './signature-description.js';
 
-export const SIGNED_PLACEHOLDERS = ['body', 'timestamp', 'id', 'method', 'url', 'header:Name', 'form-sorted'] as const;
+export const SIGNED_PLACEHOLDERS = ['body', 'timestamp', 'id', 'method', 'url', 'header:Name', 'json:/pointer', 'form-sorted'] as const;
 
 const SIMPLE = new Set(['body', 'timestamp', 'id', 'method', 'url', 'form-sorted']);
 // RFC 9110 §5.1: a field name is a token.
@@ -46,16 +48,16 @@ function placeholder(name: string, suggest: (name: string, candidates: readonly 
   if (SIMPLE.has(name)) return { kind: name } as SignedPart;
   if (name.startsWith('header:')) {
     const header = name.slice('header:'.length);
-    if (FIELD_NAME.test(header)) return { kind: 'header', header: headerOf(header) };
+    if (FIELD_NAME.test(header)) return { kind: 'header', header: headerName(header) };
     return { ok: false, message: `{${name}} does not name a header: write {header:Name} with a header name`, placeholder: name };
   }
-  const suggestion = suggest(name, [...SIMPLE, 'header']);
+  if (name.startsWith(JSON_SOURCE)) {
+    if (jsonPointer(name.slice(JSON_SOURCE.length)) !== null) return { kind: 'header', header: headerName(name) };
+    return { ok: false, message: `{${name}} does not name a field of the body: write {json:/name} with a JSON pointer`, placeholder: name };
+  }
+  const suggestion = suggest(name, [...SIMPLE, 'header', 'json']);
   const hint = suggestion === undefined ? ` Use ${SIGNED_PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}.` : ` Did you mean {${suggestion}}?`;
   return { ok: false, message: `{${name}} is not a placeholder of signed.${hint}`, placeholder: name };
-}
-
-function headerOf(name: string): HeaderName {
-  return { name, key: name.toLowerCase() };
 }
 
 /** Whether the parts use a placeholder of this kind. */

@@ -7,7 +7,7 @@
 
 import { createHmac, verify, type KeyObject } from 'node:crypto';
 import { DIGEST_LENGTH, decodeDigest, sameBytes } from './digest.js';
-import { VERIFIED, noMatch, outsideToleranceMs, refuse, singleHeader, type Refusal, type SignedRequest } from './refusal.js';
+import { VERIFIED, noMatch, outsideToleranceMs, present, readValue, refuse, where, type Refusal, type SignedRequest } from './refusal.js';
 import type { HeaderFamily, HeaderName, SignedPart, TemplateSignature, TimestampFormat, VerificationResult } from './signature-description.js';
 
 /** What the headers gave: the signatures to try, and the timestamp and id as sent. */
@@ -20,7 +20,7 @@ interface Read {
 }
 
 export function verifyTemplate(signature: TemplateSignature, request: SignedRequest, now: number | null): VerificationResult {
-  const family = signature.families.find((f) => request.headers[f.signature.key] !== undefined) ?? signature.families[0];
+  const family = signature.families.find((f) => present(request, f.signature)) ?? signature.families[0];
   const read = readHeaders(signature, family, request);
   if ('ok' in read) return read;
   const message = signedParts(signature.signed, request, read);
@@ -31,13 +31,13 @@ export function verifyTemplate(signature: TemplateSignature, request: SignedRequ
 }
 
 function readHeaders(signature: TemplateSignature, family: HeaderFamily, request: SignedRequest): Read | Refusal {
-  const value = singleHeader(request.headers, family.signature);
+  const value = readValue(request, family.signature);
   if (typeof value !== 'string') return value.reason === 'missing-header' ? missing(signature) : value;
-  const timestampSent = family.timestamp === null ? null : singleHeader(request.headers, family.timestamp);
+  const timestampSent = family.timestamp === null ? null : readValue(request, family.timestamp);
   if (timestampSent !== null && typeof timestampSent !== 'string') return timestampSent;
-  const id = family.id === null ? '' : singleHeader(request.headers, family.id);
+  const id = family.id === null ? '' : readValue(request, family.id);
   if (typeof id !== 'string') return id;
-  if (family.id !== null && id.length === 0) return refuse('malformed-header', `the ${family.id.name} header is empty`);
+  if (family.id !== null && id.length === 0) return refuse('malformed-header', `${where(family.id)} is empty`);
   const fields = signature.format.field === null ? null : structuredFields(value, signature.format.separator);
   let timestamp = timestampSent ?? '';
   const timestampField = signature.timestamp?.field ?? null;
@@ -52,7 +52,7 @@ function readHeaders(signature: TemplateSignature, family: HeaderFamily, request
     timestampMs = parseTimestamp(timestamp, signature.timestamp.format);
     if (timestampMs === null) {
       if (timestampField !== null) return malformed(signature, family.signature);
-      return refuse('malformed-header', `the ${timestampHeader.name} header is not ${TIMESTAMP_WORDS[signature.timestamp.format]}`);
+      return refuse('malformed-header', `${where(timestampHeader)} is not ${TIMESTAMP_WORDS[signature.timestamp.format]}`);
     }
   }
   const candidates = candidatesOf(signature, value, fields);
@@ -157,7 +157,7 @@ function signedParts(parts: readonly SignedPart[], request: SignedRequest, read:
         out.push(formSorted(request.body));
         break;
       case 'header': {
-        const value = singleHeader(request.headers, part.header);
+        const value = readValue(request, part.header);
         if (typeof value !== 'string') return value;
         out.push(value);
       }
@@ -217,11 +217,12 @@ function verifyPublic(kind: 'ed25519' | 'ecdsa-p256', key: KeyObject, data: Buff
 function missing(signature: TemplateSignature): Refusal {
   const [first, ...others] = signature.families;
   const also = others.length === 0 ? '' : ` (or ${others.map((f) => f.signature.name).join(', or ')})`;
+  if (first.signature.pointer !== undefined) return refuse('missing-header', `${where(first.signature)} is missing`);
   return refuse('missing-header', `the ${first.signature.name}${also} header is missing`);
 }
 
 function malformed(signature: TemplateSignature, header: HeaderName): Refusal {
-  return refuse('malformed-header', `the ${header.name} header ${expectation(signature)}`);
+  return refuse('malformed-header', `${where(header)} ${expectation(signature)}`);
 }
 
 /** What the signature header should hold, in words, for a malformed one's detail. */

@@ -89,6 +89,22 @@ describe('hmac with a template', () => {
   });
 });
 
+describe('a signature in the JSON body', () => {
+  it('reads the signature, the timestamp and a signed field from the body by JSON pointer', () => {
+    const inBody = signature({ scheme: 'hmac', secret, header: 'json:/sig/value', timestampHeader: 'json:/sig/ts', signed: '{timestamp}:{json:/sig/nonce}' });
+    const make = (nonce: string, value = mac(`${nowSeconds}:${nonce}`)) => Buffer.from(JSON.stringify({ sig: { ts: nowSeconds, nonce, value }, data: 1 }));
+    expect(verifySignature(inBody, { headers: headers({}), body: make('n-1') }, NOW)).toEqual({ ok: true });
+    expect(verifySignature(inBody, { headers: headers({}), body: make('n-1'), json: JSON.parse(make('n-1').toString()) }, NOW)).toEqual({ ok: true });
+    const forged = Buffer.from(make('n-1').toString().replace('n-1', 'n-2'));
+    expectRefused(verifySignature(inBody, { headers: headers({}), body: forged }, NOW), 'no-match', []);
+    const missing = verifySignature(inBody, { headers: headers({}), body: Buffer.from('{"data":1}') }, NOW);
+    expectRefused(missing, 'missing-header', []);
+    expect(!missing.ok && missing.detail).toContain("the body's /sig/value field is missing");
+    expectRefused(verifySignature(inBody, { headers: headers({}), body: Buffer.from('not json') }, NOW), 'missing-header', []);
+    expect(brief(problems({ scheme: 'hmac', secret, header: 'json:sig' }))).toEqual(['invalid-value header']);
+  });
+});
+
 describe('problems of the generic schemes, at their attribute', () => {
   it('an unknown placeholder, with the closest one', () => {
     const [problem] = problems({ scheme: 'hmac', secret, header: 'X-Sig', timestampHeader: 'X-Ts', signed: '{timestmp}.{body}' });

@@ -17,7 +17,7 @@ import { SENDERS } from '../../src/webhooks/senders.js';
 import { parseDuration } from '../../src/units.js';
 import { verifySignature } from '../../src/webhooks/verify-signature.js';
 import type { SignatureDescription } from '../../src/webhooks/signature-description.js';
-import { SIGNERS, deliveryFor, formParams, keysFor, type Delivery, type SenderKeys } from './senders-support.js';
+import { SIGNERS, bodyFor, deliveryFor, formParams, keysFor, type Delivery, type SenderKeys } from './senders-support.js';
 import { NOW, expectRefused, headers, signature, tampered } from './support.js';
 
 const URL = 'https://hooks.example.com/in/sender?tenant=a%20b';
@@ -26,8 +26,14 @@ function described(name: string, keys: SenderKeys, kind: string): SignatureDescr
   return signature(kind === 'public-key' ? { scheme: name, publicKey: keys.configured } : { scheme: name, secret: keys.configured });
 }
 
-async function request(name: string, keys: SenderKeys, at: number, delivery: Delivery, body = delivery.body) {
+/**
+ * The request the sender makes; `tamper` changes one byte of what is signed (for Mailgun, whose
+ * signature covers its timestamp and token but not the event data, a byte of the token).
+ */
+async function request(name: string, keys: SenderKeys, at: number, delivery: Delivery, tamper = false) {
   const sent = await SIGNERS[name]!(keys, at, delivery);
+  let body = bodyFor(name, keys, at, delivery);
+  if (tamper) body = name === 'mailgun' ? Buffer.from(body.toString().replace('"token":"a8', '"token":"a9')) : tampered(body);
   return { headers: headers(sent), body, url: delivery.url, method: delivery.method };
 }
 
@@ -50,7 +56,7 @@ describe.each(SENDERS.map((entry) => [entry.name, entry] as const))('%s', (name,
   });
 
   it('refuses a tampered byte and another secret or key', async () => {
-    expectRefused(verifySignature(description, await request(name, keys, NOW, delivery, tampered(delivery.body)), NOW), 'no-match', [keys.configured]);
+    expectRefused(verifySignature(description, await request(name, keys, NOW, delivery, true), NOW), 'no-match', [keys.configured]);
     expectRefused(verifySignature(description, await request(name, other, NOW, delivery), NOW), 'no-match', [keys.configured]);
     expectRefused(verifySignature(description, { headers: headers({}), body: delivery.body, url: URL, method: 'POST' }, NOW), 'missing-header', []);
   });
