@@ -6,7 +6,7 @@
 // timestamp's tolerance is checked last, so a forged delivery says "no match" whatever its age.
 
 import { createHmac, verify, type KeyObject } from 'node:crypto';
-import { DIGEST_LENGTH, decodeDigest, sameBytes } from './digest.js';
+import { DIGEST_LENGTH, decodeBetween, decodeDigest, sameBytes } from './digest.js';
 import { VERIFIED, noMatch, outsideToleranceMs, present, readValue, refuse, where, type Refusal, type SignedRequest } from './refusal.js';
 import type { HeaderFamily, HeaderName, SignedPart, TemplateSignature, TimestampFormat, VerificationResult } from './signature-description.js';
 
@@ -96,11 +96,7 @@ function decodeSignature(signature: TemplateSignature, text: string): Buffer | n
   const encoding = signature.format.encoding;
   if (verifier.kind === 'hmac') return decodeDigest(text, encoding, DIGEST_LENGTH[verifier.algorithm]);
   if (verifier.kind === 'ed25519') return decodeDigest(text, encoding, 64);
-  for (let length = ECDSA_MIN; length <= ECDSA_MAX; length++) {
-    const bytes = decodeDigest(text, encoding, length);
-    if (bytes !== null) return bytes;
-  }
-  return null;
+  return decodeBetween(text, encoding, ECDSA_MIN, ECDSA_MAX);
 }
 
 const TIMESTAMP_WORDS: Readonly<Record<TimestampFormat, string>> = {
