@@ -164,6 +164,10 @@ export const DIAGNOSTICS = {
   'attribute-not-for-scheme': { severity: 'error', message: (message: string) => message },
   // The message never quotes the secret: it may come from the environment.
   'invalid-signature-secret': { severity: 'error', message: (message: string) => message },
+  // The message says which encodings are read; it does not quote the key.
+  'invalid-public-key': { severity: 'error', message: (message: string) => message },
+  // The message names the placeholder and the closest one, or what the template lacks (webhooks/describe-generic.ts).
+  'invalid-signed-template': { severity: 'error', message: (message: string) => message },
 
   // Templates
   'template-syntax': { severity: 'error', message: (m: string) => `Invalid placeholder: ${m}.` },

@@ -8,20 +8,22 @@
 // error in serve, a warning where the file is only checked), and is given a random key nobody
 // knows, so validate and dry-run go on and nothing could ever verify against it.
 
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { Signatures, WebhookChecks } from './ast.js';
 import { readElement, requireAttribute, single, type CompileContext, type ReadElement } from './context.js';
 import { compileTemplate, ENV_ONLY_SCOPE } from './templates.js';
 import type { XmlAttribute, XmlElement } from './xml.js';
 import type { Position } from '../position.js';
 import { describeSignature, type SignatureAttributes, type SignatureProblem, type Suggest } from '../webhooks/describe-signature.js';
+import { OPTIONAL_ATTRIBUTES, PROPERTY } from '../webhooks/signature-attributes.js';
+import { SENDERS } from '../webhooks/senders.js';
 import { describeHandshake, type HandshakeProblem } from '../webhooks/describe-handshake.js';
 import type { HandshakeDescription } from '../webhooks/handshake.js';
-import type { SignatureDescription } from '../webhooks/signature-description.js';
+import { SIGNATURE_SCHEMES, type SignatureDescription } from '../webhooks/signature-description.js';
 
 export const WEBHOOK_ELEMENTS = ['signature', 'handshake'] as const;
 
-const SIGNATURE_ATTRIBUTES = ['scheme', 'secret', 'header', 'algorithm', 'encoding', 'prefix', 'tolerance'] as const;
+const SIGNATURE_ATTRIBUTES = ['scheme', 'secret', 'public-key', ...OPTIONAL_ATTRIBUTES] as const;
 const HANDSHAKE_ATTRIBUTES = ['scheme', 'secret', 'verify-token'] as const;
 
 /** What a folder hands down. */
@@ -61,23 +63,50 @@ export function endpointWebhook(w: InheritedWebhook): WebhookChecks | null {
 function readSignature(ctx: CompileContext, element: XmlElement): SignatureDescription | null {
   const r = readElement(ctx, element, { attributes: SIGNATURE_ATTRIBUTES, children: [] });
   const schemeAttr = requireAttribute(ctx, r, 'scheme');
-  const secretAttr = requireAttribute(ctx, r, 'secret');
-  if (!schemeAttr || !secretAttr) return null;
-  const secret = readSecret(ctx, secretAttr, 'secret');
-  if (secret === null) return null;
+  if (!schemeAttr) return null;
+  const scheme = schemeAttr.value.trim();
+  const publicKeyScheme = PUBLIC_KEY_SCHEMES.has(scheme);
+  const secretAttr = r.attr('secret');
+  const publicKeyAttr = r.attr('public-key');
+  // The key a scheme needs is required here, where a missing one is reported as always; the
+  // other is left for describeSignature to refuse as not for the scheme.
+  if (!publicKeyScheme && !secretAttr && SIGNATURE_SCHEMES.includes(scheme)) {
+    requireAttribute(ctx, r, 'secret');
+    return null;
+  }
+  const secret = secretAttr ? readSecret(ctx, secretAttr, 'secret') : undefined;
+  const publicKey = publicKeyAttr ? readPublicKeyText(ctx, publicKeyAttr) : undefined;
+  if (secret === null || publicKey === null) return null;
+  const optional: Record<string, string | undefined> = {};
+  for (const attribute of OPTIONAL_ATTRIBUTES) optional[PROPERTY[attribute]] = r.attr(attribute)?.value;
   const attributes: SignatureAttributes = {
+    ...optional,
     scheme: schemeAttr.value,
-    secret: secret.value,
-    header: r.attr('header')?.value,
-    algorithm: r.attr('algorithm')?.value,
-    encoding: r.attr('encoding')?.value,
-    prefix: r.attr('prefix')?.value,
-    tolerance: r.attr('tolerance')?.value,
+    secret: secret === undefined ? undefined : secret.known ? secret.value : unknownSecret(scheme),
+    publicKey: publicKey === undefined ? undefined : publicKey.known ? publicKey.value : unknownPublicKey(scheme),
   };
-  const outcome = describeSignature(secret.known ? attributes : { ...attributes, secret: unknownSecret(schemeAttr.value) }, suggest(ctx));
+  const outcome = describeSignature(attributes, suggest(ctx));
   if (outcome.ok) return outcome.signature;
   for (const problem of outcome.problems) reportProblem(ctx, r, problem, 'signature', schemeAttr.value);
   return null;
+}
+
+/** The schemes verified with the sender's public key rather than a shared secret. */
+const PUBLIC_KEY_SCHEMES = new Set([...SENDERS.filter((s) => s.key === 'public-key').map((s) => s.name), 'ed25519', 'ecdsa-p256']);
+
+/** A public key's text, expanded from the environment; a literal is no secret, so no warning. Null after reporting a template that does not compile. */
+function readPublicKeyText(ctx: CompileContext, attr: XmlAttribute): { readonly value: string; readonly known: boolean } | null {
+  const template = compileTemplate(ctx, attr.value.trim(), 'none', ENV_ONLY_SCOPE, attr.position);
+  if (template === null) return null;
+  return expandEnv(ctx, template.parts);
+}
+
+/** A public key of the scheme's type nobody holds the private half of: for a variable that is not set here. */
+function unknownPublicKey(scheme: string): string {
+  const entry = SENDERS.find((s) => s.name === scheme);
+  const type = (entry?.verify ?? scheme) === 'ed25519' ? 'ed25519' : 'ec';
+  const { publicKey } = type === 'ed25519' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return publicKey.export({ type: 'spki', format: 'pem' }).toString();
 }
 
 function readHandshake(ctx: CompileContext, element: XmlElement): HandshakeDescription | null {
@@ -112,8 +141,13 @@ function readSecret(ctx: CompileContext, attr: XmlAttribute, name: string): { re
   if (!/^\$\{env:[^}]+\}$/.test(source)) ctx.diagnostics.report('secret-in-file', attr.position, name);
   const template = compileTemplate(ctx, source, 'none', ENV_ONLY_SCOPE, attr.position);
   if (template === null) return null;
+  return expandEnv(ctx, template.parts);
+}
+
+/** A template of literals and ${env:…}: its value, and whether every variable it names is set. */
+function expandEnv(ctx: CompileContext, parts: NonNullable<ReturnType<typeof compileTemplate>>['parts']): { readonly value: string; readonly known: boolean } {
   let value = '';
-  for (const part of template.parts) {
+  for (const part of parts) {
     if (part.kind === 'literal') value += part.text;
     else if (part.kind === 'env') {
       const set = ctx.env[part.name];
@@ -127,7 +161,7 @@ function readSecret(ctx: CompileContext, attr: XmlAttribute, name: string): { re
 /** A secret that is valid for the scheme and that nobody knows: for a variable that is not set here. */
 function unknownSecret(scheme: string): string {
   const bytes = randomBytes(32).toString('base64');
-  return scheme.trim() === 'standard' ? `whsec_${bytes}` : bytes;
+  return SENDERS.find((s) => s.name === scheme)?.key === 'whsec' ? `whsec_${bytes}` : bytes;
 }
 
 function suggest(ctx: CompileContext): Suggest {
@@ -150,6 +184,8 @@ function reportProblem(ctx: CompileContext, r: ReadElement, problem: SignaturePr
       return;
     case 'attribute-not-for-scheme':
     case 'invalid-signature-secret':
+    case 'invalid-public-key':
+    case 'invalid-signed-template':
       ctx.diagnostics.report(problem.code, at, problem.message);
       return;
   }

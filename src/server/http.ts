@@ -334,7 +334,7 @@ export class HttpService {
   private webhookAnswered(exchange: Exchange, query: ValueMap, body: Buffer, json: unknown): boolean {
     if (exchange.over) return true;
     const { request, response, endpoint } = exchange;
-    const checked = { method: request.method ?? 'GET', query, headers: request.headersDistinct, body, json };
+    const checked = { method: request.method ?? 'GET', url: this.requestUrl(request), query, headers: request.headersDistinct, body, json };
     const verdict = checkWebhook(endpoint.webhook!, checked, exchange.replay ? null : Date.now());
     if (verdict.kind === 'answer' && response.delivery !== null) response.delivery.classified = 'handshake';
     return answerWebhook(verdict, endpoint, response, exchange.requestId, this.metrics, this.logger);
@@ -382,6 +382,24 @@ export class HttpService {
     writeProblem(response, 503, `the request was not answered within ${formatDuration(this.settings.requestTimeoutMs)}`, response.requestId);
   }
 
+  /**
+   * The full URL the sender used, as a signature's {url} signs it: --public-url and the path as
+   * received; else, when the peer is a trusted proxy, the scheme and host it forwarded
+   * (X-Forwarded-Proto, X-Forwarded-Host); else http:// and Host (client-ip.ts decides trust).
+   */
+  private requestUrl(request: IncomingMessage): string {
+    const path = request.url ?? '/';
+    if (this.settings.publicUrl !== null) return this.settings.publicUrl.base + path;
+    let scheme = 'http';
+    let host = request.headers.host;
+    if (this.trust !== null && this.trust(socketAddress(request), 0)) {
+      const proto = firstValue(request.headers['x-forwarded-proto'])?.toLowerCase();
+      if (proto === 'http' || proto === 'https') scheme = proto;
+      host = firstValue(request.headers['x-forwarded-host']) ?? host;
+    }
+    return host !== undefined && SAFE_HOST.test(host) ? `${scheme}://${host}${path}` : this.listeningOrigin + path;
+  }
+
   private baseUrl(request: IncomingMessage): string {
     if (this.publicBaseUrl !== null) return this.publicBaseUrl;
     const host = request.headers.host;
@@ -399,6 +417,13 @@ function answeredMalformed(request: IncomingMessage, response: TrackedResponse, 
   response.setHeader('connection', 'close');
   writeProblem(response, 400, problem, requestId);
   return true;
+}
+
+/** The first of a header's comma-separated values (the one the outermost proxy wrote), trimmed; undefined when absent or empty. */
+function firstValue(value: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  const first = text?.split(',', 1)[0]!.trim();
+  return first === undefined || first === '' ? undefined : first;
 }
 
 /** The query string as sent ('' without one), for a deduplicated request's fingerprint. */

@@ -33,6 +33,8 @@ const EMPTY = Buffer.alloc(0);
 /** What the checks read of one request. */
 export interface WebhookRequest {
   readonly method: string;
+  /** The full URL the sender used, for a signature's {url} (server/http.ts, requestUrl). */
+  readonly url?: string | undefined;
   /** The query string's values, without a form body's. */
   readonly query: ReadonlyMap<string, readonly string[]>;
   readonly headers: RequestHeaders;

@@ -52,6 +52,17 @@ export function decodeDigest(text: string, encoding: DigestEncoding, length: num
   return bytes.length === length ? bytes : null;
 }
 
+/** A signature of `min` to `max` bytes written in `encoding` (an ECDSA signature in DER varies in length); null otherwise. */
+export function decodeBetween(text: string, encoding: DigestEncoding, min: number, max: number): Buffer | null {
+  if (encoding === 'hex') {
+    if (text.length < min * 2 || text.length > max * 2 || text.length % 2 !== 0 || !HEX.test(text)) return null;
+    return Buffer.from(text, 'hex');
+  }
+  if (text.length > Math.ceil(max / 3) * 4 || !BASE64.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.length >= min && bytes.length <= max ? bytes : null;
+}
+
 /** Base64 text to bytes, strictly (a `whsec_` key); null when it is not base64 or decodes to nothing. */
 export function decodeBase64(text: string): Buffer | null {
   if (!BASE64.test(text)) return null;

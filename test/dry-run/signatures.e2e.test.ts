@@ -25,7 +25,7 @@ const ENV = {
 };
 
 interface WebhookJson {
-  signatures: { scheme: string; headers: string[]; tolerance: string | null }[];
+  signatures: { scheme: string; headers: string[]; checks: string; tolerance: string | null }[];
   handshake: string | null;
   checks: { check: string; outcome: string; detail: string }[] | null;
 }
@@ -46,19 +46,25 @@ describe('dry-run and webhook checks', () => {
     const of = (name: string) => doc.endpoints.find((e) => e.name === name)!;
     expect(of('github').webhook).toEqual({
       signatures: [
-        { scheme: 'github', headers: ['X-Hub-Signature-256'], tolerance: null },
-        { scheme: 'github', headers: ['X-Hub-Signature-256'], tolerance: null },
+        { scheme: 'github', headers: ['X-Hub-Signature-256'], checks: 'HMAC-SHA256 (hex) of {body}', tolerance: null },
+        { scheme: 'github', headers: ['X-Hub-Signature-256'], checks: 'HMAC-SHA256 (hex) of {body}', tolerance: null },
       ],
       handshake: null,
       checks: null,
     });
     expect(of('slack').webhook).toEqual({
-      signatures: [{ scheme: 'slack', headers: ['X-Slack-Signature', 'X-Slack-Request-Timestamp'], tolerance: '2m' }],
+      signatures: [
+        { scheme: 'slack', headers: ['X-Slack-Signature', 'X-Slack-Request-Timestamp'], checks: 'HMAC-SHA256 (hex) of v0:{timestamp}:{body}', tolerance: '2m' },
+      ],
       handshake: 'slack',
       checks: null,
     });
-    expect(of('stripe').webhook?.signatures).toEqual([{ scheme: 'stripe', headers: ['Stripe-Signature'], tolerance: '5m' }]);
-    expect(of('gitlab').webhook?.signatures).toEqual([{ scheme: 'token', headers: ['X-Gitlab-Token'], tolerance: null }]);
+    expect(of('stripe').webhook?.signatures).toEqual([
+      { scheme: 'stripe', headers: ['Stripe-Signature'], checks: 'HMAC-SHA256 (hex) of {timestamp}.{body}', tolerance: '5m' },
+    ]);
+    expect(of('gitlab').webhook?.signatures).toEqual([
+      { scheme: 'token', headers: ['X-Gitlab-Token'], checks: 'the header equals the token', tolerance: null },
+    ]);
     expect(of('graph').webhook).toEqual({ signatures: [], handshake: 'graph', checks: null });
     expect(of('inherits').webhook?.signatures.map((s) => s.scheme)).toEqual(['github']);
     expect(of('forwards').webhook).toBeUndefined();
@@ -70,7 +76,7 @@ describe('dry-run and webhook checks', () => {
     expect(text.stdout).toContain('webhook   signature github (X-Hub-Signature-256); handshake meta');
     for (const format of ['mermaid', 'dot']) {
       const graph = await dryRun([APP, '--endpoint', 'standard', '--format', format], ENV);
-      expect(graph.stdout).toContain('after signature standard (webhook-id, webhook-timestamp, webhook-signature; tolerance 5m)');
+      expect(graph.stdout).toContain('after signature standard (webhook-signature, webhook-timestamp, webhook-id; tolerance 5m)');
     }
   });
 
@@ -78,7 +84,7 @@ describe('dry-run and webhook checks', () => {
     const run = await dryRun([APP, '--endpoint', 'slack', '--body', join(dir, 'event.json'), '--header', 'X-Slack-Signature: v0=00'], ENV);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(
-      /\[not-checked\] signature: serve verifies slack over the raw body before anything else \(401 when it fails\); dry-run checks no signature\n\s+\[not-checked\] handshake:/,
+      /\[not-checked\] signature: serve verifies slack \(HMAC-SHA256 \(hex\) of v0:\{timestamp\}:\{body\}\) over the raw body before anything else \(401 when it fails\); dry-run checks no signature\n\s+\[not-checked\] handshake:/,
     );
     const json = await dryRun([APP, '--endpoint', 'meta', '--param', 'object=page', '--format', 'json'], ENV);
     const webhook = (JSON.parse(json.stdout) as Doc).endpoints[0]!.webhook!;

@@ -57,6 +57,8 @@ export const STRUCTURAL = new Set([
 /** Structural problems the schema cannot see, and why. */
 export const BEYOND_THE_SCHEMA: Readonly<Record<string, string>> = {
   'invalid/unknown-element--class-specific': 'which children a <task> takes depends on its class attribute, which XML Schema 1.0 cannot express',
+  'invalid/missing-attribute--webhooks':
+    'which attributes a <signature> or <handshake> needs (header, secret or public-key, verify-token) depends on its scheme, which XML Schema 1.0 cannot express',
   'invalid/invalid-value--timeout-too-long': 'a duration longer than 596h: a pattern can check the unit but not bound the number',
 };
 

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { closest } from '../../src/compiler/suggest.js';
 import { describeSignature, type SignatureAttributes, type SignatureProblem } from '../../src/webhooks/describe-signature.js';
+import { SENDERS, senderEntry } from '../../src/webhooks/senders.js';
 import { DEFAULT_TOLERANCE_MS, SIGNATURE_SCHEMES } from '../../src/webhooks/signature-description.js';
 import { inspect } from 'node:util';
 
@@ -12,21 +13,33 @@ function problems(attributes: SignatureAttributes): readonly SignatureProblem[] 
   expect(outcome.ok).toBe(false);
   return outcome.ok ? [] : outcome.problems;
 }
+/** Every scheme that takes a `secret` (the others take a `public-key`), and those whose secret is `whsec_` and base64. */
+const SECRET_SCHEMES = SIGNATURE_SCHEMES.filter((scheme) => !['ed25519', 'ecdsa-p256'].includes(scheme) && senderEntry(scheme)?.key !== 'public-key');
+const WHSEC = new Set(SENDERS.filter((entry) => entry.key === 'whsec').map((entry) => entry.name));
 const brief = (list: readonly SignatureProblem[]) => list.map((p) => `${p.code} ${p.attribute}`);
 
 describe('describeSignature', () => {
   it('builds each scheme with only what it needs', () => {
     const github = describeSignature({ scheme: 'github', secret: 's3cret' }, closest);
-    expect(github.ok && Object.keys(github.signature).sort()).toEqual(['key', 'scheme']);
+    expect(github.ok && github.signature).toMatchObject({
+      scheme: 'github',
+      verifier: { kind: 'hmac', algorithm: 'sha256' },
+      families: [{ signature: { name: 'X-Hub-Signature-256' }, timestamp: null, id: null }],
+      format: { prefix: 'sha256=', field: null, list: false, encoding: 'hex' },
+      signed: [{ kind: 'body' }],
+      timestamp: null,
+      toleranceMs: null,
+    });
     const stripe = describeSignature({ scheme: 'stripe', secret: 'whsec_x' }, closest);
-    expect(stripe.ok && stripe.signature).toMatchObject({ scheme: 'stripe', toleranceMs: DEFAULT_TOLERANCE_MS });
+    expect(stripe.ok && stripe.signature).toMatchObject({ scheme: 'stripe', toleranceMs: DEFAULT_TOLERANCE_MS, timestamp: { field: 't', format: 'seconds' } });
     const hmac = describeSignature({ scheme: 'hmac', secret: 's', header: 'X-Sig' }, closest);
     expect(hmac.ok && hmac.signature).toMatchObject({
       scheme: 'hmac',
-      header: { name: 'X-Sig', key: 'x-sig' },
-      prefix: '',
-      algorithm: 'sha256',
-      encoding: 'hex',
+      verifier: { kind: 'hmac', algorithm: 'sha256' },
+      families: [{ signature: { name: 'X-Sig', key: 'x-sig' }, timestamp: null, id: null }],
+      format: { prefix: '', encoding: 'hex' },
+      template: '{body}',
+      toleranceMs: null,
     });
     const token = describeSignature({ scheme: 'token', secret: 't', header: 'X-Gitlab-Token' }, closest);
     expect(token.ok && Object.keys(token.signature).sort()).toEqual(['header', 'scheme', 'tokenDigest']);
@@ -35,8 +48,8 @@ describe('describeSignature', () => {
   });
 
   it('keeps the secret out of what a description prints as', () => {
-    for (const scheme of SIGNATURE_SCHEMES) {
-      const secret = scheme === 'standard' ? 'whsec_' + Buffer.from('very-secret-key-bytes').toString('base64') : 'very-secret-key-bytes';
+    for (const scheme of SECRET_SCHEMES) {
+      const secret = WHSEC.has(scheme) ? 'whsec_' + Buffer.from('very-secret-key-bytes').toString('base64') : 'very-secret-key-bytes';
       const outcome = describeSignature({ scheme, secret, header: scheme === 'hmac' || scheme === 'token' ? 'X-Sig' : undefined }, closest);
       expect(outcome.ok, scheme).toBe(true);
       const shown = inspect(outcome, { depth: 10 }) + JSON.stringify(outcome);
@@ -106,7 +119,7 @@ describe('describeSignature', () => {
   });
 
   it('refuses an empty secret, and a standard secret that is not base64, without quoting it', () => {
-    for (const scheme of SIGNATURE_SCHEMES) {
+    for (const scheme of SECRET_SCHEMES) {
       const header = scheme === 'hmac' || scheme === 'token' ? 'X-Sig' : undefined;
       expect(brief(problems({ scheme, secret: '', header })), scheme).toEqual(['invalid-signature-secret secret']);
     }

@@ -123,11 +123,20 @@ export interface ProtectionCheck {
 
 export interface WebhookPlan {
   /** Each <signature> in force, in file order: any one verifying passes. */
-  readonly signatures: readonly { readonly scheme: string; readonly headers: readonly string[]; readonly tolerance: string | null }[];
+  readonly signatures: readonly SignaturePlan[];
   /** The <handshake> scheme serve answers itself; null: none. */
   readonly handshake: string | null;
   /** Simulated: what serve would check first and dry-run does not; null without --param, --body or --header. */
   readonly checks: readonly WebhookCheck[] | null;
+}
+
+/** One <signature>: the headers serve reads, what it checks them against, and the timestamp's tolerance. */
+export interface SignaturePlan {
+  readonly scheme: string;
+  readonly headers: readonly string[];
+  /** What is verified, such as `HMAC-SHA256 (hex) of {timestamp}.{body}` or `Ed25519 (hex) of {timestamp}{body}`. */
+  readonly checks: string;
+  readonly tolerance: string | null;
 }
 
 export interface WebhookCheck {

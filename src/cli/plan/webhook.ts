@@ -6,7 +6,7 @@
 
 import type { WebhookChecks } from '../../compiler/ast.js';
 import { answerHandshake, type HandshakeAnswer, type HandshakeRequest, type HandshakeScheme } from '../../webhooks/handshake.js';
-import type { SignatureDescription } from '../../webhooks/signature-description.js';
+import { isToken, type SignatureDescription } from '../../webhooks/signature-description.js';
 import { formatDuration } from '../../units.js';
 import type { RawBody } from '../../upload.js';
 import type { ResponsePlan, WebhookCheck, WebhookPlan } from './model.js';
@@ -19,7 +19,8 @@ export function describeWebhook(webhook: WebhookChecks | null): WebhookPlan | nu
     signatures: (webhook.signatures ?? []).map((s) => ({
       scheme: s.scheme,
       headers: headersOf(s),
-      tolerance: 'toleranceMs' in s ? formatDuration(s.toleranceMs) : null,
+      checks: checksOf(s),
+      tolerance: isToken(s) || s.toleranceMs === null ? null : formatDuration(s.toleranceMs),
     })),
     handshake: webhook.handshake?.scheme ?? null,
     checks: null,
@@ -38,7 +39,7 @@ export function simulateWebhook(plan: WebhookPlan, webhook: WebhookChecks, reque
     checks.push({
       check: 'signature',
       outcome: 'not-checked',
-      detail: `serve verifies ${plan.signatures.map((s) => s.scheme).join(' or ')} over the raw body before anything else (401 when it fails); dry-run checks no signature`,
+      detail: `serve verifies ${plan.signatures.map((s) => `${s.scheme} (${s.checks})`).join(' or ')} over the raw body before anything else (401 when it fails); dry-run checks no signature`,
     });
   const handshake = webhook.handshake;
   if (handshake === null) return { checks, answer: null };
@@ -79,22 +80,25 @@ export function handshakeResponse(answer: NonNullable<SimulatedWebhook['answer']
 
 const SENDER: Readonly<Record<HandshakeScheme, string>> = { slack: 'Slack', zoom: 'Zoom', meta: 'Meta', graph: 'Microsoft Graph' };
 
+/** The headers serve reads: the signature's, the timestamp's and the id's, then any other the template signs. */
 function headersOf(signature: SignatureDescription): string[] {
-  switch (signature.scheme) {
-    case 'github':
-      return ['X-Hub-Signature-256'];
-    case 'stripe':
-      return ['Stripe-Signature'];
-    case 'slack':
-      return ['X-Slack-Signature', 'X-Slack-Request-Timestamp'];
-    case 'shopify':
-      return ['X-Shopify-Hmac-Sha256'];
-    case 'standard':
-      return ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
-    case 'hmac':
-    case 'token':
-      return [signature.header.name];
-  }
+  if (isToken(signature)) return [signature.header.name];
+  const family = signature.families[0];
+  const names = [family.signature.name];
+  if (family.timestamp !== null) names.push(family.timestamp.name);
+  if (family.id !== null) names.push(family.id.name);
+  for (const part of signature.signed) if (part.kind === 'header' && !names.includes(part.header.name)) names.push(part.header.name);
+  return names;
+}
+
+const VERIFIER_WORDS = { ed25519: 'Ed25519', 'ecdsa-p256': 'ECDSA P-256' } as const;
+
+/** What serve checks, in words: the verifier, the signature's encoding, and the signed template. */
+function checksOf(signature: SignatureDescription): string {
+  if (isToken(signature)) return `the header equals the token`;
+  const { verifier, format } = signature;
+  const by = verifier.kind === 'hmac' ? `HMAC-${verifier.algorithm.toUpperCase()}` : VERIFIER_WORDS[verifier.kind];
+  return `${by} (${format.encoding}) of ${signature.template}`;
 }
 
 /** One line for people and graph labels. */
