@@ -9,7 +9,7 @@
 import type { JsonPathQuery } from '../compiler/json-path.js';
 
 /** A parameter takes at most this many values, from any source (docs/behaviour.md, "Parameters and their rules"). */
-export const MAX_PARAMETER_VALUES = 10_000;
+export const MAX_PARAMETER_VALUES = 250_000;
 
 /** JSON.rawJSON's value (ES2025: JSON.parse source text access), which lib ES2023 does not declare. */
 export interface RawJson {

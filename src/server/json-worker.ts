@@ -23,5 +23,7 @@ parentPort?.on('message', (job: JsonJob) => {
     // Nothing the body holds should get here (readJsonBodyData answers every body); if it does, it is the body's doing.
     data = { ok: false, detail: 'malformed JSON body: it cannot be read' };
   }
-  parentPort!.postMessage({ id: job.id, data } satisfies JsonAnswer);
+  // The packed values' offsets are handed over, not copied.
+  const transfer = data.ok ? [...data.named.map(([, v]) => v.ends.buffer), ...data.selected.flatMap(([, v]) => ('ends' in v ? [v.ends.buffer] : []))] : [];
+  parentPort!.postMessage({ id: job.id, data } satisfies JsonAnswer, transfer as ArrayBuffer[]);
 });
