@@ -84,10 +84,14 @@ describe('a body too deep to read', () => {
   it('is a 400 for the parameter that reads it, and the service goes on', async () => {
     const deep = `{"action":"opened","repository":{"full_name":"a/b"},"issue":{"number":1,"milestone":{"title":"m"},"title":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`;
     const response = await post('github', deep, { 'X-GitHub-Event': 'issues' });
-    expect(response.status).toBe(400);
-    expect((await problem(response)).errors).toEqual([
-      { parameter: 'title', detail: 'parameter "title" cannot be read with $.issue.title: the JSON body is nested too deeply' },
-    ]);
+    // Up to Node.js 24 writing the value as JSON text overflows V8's stack and the parameter is
+    // refused; Node.js 26 writes it whole. Either way the service answers, and goes on.
+    if (response.status !== 200) {
+      expect(response.status).toBe(400);
+      expect((await problem(response)).errors).toEqual([
+        { parameter: 'title', detail: 'parameter "title" cannot be read with $.issue.title: the JSON body is nested too deeply' },
+      ]);
+    } else expect(Number(process.versions.node.split('.')[0])).toBeGreaterThanOrEqual(26);
     expect((await post('flat', '{"a":"still"}')).status).toBe(200);
   });
 });
