@@ -79,7 +79,10 @@ describe('values selected by a JSONPath', () => {
     // Up to Node.js 24 writing this text overflows V8's stack, and the value is refused; Node.js 26
     // writes it whole. Either way the answer is about the parameter, never a crash.
     if (!Array.isArray(selected)) expect(selected).toEqual({ problem: 'cannot be read with $.a: the JSON body is nested too deeply' });
-    else expect(selected).toEqual(['['.repeat(100_000) + ']'.repeat(100_000)]);
+    else {
+      expect(Number(process.versions.node.split('.')[0])).toBeGreaterThanOrEqual(26);
+      expect(selected).toEqual(['['.repeat(100_000) + ']'.repeat(100_000)]);
+    }
   });
 });
 
