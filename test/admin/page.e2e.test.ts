@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { fixture, startServe, type RunningService } from '../helpers/serve.js';
-import { artifact, chromiumMissing, launchChromium } from './browser.js';
+import { artifact, chromiumMissing, launchChromium } from '../helpers/browser.js';
 import { QUEUE_KEY, uniqueQueueName } from '../helpers/queue.js';
 import { deleteKeys, testRedisUrl } from '../helpers/redis.js';
 

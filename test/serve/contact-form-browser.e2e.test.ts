@@ -5,22 +5,17 @@
 // form. Debian's chromium at /usr/bin/chromium; without it the file is skipped with one line, but
 // under CI=true it fails (CI installs it). A screenshot of each page is written to
 // test-artifacts/ (ignored by git).
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromiumMissing, launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpPeer } from '../helpers/http-peer.js';
 import { ROOT, StartedServices, type RunningService } from '../helpers/serve.js';
 import { SmtpPeer } from '../helpers/smtp-peer.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-if (!present) {
-  const message = `${CHROMIUM} is not installed (apt-get install -y chromium): the contact form is not tried in a browser`;
-  if (process.env.CI === 'true') throw new Error(message);
-  console.warn(`skipped: ${message}`);
-}
+const present = !chromiumMissing('the contact form in a browser');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 
 describe.skipIf(!present)('the contact-form example in Chromium', () => {
@@ -28,7 +23,7 @@ describe.skipIf(!present)('the contact-form example in Chromium', () => {
   let crm: HttpPeer;
   let smtp: SmtpPeer;
   let dir: string;
-  let profile: string;
+  let chromiumProcess: Browser;
   let service: RunningService;
   let browser: BrowserContext;
   let page: Page;
@@ -45,30 +40,19 @@ describe.skipIf(!present)('the contact-form example in Chromium', () => {
     const file = path.join(dir, 'endpoints.xml');
     writeFileSync(file, readFileSync(file, 'utf8').replaceAll('http://127.0.0.1:4000', crm.origin));
     service = await services.start(file, ['--smtp-url', `smtp://127.0.0.1:${smtp.port}`], { CRM_API_KEY: 'secret' });
-    profile = mkdtempSync(path.join(tmpdir(), 'es-chromium-profile-'));
-    // A fresh profile each run (playwright passes it as --user-data-dir).
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    // A fresh profile each run, made and removed by playwright.
+    chromiumProcess = await launchChromium();
+    browser = await chromiumProcess.newContext();
     page = await browser.newPage();
     mkdirSync(ARTIFACTS, { recursive: true });
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
+    await chromiumProcess?.close();
     await services.stopAll();
     await crm?.close();
     await smtp?.close();
-    for (const d of [dir, profile]) if (d !== undefined) rmSync(d, { recursive: true, force: true });
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
   it('loads the form from the example, sends it with an attachment and shows the thank-you page', async () => {

@@ -8,9 +8,10 @@ import { repoRoot } from '../cli/helpers.js';
 
 export const CHROMIUM = process.env.ENDPOINT_SERVICE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
-export function chromiumMissing(): boolean {
+/** `what`: the tests that need it, for the line that says they are skipped. */
+export function chromiumMissing(what = 'the page tests'): boolean {
   if (existsSync(CHROMIUM)) return false;
-  const message = `no Chromium at ${CHROMIUM} for the page tests: apt-get install chromium (or set ENDPOINT_SERVICE_TEST_CHROMIUM)`;
+  const message = `no Chromium at ${CHROMIUM} for ${what}: apt-get install chromium (or set ENDPOINT_SERVICE_TEST_CHROMIUM)`;
   if (process.env.CI === 'true') throw new Error(message);
   console.warn(`skipped: ${message}`);
   return true;
