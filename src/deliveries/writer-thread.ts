@@ -7,6 +7,16 @@ import { openDeliveryStore } from './open.js';
 import type { DeliveryStore } from './store.js';
 import { writerHere, type WriterInit, type WriterReply, type WriterRequest } from './writer.js';
 
+// A thread has a process object of its own: the launcher's filter (bin/endpoint-service.js) of
+// Node 22's experimental warning for node:sqlite, which this thread loads, is set again here.
+const emitWarning = process.emitWarning.bind(process);
+process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+  const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+  const message = typeof warning === 'string' ? warning : warning.message;
+  if ((type ?? (typeof warning === 'string' ? undefined : warning.name)) === 'ExperimentalWarning' && /^SQLite\b/.test(message)) return;
+  (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
+}) as typeof process.emitWarning;
+
 const init = workerData as WriterInit;
 const port = parentPort!;
 const keys: QueueKey[] = init.keys.map((bytes) => parseQueueKey(Buffer.from(bytes).toString('hex'))!);
