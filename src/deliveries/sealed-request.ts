@@ -3,6 +3,7 @@
 // delivery id, so a blob copied onto another delivery does not open.
 
 import { seal, unseal, type QueueKey } from '../queue/seal.js';
+import type { CapturedRequest } from './log-entry.js';
 import type { KeptRequest } from './record.js';
 
 interface SealedShape {
@@ -24,9 +25,18 @@ export function unsealRequest(keys: readonly QueueKey[], delivery: string, seale
   return { method: shape.m, url: shape.u, headers: shape.h, body: Buffer.from(shape.b, 'base64') };
 }
 
-/** Pairs from node's rawHeaders ([name, value, name, value, …]), without those named in `leaveOut` (lower case). */
-export function headerPairs(raw: readonly string[], leaveOut: string): [string, string][] {
-  const pairs: [string, string][] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() !== leaveOut) pairs.push([raw[i]!, raw[i + 1]!]);
-  return pairs;
+/** The request as kept: its headers as pairs, its body a Buffer. */
+export function keptRequest(captured: CapturedRequest): KeptRequest {
+  const raw = captured.rawHeaders;
+  const headers: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
+  const body = captured.body === null ? Buffer.alloc(0) : Buffer.from(captured.body.buffer, captured.body.byteOffset, captured.body.byteLength);
+  return { method: captured.method, url: captured.url, headers, body };
+}
+
+/** node's rawHeaders without the headers named `name` (lower case). */
+export function withoutHeader(raw: readonly string[], name: string): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() !== name) kept.push(raw[i]!, raw[i + 1]!);
+  return kept;
 }

@@ -3,6 +3,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { parseQueueKey, type QueueKey } from '../queue/seal.js';
+import { decodeBatch } from './entry-wire.js';
 import { openDeliveryStore } from './open.js';
 import type { DeliveryStore } from './store.js';
 import { writerHere, type WriterInit, type WriterReply, type WriterRequest } from './writer.js';
@@ -41,11 +42,7 @@ port.on('message', (request: WriterRequest) => {
     );
     return;
   }
-  // A Buffer crosses the thread boundary as a plain Uint8Array.
-  const entries = request.entries.map((e) =>
-    e.kind === 'delivery' && e.request !== null ? { ...e, request: { ...e.request, body: Buffer.from(e.request.body) } } : e,
-  );
-  writer.write(entries).then(
+  writer.write(decodeBatch(request.batch)).then(
     () => reply(null),
     (error: unknown) => reply(error),
   );

@@ -5,8 +5,9 @@
 
 import { Worker } from 'node:worker_threads';
 import type { QueueKey } from '../queue/seal.js';
+import { encodeBatch, transferable, type WireBatch } from './entry-wire.js';
 import type { LogEntry } from './log-entry.js';
-import { sealRequest } from './sealed-request.js';
+import { keptRequest, sealRequest } from './sealed-request.js';
 import type { DeliveryStoreLocation } from './settings.js';
 import type { DeliveryStore, DeliveryWrite } from './store.js';
 
@@ -18,7 +19,7 @@ export interface BatchWriter {
 
 export function sealed(keys: readonly QueueKey[] | null, entry: LogEntry): DeliveryWrite {
   if (entry.kind === 'task') return entry;
-  const blob = entry.request !== null && keys !== null ? sealRequest(keys, entry.record.id, entry.request) : null;
+  const blob = entry.request !== null && keys !== null ? sealRequest(keys, entry.record.id, keptRequest(entry.request)) : null;
   return {
     kind: 'delivery',
     record: blob === null && entry.record.request === 'sealed' ? { ...entry.record, request: 'not-kept' } : entry.record,
@@ -34,8 +35,7 @@ export function writerHere(store: DeliveryStore, keys: readonly QueueKey[] | nul
   };
 }
 
-export type WriterRequest =
-  { readonly kind: 'write'; readonly id: number; readonly entries: readonly LogEntry[] } | { readonly kind: 'close'; readonly id: number };
+export type WriterRequest = { readonly kind: 'write'; readonly id: number; readonly batch: WireBatch } | { readonly kind: 'close'; readonly id: number };
 export type WriterReply = { readonly id: number; readonly error: string | null };
 export interface WriterInit {
   readonly location: DeliveryStoreLocation;
@@ -77,14 +77,17 @@ export async function writerThread(location: DeliveryStoreLocation, keys: readon
     worker.on('message', first);
     worker.once('error', reject);
   });
-  const ask = (request: WriterRequest) =>
+  const ask = (request: WriterRequest, transfer: ArrayBuffer[] = []) =>
     new Promise<void>((resolve, reject) => {
       if (broken !== null) return reject(broken);
       waiting.set(request.id, { resolve, reject });
-      worker.postMessage(request);
+      worker.postMessage(request, transfer);
     });
   return {
-    write: (entries) => ask({ kind: 'write', id: next++, entries }),
+    write(entries) {
+      const batch = encodeBatch(entries);
+      return ask({ kind: 'write', id: next++, batch }, transferable(batch));
+    },
     async close() {
       await ask({ kind: 'close', id: next++ }).catch(() => {});
       await worker.terminate();

@@ -8,8 +8,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Endpoint } from '../compiler/ast.js';
 import type { DeliveryLog } from '../deliveries/log.js';
-import type { DeliveryRecord, KeptRequest, TaskRecord, TaskState, Verdict } from '../deliveries/record.js';
-import { headerPairs } from '../deliveries/sealed-request.js';
+import type { CapturedRequest } from '../deliveries/log-entry.js';
+import type { DeliveryRecord, TaskRecord, TaskState, Verdict } from '../deliveries/record.js';
+import { withoutHeader } from '../deliveries/sealed-request.js';
 import type { PipelineResult } from '../runtime/pipeline.js';
 import type { TaskOutcome, TaskOutcomeEvent } from '../runtime/observer.js';
 import type { TrackedResponse } from './http-server.js';
@@ -116,19 +117,34 @@ export class DeliveryRecording {
     this.log.add({ kind: 'delivery', record, request: kept });
   }
 
-  private keptRequest(request: IncomingMessage, open: OpenDelivery): KeptRequest | null {
+  /** What the writer thread seals; sealing it there keeps the cost of the cipher off the request path. */
+  private keptRequest(request: IncomingMessage, open: OpenDelivery): CapturedRequest | null {
     if (!this.log.keepsRequests) return null;
     const method = request.method ?? 'GET';
+    const headers = request.headers;
     // A body refused before it was read whole (too large, timed out) cannot be sent again as it was.
-    const hasBody = request.headers['content-length'] !== undefined && request.headers['content-length'] !== '0';
-    const chunked = request.headers['transfer-encoding'] !== undefined;
-    let body = Buffer.alloc(0);
+    const hasBody = headers['content-length'] !== undefined && headers['content-length'] !== '0';
+    const chunked = headers['transfer-encoding'] !== undefined;
+    let body: Uint8Array | null = null;
     if (hasBody || chunked) {
       if (open.body === null || !request.complete) return null;
-      body = Buffer.concat(open.body);
+      body = ownBytes(open.body, open.bodyBytes);
     }
-    return { method, url: request.url ?? '/', headers: headerPairs(request.rawHeaders, REPLAY_HEADER), body };
+    // A replay's mark is the service's own, not part of the request it resends.
+    const rawHeaders = headers[REPLAY_HEADER] === undefined ? request.rawHeaders : withoutHeader(request.rawHeaders, REPLAY_HEADER);
+    return { method, url: request.url ?? '/', rawHeaders, body };
   }
+}
+
+/**
+ * The chunks in one buffer of its own: a thread message copies the whole memory a Buffer views,
+ * and a small Buffer from node's pool views 8 KiB.
+ */
+function ownBytes(chunks: readonly Buffer[], length: number): Uint8Array {
+  const bytes = Buffer.allocUnsafeSlow(length);
+  let at = 0;
+  for (const chunk of chunks) at += chunk.copy(bytes, at);
+  return bytes;
 }
 
 function verdictOf(open: OpenDelivery, status: number, answered: boolean): Verdict {

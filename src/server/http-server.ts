@@ -2,7 +2,7 @@
 // for each request, the HTTP versions it speaks, and the answer to what does not parse as a
 // request at all. What a request is answered is decided in http.ts.
 
-import { randomUUID } from 'node:crypto';
+import { newRequestId } from './request-id.js';
 import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Endpoint } from '../compiler/ast.js';
@@ -105,7 +105,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     return;
   }
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const requestId = randomUUID();
+  const requestId = newRequestId();
   const detail = status === 431 ? 'the request headers are too large' : error.code === 'HPE_INVALID_VERSION' ? BAD_VERSION : 'the request is not valid HTTP';
   const body = problemBody(status, detail, requestId);
   socket.end(

@@ -3,7 +3,7 @@
 // cors.ts, writing an answer in write-response.ts, reading a body in body-admission.ts. Nothing
 // here knows about actions or tasks; the pipeline decides, this file only speaks HTTP.
 
-import { randomUUID } from 'node:crypto';
+import { newRequestId } from './request-id.js';
 import type { IncomingMessage } from 'node:http';
 import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
 import { discardResponse } from '../runtime/response.js';
@@ -159,7 +159,7 @@ export class HttpService {
 
   /** Synchronous when the answer needs no I/O (the common case); a promise otherwise. */
   private route(request: IncomingMessage, response: TrackedResponse): void | Promise<void> {
-    const requestId = randomUUID();
+    const requestId = newRequestId();
     response.requestId = requestId;
     response.setHeader('x-request-id', requestId);
     // Every answer, whatever its kind: a browser must not read a text/plain body that echoes a
