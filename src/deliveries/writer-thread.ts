@@ -20,6 +20,7 @@ process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
 
 const init = workerData as WriterInit;
 const port = parentPort!;
+const shared = Buffer.from(init.shared);
 const keys: QueueKey[] = init.keys.map((bytes) => parseQueueKey(Buffer.from(bytes).toString('hex'))!);
 
 let store: DeliveryStore;
@@ -42,7 +43,9 @@ port.on('message', (request: WriterRequest) => {
     );
     return;
   }
-  writer.write(decodeBatch(request.batch)).then(
+  // Read at once: the shared memory takes the next batch when this one is answered.
+  const text = typeof request.text === 'string' ? request.text : shared.toString('utf8', 0, request.text.sharedBytes);
+  writer.write(decodeBatch({ text, bodies: request.bodies })).then(
     () => reply(null),
     (error: unknown) => reply(error),
   );

@@ -2,6 +2,7 @@ import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { decodeBatch, encodeBatch, transferable, type WireBatch } from '../../src/deliveries/entry-wire.js';
 import type { LogEntry } from '../../src/deliveries/log-entry.js';
+import { handOver } from '../../src/deliveries/writer.js';
 
 const task = {
   id: 'notify',
@@ -85,5 +86,20 @@ describe('log entries on their way to the writer thread', () => {
     const captured = (body: Uint8Array): LogEntry => ({ ...entries[0]!, request: { method: 'POST', url: '/', rawHeaders: [], body } }) as LogEntry;
     const batch = encodeBatch([captured(own), captured(shared)]);
     expect(transferable(batch)).toEqual([own.buffer]);
+  });
+});
+
+describe('a batch handed to the writer thread', () => {
+  it('goes through the shared memory when it fits, and in the message when it does not', () => {
+    const shared = Buffer.from(new SharedArrayBuffer(64));
+    const small = '["caf\u00e9 \u2713"]';
+    const handed = handOver(small, shared);
+    expect(handed).toEqual({ sharedBytes: Buffer.byteLength(small) });
+    expect(shared.toString('utf8', 0, (handed as { sharedBytes: number }).sharedBytes)).toBe(small);
+    // 30 units, 76 bytes of UTF-8: more than the memory holds, though its length is not.
+    const large = '\u2713'.repeat(23) + '1234567';
+    expect(handOver(large, shared)).toBe(large);
+    const exact = 'x'.repeat(64);
+    expect(handOver(exact, shared)).toEqual({ sharedBytes: 64 });
   });
 });
