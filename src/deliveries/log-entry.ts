@@ -13,8 +13,8 @@ export interface CapturedRequest {
   readonly url: string;
   /** node's rawHeaders: [name, value, name, value, …], in the order received. */
   readonly rawHeaders: readonly string[];
-  /** null: no body. */
-  readonly body: Uint8Array | null;
+  /** The body as it arrived, in the chunks it arrived in; null: no body. */
+  readonly body: readonly Uint8Array[] | null;
 }
 
 export type LogEntry =

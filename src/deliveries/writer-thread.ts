@@ -43,9 +43,8 @@ port.on('message', (request: WriterRequest) => {
     );
     return;
   }
-  // Read at once: the shared memory takes the next batch when this one is answered.
-  const text = typeof request.text === 'string' ? request.text : shared.toString('utf8', 0, request.text.sharedBytes);
-  writer.write(decodeBatch({ text, bodies: request.bodies })).then(
+  // Sealed here, before the answer: the bodies view the shared memory, which the next batch overwrites.
+  writer.write(decodeBatch(request.batch, shared)).then(
     () => reply(null),
     (error: unknown) => reply(error),
   );

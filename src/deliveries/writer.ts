@@ -5,9 +5,9 @@
 
 import { Worker } from 'node:worker_threads';
 import type { QueueKey } from '../queue/seal.js';
-import { encodeBatch, transferable } from './entry-wire.js';
+import { encodeBatch, transferable, type WireBatch } from './entry-wire.js';
 import type { LogEntry } from './log-entry.js';
-import { keptRequest, sealRequest } from './sealed-request.js';
+import { sealRequest } from './sealed-request.js';
 import type { DeliveryStoreLocation } from './settings.js';
 import type { DeliveryStore, DeliveryWrite } from './store.js';
 
@@ -19,7 +19,7 @@ export interface BatchWriter {
 
 export function sealed(keys: readonly QueueKey[] | null, entry: LogEntry): DeliveryWrite {
   if (entry.kind === 'task') return entry;
-  const blob = entry.request !== null && keys !== null ? sealRequest(keys, entry.record.id, keptRequest(entry.request)) : null;
+  const blob = entry.request !== null && keys !== null ? sealRequest(keys, entry.record.id, entry.request) : null;
   return {
     kind: 'delivery',
     record: blob === null && entry.record.request === 'sealed' ? { ...entry.record, request: 'not-kept' } : entry.record,
@@ -35,15 +35,8 @@ export function writerHere(store: DeliveryStore, keys: readonly QueueKey[] | nul
   };
 }
 
-/**
- * A batch's text crosses in memory the two threads share, made once: the text in a message is
- * new memory on both sides, and on machines where the kernel maps fresh pages slowly that cost
- * more than making the text (measured: about 1 ms for a 130 KB message). A text too large for
- * the shared memory goes in the message.
- */
-export type WriterRequest =
-  | { readonly kind: 'write'; readonly id: number; readonly text: string | { readonly sharedBytes: number }; readonly bodies: readonly Uint8Array[] }
-  | { readonly kind: 'close'; readonly id: number };
+/** One batch at a time: a batch's bodies and text are in the memory shared with the thread (entry-wire.ts). */
+export type WriterRequest = { readonly kind: 'write'; readonly id: number; readonly batch: WireBatch } | { readonly kind: 'close'; readonly id: number };
 export type WriterReply = { readonly id: number; readonly error: string | null };
 export interface WriterInit {
   readonly location: DeliveryStoreLocation;
@@ -53,14 +46,11 @@ export interface WriterInit {
   readonly shared: SharedArrayBuffer;
 }
 
-const SHARED_BYTES = 1 << 20;
-
-/** The text written into `shared` when it fits there, else the text itself to send. */
-export function handOver(text: string, shared: Buffer<SharedArrayBuffer>): string | { readonly sharedBytes: number } {
-  // Three bytes of UTF-8 at most per UTF-16 unit: a text that surely fits is not measured first.
-  const fits = text.length * 3 <= shared.length || Buffer.byteLength(text) <= shared.length;
-  return fits ? { sharedBytes: shared.write(text, 0, 'utf8') } : text;
-}
+/**
+ * Room for a batch of 200 webhooks of 20 KB (at 2,000 a second, 100 ms of them); a batch with
+ * more sends the rest in its message. Touched pages stay the process's: 4 MiB of memory at most.
+ */
+const SHARED_BYTES = 4 << 20;
 
 /** Seals and writes in a thread that opens its own connection to the store. Rejects when that store cannot be opened. */
 export async function writerThread(location: DeliveryStoreLocation, keys: readonly QueueKey[] | null): Promise<BatchWriter> {
@@ -104,11 +94,11 @@ export async function writerThread(location: DeliveryStoreLocation, keys: readon
       waiting.set(request.id, { resolve, reject });
       worker.postMessage(request, transfer);
     });
-  // One batch at a time: the shared memory holds one text, read by the thread before it answers.
+  // One batch at a time: the shared memory holds one, used by the thread before it answers.
   let previous: Promise<unknown> = Promise.resolve();
   const send = (entries: readonly LogEntry[]): Promise<void> => {
-    const batch = encodeBatch(entries);
-    return ask({ kind: 'write', id: next++, text: handOver(batch.text, sharedView), bodies: batch.bodies }, transferable(batch));
+    const batch = encodeBatch(entries, sharedView);
+    return ask({ kind: 'write', id: next++, batch }, transferable(batch));
   };
   return {
     write(entries) {

@@ -51,19 +51,24 @@ function nextNonce(): Buffer {
   return noncePool.subarray(nonceOffset, (nonceOffset += NONCE_BYTES));
 }
 
-/** Seals `plain` for the job `aad` under the first key. */
-export function seal(keys: readonly QueueKey[], plain: string, aad: string): string {
+/** Seals `plain` (a text, or bytes as they are) for the job `aad` under the first key. */
+export function seal(keys: readonly QueueKey[], plain: string | Uint8Array, aad: string): string {
   const { secret, id } = keys[0]!;
   const nonce = nextNonce();
   const cipher = createCipheriv('aes-256-gcm', secret, nonce);
   cipher.setAAD(Buffer.from(aad, 'utf8'));
-  const body = cipher.update(plain, 'utf8');
+  const body = typeof plain === 'string' ? cipher.update(plain, 'utf8') : cipher.update(plain);
   const final = cipher.final();
   return Buffer.concat([Buffer.from([id]), nonce, body, final, cipher.getAuthTag()]).toString('base64url');
 }
 
 /** Opens a sealed blob with whichever key sealed it (the current one or ENDPOINT_SERVICE_QUEUE_KEY_PREVIOUS). */
 export function unseal(keys: readonly QueueKey[], sealed: string, aad: string): string {
+  return unsealBytes(keys, sealed, aad).toString('utf8');
+}
+
+/** unseal, giving the bytes that were sealed. */
+export function unsealBytes(keys: readonly QueueKey[], sealed: string, aad: string): Buffer {
   const blob = Buffer.from(sealed, 'base64url');
   if (blob.length < 1 + NONCE_BYTES + TAG_BYTES) throw new SealError('the sealed payload is too short');
   const candidates = keys.filter((k) => k.id === blob[0]);
@@ -73,7 +78,7 @@ export function unseal(keys: readonly QueueKey[], sealed: string, aad: string): 
       const decipher = createDecipheriv('aes-256-gcm', secret, blob.subarray(1, 1 + NONCE_BYTES));
       decipher.setAAD(Buffer.from(aad, 'utf8'));
       decipher.setAuthTag(blob.subarray(blob.length - TAG_BYTES));
-      return Buffer.concat([decipher.update(blob.subarray(1 + NONCE_BYTES, blob.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+      return Buffer.concat([decipher.update(blob.subarray(1 + NONCE_BYTES, blob.length - TAG_BYTES)), decipher.final()]);
     } catch {
       // The next candidate, if any: two keys may share a first hash byte.
     }

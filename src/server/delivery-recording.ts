@@ -125,26 +125,15 @@ export class DeliveryRecording {
     // A body refused before it was read whole (too large, timed out) cannot be sent again as it was.
     const hasBody = headers['content-length'] !== undefined && headers['content-length'] !== '0';
     const chunked = headers['transfer-encoding'] !== undefined;
-    let body: Uint8Array | null = null;
+    let body: readonly Buffer[] | null = null;
     if (hasBody || chunked) {
       if (open.body === null || !request.complete) return null;
-      body = ownBytes(open.body, open.bodyBytes);
+      body = open.body;
     }
     // A replay's mark is the service's own, not part of the request it resends.
     const rawHeaders = headers[REPLAY_HEADER] === undefined ? request.rawHeaders : withoutHeader(request.rawHeaders, REPLAY_HEADER);
     return { method, url: request.url ?? '/', rawHeaders, body };
   }
-}
-
-/**
- * The chunks in one buffer of its own: a thread message copies the whole memory a Buffer views,
- * and a small Buffer from node's pool views 8 KiB.
- */
-function ownBytes(chunks: readonly Buffer[], length: number): Uint8Array {
-  const bytes = Buffer.allocUnsafeSlow(length);
-  let at = 0;
-  for (const chunk of chunks) at += chunk.copy(bytes, at);
-  return bytes;
 }
 
 function verdictOf(open: OpenDelivery, status: number, answered: boolean): Verdict {

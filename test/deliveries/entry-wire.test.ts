@@ -2,7 +2,6 @@ import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { decodeBatch, encodeBatch, transferable, type WireBatch } from '../../src/deliveries/entry-wire.js';
 import type { LogEntry } from '../../src/deliveries/log-entry.js';
-import { handOver } from '../../src/deliveries/writer.js';
 
 const task = {
   id: 'notify',
@@ -38,7 +37,7 @@ const entries: LogEntry[] = [
       method: 'POST',
       url: '/contact?x=%C3%A9',
       rawHeaders: ['Host', 'a', 'X-Latin', 'caf\u00e9', 'Cookie', 's=1'],
-      body: Uint8Array.from([0, 1, 2, 255]),
+      body: [Uint8Array.from([0, 1, 2]), Uint8Array.from([255, 3])],
     },
   },
   {
@@ -65,41 +64,49 @@ const entries: LogEntry[] = [
   { kind: 'task', delivery: 'r0', task },
 ];
 
+const bodyOf = (entry: LogEntry | undefined) => Buffer.concat((entry as { request: { body: Uint8Array[] } }).request.body);
+
 describe('log entries on their way to the writer thread', () => {
-  it('arrive as they were sent, bodies included, through a real message port', () => {
-    const batch = encodeBatch(entries);
+  it('arrive as they were sent, through a real message port and the shared memory', () => {
+    const shared = Buffer.from(new SharedArrayBuffer(4096));
+    const batch = encodeBatch(entries, shared);
+    expect(typeof batch.text).toBe('object');
+    expect(batch.bodies).toEqual([]);
     const { port1, port2 } = new MessageChannel();
     port1.postMessage(batch, transferable(batch));
     const received = receiveMessageOnPort(port2)!.message as WireBatch;
     port1.close();
-    const decoded = decodeBatch(received);
+    const decoded = decodeBatch(received, shared);
     expect(decoded.length).toBe(3);
-    expect(decoded[0]).toEqual({ ...entries[0], request: { ...(entries[0] as { request: object }).request, body: Uint8Array.from([0, 1, 2, 255]) } });
-    expect(Buffer.from((decoded[0] as { request: { body: Uint8Array } }).request.body)).toEqual(Buffer.from([0, 1, 2, 255]));
+    expect(bodyOf(decoded[0])).toEqual(Buffer.from([0, 1, 2, 255, 3]));
+    expect({ ...decoded[0], request: { ...(decoded[0] as { request: object }).request, body: null } }).toEqual({
+      ...entries[0],
+      request: { ...(entries[0] as { request: object }).request, body: null },
+    });
     expect(decoded[1]).toEqual(entries[1]);
     expect(decoded[2]).toEqual(entries[2]);
   });
 
-  it('move a body that owns its memory, and copy one that shares it', () => {
-    const own = Buffer.allocUnsafeSlow(3).fill(7);
-    const shared = Buffer.from('pooled');
-    const captured = (body: Uint8Array): LogEntry => ({ ...entries[0]!, request: { method: 'POST', url: '/', rawHeaders: [], body } }) as LogEntry;
-    const batch = encodeBatch([captured(own), captured(shared)]);
-    expect(transferable(batch)).toEqual([own.buffer]);
+  it('sends in the message what does not fit in the shared memory, bodies moved and text copied', () => {
+    const shared = Buffer.from(new SharedArrayBuffer(4));
+    const batch = encodeBatch(entries, shared);
+    expect(typeof batch.text).toBe('string');
+    expect(batch.bodies.map((b) => Buffer.from(b))).toEqual([Buffer.from([0, 1, 2, 255, 3])]);
+    expect(transferable(batch)).toEqual([batch.bodies[0]!.buffer]);
+    const { port1, port2 } = new MessageChannel();
+    port1.postMessage(batch, transferable(batch));
+    const decoded = decodeBatch(receiveMessageOnPort(port2)!.message as WireBatch, shared);
+    port1.close();
+    expect(bodyOf(decoded[0])).toEqual(Buffer.from([0, 1, 2, 255, 3]));
+    expect(decoded[2]).toEqual(entries[2]);
   });
-});
 
-describe('a batch handed to the writer thread', () => {
-  it('goes through the shared memory when it fits, and in the message when it does not', () => {
-    const shared = Buffer.from(new SharedArrayBuffer(64));
-    const small = '["caf\u00e9 \u2713"]';
-    const handed = handOver(small, shared);
-    expect(handed).toEqual({ sharedBytes: Buffer.byteLength(small) });
-    expect(shared.toString('utf8', 0, (handed as { sharedBytes: number }).sharedBytes)).toBe(small);
-    // 30 units, 76 bytes of UTF-8: more than the memory holds, though its length is not.
-    const large = '\u2713'.repeat(23) + '1234567';
-    expect(handOver(large, shared)).toBe(large);
-    const exact = 'x'.repeat(64);
-    expect(handOver(exact, shared)).toEqual({ sharedBytes: 64 });
+  it('places the text after the bodies, and measures a text of more bytes than characters before giving up', () => {
+    const two = [entries[0]!, entries[1]!];
+    const { bytes } = encodeBatch(two, Buffer.from(new SharedArrayBuffer(4096))).text as { at: number; bytes: number };
+    expect(encodeBatch(two, Buffer.from(new SharedArrayBuffer(5 + bytes))).text).toEqual({ at: 5, bytes });
+    const short = encodeBatch(two, Buffer.from(new SharedArrayBuffer(5 + bytes - 1)));
+    expect(typeof short.text).toBe('string');
+    expect(short.bodies).toEqual([]);
   });
 });
