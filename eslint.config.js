@@ -12,7 +12,7 @@ const LONG_FUNCTIONS = {
   'src/server/serving.ts': 156,
   'src/server/cluster.ts': 146,
   'src/deliveries/redis-store.ts': 135,
-  'src/deliveries/sqlite-store.ts': 132,
+  'src/deliveries/sqlite-store.ts': 104,
   'src/queue/consumer.ts': 132,
   'src/server/body-multipart.ts': 124,
   'src/tasks/http-request/compile.ts': 119,

@@ -74,6 +74,11 @@ export class DeliveryLog {
     }
   }
 
+  /** Removes deliveries received before `before` and all but the newest `keep`; the count removed. */
+  prune(before: number, keep: number): Promise<number> {
+    return this.writer.prune(before, keep);
+  }
+
   /** Writes what is buffered, then closes the store. */
   async close(): Promise<void> {
     if (this.timer !== null) clearTimeout(this.timer);

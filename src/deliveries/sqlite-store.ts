@@ -165,15 +165,6 @@ function storeOn(db: Database, file: string): DeliveryStore {
     // Task writes whose delivery never came: by the time the deliveries of then are pruned, it will not.
     pruneOrphanTasks: db.prepare('DELETE FROM delivery_tasks WHERE written_ms < ? AND delivery NOT IN (SELECT id FROM deliveries)'),
     pruneTickets: db.prepare('DELETE FROM replay_tickets WHERE finished_ms < ? OR (finished_ms IS NULL AND requested_ms < ?)'),
-    requestReplay: db.prepare('INSERT INTO replay_tickets (ticket, delivery, requested_ms) VALUES (?, ?, ?)'),
-    // One statement: SQLite runs it under the write lock, so two connections never take the same ticket.
-    claimReplay: db.prepare(
-      `UPDATE replay_tickets SET claimed_ms = ?
-       WHERE seq = (SELECT seq FROM replay_tickets WHERE claimed_ms IS NULL ORDER BY seq LIMIT 1)
-       RETURNING ticket, delivery`,
-    ),
-    finishReplay: db.prepare('UPDATE replay_tickets SET finished_ms = ?, outcome = ? WHERE ticket = ?'),
-    replayOutcome: db.prepare('SELECT outcome FROM replay_tickets WHERE ticket = ?'),
   };
   /** One statement per set of filters used, made the first time that set is asked for. */
   const listings = new Map<string, Statement>();
@@ -256,31 +247,53 @@ function storeOn(db: Database, file: string): DeliveryStore {
         return gone;
       });
     },
-    async requestReplay(delivery) {
-      live();
-      const ticket = newTicket();
-      statements.requestReplay.run(ticket, delivery, Date.now());
-      return ticket;
-    },
-    async claimReplay() {
-      live();
-      const row = statements.claimReplay.get(Date.now());
-      return row === undefined ? null : { ticket: String(row.ticket), delivery: String(row.delivery) };
-    },
-    async finishReplay(ticket, outcome) {
-      live();
-      statements.finishReplay.run(Date.now(), encodeOutcome(outcome), ticket);
-    },
-    async replayOutcome(ticket) {
-      live();
-      const row = statements.replayOutcome.get(ticket);
-      if (row?.outcome === null || row?.outcome === undefined) return null;
-      return decodeOutcome(String(row.outcome));
-    },
+    ...replayTickets(db, live),
     async close() {
       if (closed) return;
       closed = true;
       db.close();
+    },
+  };
+}
+
+/** Replay tickets (replay.ts): `deliveries replay` asks, a running serve claims and answers. */
+function replayTickets(db: Database, live: () => void): Pick<DeliveryStore, 'requestReplay' | 'claimReplay' | 'finishReplay' | 'replayOutcome'> {
+  const statements = {
+    request: db.prepare('INSERT INTO replay_tickets (ticket, delivery, requested_ms) VALUES (?, ?, ?)'),
+    waiting: db.prepare('SELECT 1 AS waiting FROM replay_tickets WHERE claimed_ms IS NULL LIMIT 1'),
+    // One statement: SQLite runs it under the write lock, so two connections never take the same ticket.
+    claim: db.prepare(
+      `UPDATE replay_tickets SET claimed_ms = ?
+       WHERE seq = (SELECT seq FROM replay_tickets WHERE claimed_ms IS NULL ORDER BY seq LIMIT 1)
+       RETURNING ticket, delivery`,
+    ),
+    finish: db.prepare('UPDATE replay_tickets SET finished_ms = ?, outcome = ? WHERE ticket = ?'),
+    outcome: db.prepare('SELECT outcome FROM replay_tickets WHERE ticket = ?'),
+  };
+  return {
+    async requestReplay(delivery) {
+      live();
+      const ticket = newTicket();
+      statements.request.run(ticket, delivery, Date.now());
+      return ticket;
+    },
+    async claimReplay() {
+      live();
+      // Serve asks twice a second on the thread that answers requests: a read never waits for the
+      // writer thread's lock (WAL), a claim does, so only a ticket that is there is claimed.
+      if (statements.waiting.get() === undefined) return null;
+      const row = statements.claim.get(Date.now());
+      return row === undefined ? null : { ticket: String(row.ticket), delivery: String(row.delivery) };
+    },
+    async finishReplay(ticket, outcome) {
+      live();
+      statements.finish.run(Date.now(), encodeOutcome(outcome), ticket);
+    },
+    async replayOutcome(ticket) {
+      live();
+      const row = statements.outcome.get(ticket);
+      if (row?.outcome === null || row?.outcome === undefined) return null;
+      return decodeOutcome(String(row.outcome));
     },
   };
 }

@@ -34,8 +34,15 @@ const writer = writerHere(store, keys.length > 0 ? keys : null);
 port.postMessage({ ready: true });
 
 port.on('message', (request: WriterRequest) => {
-  const reply = (error: unknown) =>
-    port.postMessage({ id: request.id, error: error === null ? null : error instanceof Error ? error.message : String(error) } satisfies WriterReply);
+  const reply = (error: unknown, removed?: number) =>
+    port.postMessage({ id: request.id, error: error === null ? null : error instanceof Error ? error.message : String(error), removed } satisfies WriterReply);
+  if (request.kind === 'prune') {
+    writer.prune(request.before, request.keep).then(
+      (removed) => reply(null, removed),
+      (error: unknown) => reply(error),
+    );
+    return;
+  }
   if (request.kind === 'close') {
     void store.close().then(
       () => reply(null),

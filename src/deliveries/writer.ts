@@ -14,6 +14,8 @@ import type { DeliveryStore, DeliveryWrite } from './store.js';
 export interface BatchWriter {
   /** Rejects with the reason when the batch was not written. */
   write(entries: readonly LogEntry[]): Promise<void>;
+  /** The store's prune, where the writes are made: in the writer thread, its deletes never hold up requests. */
+  prune(before: number, keep: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -31,13 +33,18 @@ export function sealed(keys: readonly QueueKey[] | null, entry: LogEntry): Deliv
 export function writerHere(store: DeliveryStore, keys: readonly QueueKey[] | null): BatchWriter {
   return {
     write: (entries) => store.write(entries.map((entry) => sealed(keys, entry))),
+    prune: (before, keep) => store.prune(before, keep),
     close: () => Promise.resolve(),
   };
 }
 
 /** One batch at a time: a batch's bodies and text are in the memory shared with the thread (entry-wire.ts). */
-export type WriterRequest = { readonly kind: 'write'; readonly id: number; readonly batch: WireBatch } | { readonly kind: 'close'; readonly id: number };
-export type WriterReply = { readonly id: number; readonly error: string | null };
+export type WriterRequest =
+  | { readonly kind: 'write'; readonly id: number; readonly batch: WireBatch }
+  | { readonly kind: 'prune'; readonly id: number; readonly before: number; readonly keep: number }
+  | { readonly kind: 'close'; readonly id: number };
+/** `removed`: a prune's count. */
+export type WriterReply = { readonly id: number; readonly error: string | null; readonly removed?: number | undefined };
 export interface WriterInit {
   readonly location: DeliveryStoreLocation;
   /** The sealing keys' bytes; empty: requests are not kept. */
@@ -61,7 +68,7 @@ export async function writerThread(location: DeliveryStoreLocation, keys: readon
   // The thread never keeps a process alive: close() ends it, and a process that exits without
   // closing loses what a kill -9 would.
   worker.unref();
-  const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  const waiting = new Map<number, { resolve: (removed: number) => void; reject: (error: Error) => void }>();
   let next = 0;
   let broken: Error | null = null;
   const fail = (error: Error) => {
@@ -73,7 +80,7 @@ export async function writerThread(location: DeliveryStoreLocation, keys: readon
     if ('id' in reply) {
       const w = waiting.get(reply.id);
       waiting.delete(reply.id);
-      if (reply.error === null) w?.resolve();
+      if (reply.error === null) w?.resolve(reply.removed ?? 0);
       else w?.reject(new Error(reply.error));
     }
   });
@@ -89,16 +96,16 @@ export async function writerThread(location: DeliveryStoreLocation, keys: readon
     worker.once('error', reject);
   });
   const ask = (request: WriterRequest, transfer: ArrayBuffer[] = []) =>
-    new Promise<void>((resolve, reject) => {
+    new Promise<number>((resolve, reject) => {
       if (broken !== null) return reject(broken);
       waiting.set(request.id, { resolve, reject });
       worker.postMessage(request, transfer);
     });
   // One batch at a time: the shared memory holds one, used by the thread before it answers.
   let previous: Promise<unknown> = Promise.resolve();
-  const send = (entries: readonly LogEntry[]): Promise<void> => {
+  const send = async (entries: readonly LogEntry[]): Promise<void> => {
     const batch = encodeBatch(entries, sharedView);
-    return ask({ kind: 'write', id: next++, batch }, transferable(batch));
+    await ask({ kind: 'write', id: next++, batch }, transferable(batch));
   };
   return {
     write(entries) {
@@ -106,6 +113,7 @@ export async function writerThread(location: DeliveryStoreLocation, keys: readon
       previous = written.catch(() => {});
       return written;
     },
+    prune: (before, keep) => ask({ kind: 'prune', id: next++, before, keep }),
     async close() {
       await ask({ kind: 'close', id: next++ }).catch(() => {});
       await worker.terminate();

@@ -74,7 +74,7 @@ export class DeliveryLogRuntime {
 
   private async prune(): Promise<void> {
     try {
-      const removed = await this.log.store.prune(Date.now() - this.settings.retentionMs, this.settings.maxRecords);
+      const removed = await this.log.prune(Date.now() - this.settings.retentionMs, this.settings.maxRecords);
       if (removed > 0) this.logger.log('info', 'old deliveries removed', { removed });
     } catch (error) {
       this.logger.log('warn', 'old deliveries could not be removed; trying again later', { error: describeError(error) });

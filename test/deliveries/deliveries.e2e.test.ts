@@ -239,3 +239,25 @@ describe('--deliveries none', () => {
     }
   });
 });
+
+describe('--deliveries-max', () => {
+  it('removes the oldest deliveries beyond it, at start and in the background, and says how many', async () => {
+    const stateDir = mkdtempSync(path.join(tmpdir(), 'es-deliveries-'));
+    const peer = await HttpPeer.start();
+    const args = ['--state-dir', stateDir, '--deliveries-max', '2'];
+    let service = await startServe(fixture('deliveries'), args, { PEER: peer.origin });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) ids.push((await fetch(`${service.url}/limited?n=${i}`)).headers.get('x-request-id')!);
+      await recorded(stateDir, ids[3]!);
+      await service.stop();
+      service = await startServe(fixture('deliveries'), args, { PEER: peer.origin });
+      expect(await service.waitForLog((l) => l.msg === 'old deliveries removed')).toMatchObject({ removed: 2 });
+      expect((await list(stateDir)).map((d) => d.id)).toEqual([ids[3], ids[2]]);
+    } finally {
+      await service.stop();
+      await peer.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+});
