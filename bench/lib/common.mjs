@@ -9,7 +9,7 @@
 // both see the same machine state, and reports medians with min–max and ratios of medians.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -288,6 +288,33 @@ export function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * utime + stime of each thread of a process in seconds, by the thread's name: `main` for the
+ * thread that runs the event loop, else what the kernel calls it (`WorkerThread` for a
+ * worker_threads thread, `V8Worker` for V8's garbage collection helpers, `libuv-worker`). Threads
+ * that ended are not counted: compare only threads that live through the measurement.
+ */
+export function threadCpuSeconds(pid) {
+  const out = {};
+  let tasks = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const name = tid === String(pid) ? 'main' : readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
 /** Resident set size in MiB, from /proc/PID/status. */
 export function rssMiB(pid) {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -301,11 +328,16 @@ export function rssMiB(pid) {
  */
 export async function measureServer(server, url, load) {
   const cpu0 = cpuSeconds(server.pid);
+  const threads0 = threadCpuSeconds(server.pid);
   const t0 = performance.now();
   const r = await loadTest(url, load);
   const wall = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(server.pid) - cpu0;
-  return { ...r, cpuPct: (100 * cpu) / wall, cpuUsPerReq: r.total > 0 ? (cpu * 1e6) / r.total : NaN };
+  const threads1 = threadCpuSeconds(server.pid);
+  /** CPU per request of each kind of thread (threadCpuSeconds), in µs. */
+  const threadUsPerReq = {};
+  for (const [name, seconds] of Object.entries(threads1)) threadUsPerReq[name] = r.total > 0 ? ((seconds - (threads0[name] ?? 0)) * 1e6) / r.total : NaN;
+  return { ...r, cpuPct: (100 * cpu) / wall, cpuUsPerReq: r.total > 0 ? (cpu * 1e6) / r.total : NaN, threadUsPerReq };
 }
 
 export const median = (xs) => {
