@@ -8,8 +8,6 @@ const FUNCTION_LINES = 60;
 const functionLines = (max) => ['error', { max, skipBlankLines: true, skipComments: true, IIFEs: true }];
 /** Functions longer than FUNCTION_LINES today, each file at its longest: a ceiling to work down, never to raise. */
 const LONG_FUNCTIONS = {
-  'src/server/serving.ts': 156,
-  'src/server/cluster.ts': 146,
   'src/deliveries/redis-store.ts': 135,
   'src/deliveries/sqlite-store.ts': 132,
   'src/queue/consumer.ts': 132,
