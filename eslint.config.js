@@ -20,14 +20,11 @@ const LONG_FUNCTIONS = {
   'src/tasks/http-request/send.ts': 78,
   'src/cli/commands/serve.ts': 77,
   'src/deliveries/postgres-store.ts': 76,
-  'src/cli/dry-run.ts': 74,
   'src/queue/store.ts': 74,
   'src/runtime/pipeline.ts': 74,
   'src/cli/plan/format-text.ts': 68,
   'src/compiler/xml/markup.ts': 67,
   'src/tasks/http-request/prepare.ts': 65,
-  'src/server/http.ts': 62,
-  'src/runtime/actions.ts': 61,
   'src/tasks/email/prepare.ts': 61,
 };
 
