@@ -98,7 +98,9 @@ function selectedEndpoints(application: Application, names: readonly string[], f
   if (unknown.length > 0) {
     for (const name of unknown) {
       const suggestion = closest(name, application.endpointsByName.keys());
-      fail(`there is no endpoint "${name}" in ${file}.${suggestion === undefined ? ` ${endpointList(application.endpoints)}` : ` Did you mean "${suggestion}"?`}`);
+      fail(
+        `there is no endpoint "${name}" in ${file}.${suggestion === undefined ? ` ${endpointList(application.endpoints)}` : ` Did you mean "${suggestion}"?`}`,
+      );
     }
     return null;
   }

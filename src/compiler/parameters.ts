@@ -136,6 +136,12 @@ function formatRule(ctx: CompileContext, read: ReadElement): Rule<ParameterForma
   if ((PARAMETER_FORMATS as readonly string[]).includes(attr.value)) return attr.value as ParameterFormat;
   const suggestion = ctx.suggestions.closest(attr.value, PARAMETER_FORMATS);
   const formats = PARAMETER_FORMATS.map((f) => `"${f}"`).join(', ');
-  ctx.diagnostics.report('invalid-value', attr.position, 'format', attr.value, `${formats}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`);
+  ctx.diagnostics.report(
+    'invalid-value',
+    attr.position,
+    'format',
+    attr.value,
+    `${formats}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`,
+  );
   return undefined;
 }

@@ -161,13 +161,7 @@ function runtimeObserver(metrics: ServiceMetrics, logger: Logger, deliveries: ()
 }
 
 /** serve --queue: background runs are stored in the queue; this process also runs queued jobs unless --no-queue-consume. */
-function openQueue(
-  settings: ServeSettings,
-  logger: Logger,
-  metrics: ServiceMetrics,
-  tracing: Tracing,
-  current: () => LoadedApplication,
-): QueueRuntime | null {
+function openQueue(settings: ServeSettings, logger: Logger, metrics: ServiceMetrics, tracing: Tracing, current: () => LoadedApplication): QueueRuntime | null {
   if (settings.queue === null) return null;
   return new QueueRuntime(settings.queue, logger, metrics.registry, TASK_KINDS, { produce: true, consume: settings.queue.consume }, current, tracing);
 }
@@ -287,11 +281,7 @@ async function drain(running: Running, closeDeliveries: () => Promise<unknown>):
   await allClosed;
   // A request that was still arriving at the first wait has been answered by now.
   await service.idle();
-  await Promise.all([
-    state.current.tasksSettled(),
-    ...[...retired].map((a) => a.tasksSettled()),
-    running.queue?.drain(running.settings.shutdownTimeoutMs),
-  ]);
+  await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled()), running.queue?.drain(running.settings.shutdownTimeoutMs)]);
   await Promise.allSettled([
     state.current.close(),
     ...[...retired].map((a) => a.close()),

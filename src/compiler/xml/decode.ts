@@ -17,7 +17,8 @@ export type XmlDecodeResult =
  * declared without its mark (section 4.3.3).
  */
 export function decodeXml(bytes: Uint8Array): XmlDecodeResult {
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return decodeUtf16(bytes, bytes[0] === 0xff ? 'utf-16le' : 'utf-16be');
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
+    return decodeUtf16(bytes, bytes[0] === 0xff ? 'utf-16le' : 'utf-16be');
   const utf8Mark = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
   // The declaration is ASCII in every encoding that TextDecoder knows apart from UTF-16.
   const head = new TextDecoder('latin1').decode(bytes.subarray(utf8Mark ? 3 : 0, 256));
