@@ -8,9 +8,6 @@ const FUNCTION_LINES = 60;
 const functionLines = (max) => ['error', { max, skipBlankLines: true, skipComments: true, IIFEs: true }];
 /** Functions longer than FUNCTION_LINES today, each file at its longest: a ceiling to work down, never to raise. */
 const LONG_FUNCTIONS = {
-  'src/compiler/endpoints.ts': 174,
-  'src/server/serving.ts': 156,
-  'src/server/cluster.ts': 146,
   'src/deliveries/redis-store.ts': 135,
   'src/deliveries/sqlite-store.ts': 104,
   'src/queue/consumer.ts': 132,
@@ -19,23 +16,15 @@ const LONG_FUNCTIONS = {
   'src/server/worker-process.ts': 116,
   'src/cli/plan/simulate.ts': 100,
   'src/runtime/json-locate.ts': 97,
-  'src/compiler/responses.ts': 91,
   'src/tasks/email/compile.ts': 87,
-  'src/compiler/compile.ts': 86,
-  'src/compiler/xml/decode.ts': 78,
   'src/tasks/http-request/send.ts': 78,
   'src/cli/commands/serve.ts': 77,
   'src/deliveries/postgres-store.ts': 76,
-  'src/cli/dry-run.ts': 74,
   'src/queue/store.ts': 74,
   'src/runtime/pipeline.ts': 74,
-  'src/cli/serve.ts': 71,
   'src/cli/plan/format-text.ts': 68,
   'src/compiler/xml/markup.ts': 67,
   'src/tasks/http-request/prepare.ts': 65,
-  'src/compiler/protections.ts': 63,
-  'src/server/http.ts': 62,
-  'src/runtime/actions.ts': 61,
   'src/tasks/email/prepare.ts': 61,
 };
 

@@ -2,7 +2,7 @@
 // request, without any network or SMTP I/O. The plan goes to stdout; diagnostics, warnings
 // and the reasons a simulated request fails go to stderr (docs/dry-run.md, "For scripts").
 import type { ChalkInstance } from 'chalk';
-import { compileApplication, type Endpoint } from '../compiler/index.js';
+import { compileApplication, type Application, type Endpoint } from '../compiler/index.js';
 import { TASK_KINDS } from '../tasks/registry.js';
 import { closest } from '../compiler/suggest.js';
 import { chalkFor, useColor } from './color.js';
@@ -51,21 +51,8 @@ export function dryRun(file: string, options: DryRunOptions, io: CommandIo): Exi
   const application = compiled.application;
   if (compiled.diagnostics.length > 0) io.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor }));
 
-  let endpoints: readonly Endpoint[] = application.endpoints;
-  if (options.endpoint.length > 0) {
-    const unknown = options.endpoint.filter((name) => !application.endpointsByName.has(name));
-    if (unknown.length > 0) {
-      for (const name of unknown) {
-        const suggestion = closest(name, application.endpointsByName.keys());
-        fail(
-          `there is no endpoint "${name}" in ${file}.${suggestion === undefined ? ` ${endpointList(application.endpoints)}` : ` Did you mean "${suggestion}"?`}`,
-        );
-      }
-      return 2;
-    }
-    const wanted = new Set(options.endpoint);
-    endpoints = application.endpoints.filter((e) => wanted.has(e.name));
-  }
+  const endpoints = selectedEndpoints(application, options.endpoint, file, fail);
+  if (endpoints === null) return 2;
 
   let parameters: Map<string, string[]> | null = null;
   if (options.param !== undefined || options.body !== undefined || options.header !== undefined || options.contentType !== undefined) {
@@ -98,6 +85,31 @@ export function dryRun(file: string, options: DryRunOptions, io: CommandIo): Exi
   reportIgnored(plan, warn);
   if (options.format !== 'text') for (const endpoint of plan.endpoints) for (const note of endpoint.notes) warn(note);
 
+  const failed = reportFailures(plan, fail);
+
+  io.stdout.write(render(plan, options.format, chalkFor(io.stdout, io.env)));
+  return failed ? 1 : 0;
+}
+
+/** The endpoints --endpoint names (all without it); null after saying which of them there is none of. */
+function selectedEndpoints(application: Application, names: readonly string[], file: string, fail: (message: string) => void): readonly Endpoint[] | null {
+  if (names.length === 0) return application.endpoints;
+  const unknown = names.filter((name) => !application.endpointsByName.has(name));
+  if (unknown.length > 0) {
+    for (const name of unknown) {
+      const suggestion = closest(name, application.endpointsByName.keys());
+      fail(
+        `there is no endpoint "${name}" in ${file}.${suggestion === undefined ? ` ${endpointList(application.endpoints)}` : ` Did you mean "${suggestion}"?`}`,
+      );
+    }
+    return null;
+  }
+  const wanted = new Set(names);
+  return application.endpoints.filter((e) => wanted.has(e.name));
+}
+
+/** Says each request and task of the plan that would fail; whether any would. */
+function reportFailures(plan: Plan, fail: (message: string) => void): boolean {
   let failed = false;
   for (const endpoint of plan.endpoints) {
     if (endpoint.failure !== null) {
@@ -111,9 +123,7 @@ export function dryRun(file: string, options: DryRunOptions, io: CommandIo): Exi
       fail(`endpoint "${endpoint.name}", task "${task.id}" would fail: ${task.failure}`);
     }
   }
-
-  io.stdout.write(render(plan, options.format, chalkFor(io.stdout, io.env)));
-  return failed ? 1 : 0;
+  return failed;
 }
 
 function render(plan: Plan, format: PlanFormat, color: ChalkInstance): string {

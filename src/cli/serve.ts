@@ -9,7 +9,7 @@ import type { Application, Diagnostic, TasksRunHere } from '../compiler/index.js
 import { compileToServe, failedStartCode, type ServingCompile } from '../server/compile-to-serve.js';
 import type { QueueSettings } from '../queue/settings.js';
 import { TASK_KINDS } from '../tasks/registry.js';
-import { createLogger, type LogFormat } from '../server/log.js';
+import { createLogger, type LogFormat, type Logger } from '../server/log.js';
 import type { PublicUrl, ServeSettings } from '../server/options.js';
 import type { TrustProxy } from '../server/client-ip.js';
 import { httpRequestSettings } from '../tasks/http-request/settings.js';
@@ -95,19 +95,7 @@ export async function runServe(file: string, flags: ServeFlags, command: Command
       logger.log('error', `compiling ${file} failed unexpectedly: ${(error as Error).message}`);
       return { kind: 'failed', reason: (error as Error).message };
     }
-    switch (outcome.kind) {
-      case 'unreadable':
-        if (diagnostics === 'print') process.stderr.write(`endpoint-service: ${outcome.reason}\n`);
-        else if (diagnostics === 'log') logger.log('error', outcome.reason);
-        break;
-      case 'invalid':
-        if (diagnostics === 'print') process.stderr.write(report(outcome.diagnostics, outcome.errorCount, outcome.warningCount));
-        else if (diagnostics === 'log') logger.log('error', `${file} has errors; still serving the previous version`, { errors: outcome.errorCount });
-        break;
-      case 'compiled':
-        if (diagnostics === 'print' && outcome.warningCount > 0) process.stderr.write(report(outcome.diagnostics, 0, outcome.warningCount));
-        break;
-    }
+    sayOutcome(outcome, diagnostics, file, logger);
     return outcome;
   };
 
@@ -146,6 +134,23 @@ export async function runServe(file: string, flags: ServeFlags, command: Command
   return 0;
 }
 
+/** What a compile found, said as `diagnostics` asks (see runServe). */
+function sayOutcome(outcome: ServingCompile, diagnostics: 'print' | 'log' | 'silent', file: string, logger: Logger): void {
+  switch (outcome.kind) {
+    case 'unreadable':
+      if (diagnostics === 'print') process.stderr.write(`endpoint-service: ${outcome.reason}\n`);
+      else if (diagnostics === 'log') logger.log('error', outcome.reason);
+      break;
+    case 'invalid':
+      if (diagnostics === 'print') process.stderr.write(report(outcome.diagnostics, outcome.errorCount, outcome.warningCount));
+      else if (diagnostics === 'log') logger.log('error', `${file} has errors; still serving the previous version`, { errors: outcome.errorCount });
+      break;
+    case 'compiled':
+      if (diagnostics === 'print' && outcome.warningCount > 0) process.stderr.write(report(outcome.diagnostics, 0, outcome.warningCount));
+      break;
+  }
+}
+
 /**
  * A store that answers but refuses the URL (a wrong password, a database it does not have) is a
  * usage error: retrying would log "unreachable" for ever, or write into another database.
@@ -164,43 +169,9 @@ async function refuseRefusedStores(settings: ServeSettings, usage: Usage): Promi
 }
 
 function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSettings {
-  let port = flags.port;
-  if (port === undefined) {
-    const fromEnv = process.env.PORT;
-    if (fromEnv !== undefined && fromEnv !== '') {
-      if (!/^\d+$/.test(fromEnv) || Number(fromEnv) > 65535)
-        usage(`the environment variable PORT is "${fromEnv}", not a port number from 0 to 65535; fix it or pass --port`);
-      port = Number(fromEnv);
-    } else {
-      port = 8080;
-    }
-  }
-  let basePath = flags.basePath.trim();
-  if (!basePath.startsWith('/') || /[?#\s]/.test(basePath)) usage(`--base-path must be a path starting with "/" (such as /app), not "${flags.basePath}"`);
-  basePath = basePath.replace(/\/+$/, '');
-
-  let cors: ServeSettings['cors'] = null;
-  if (flags.cors !== undefined) {
-    const origins = flags.cors
-      .split(',')
-      .map((o) => o.trim())
-      .filter((o) => o !== '');
-    if (origins.length === 0) usage('--cors needs at least one origin (such as https://app.example) or *');
-    if (origins.includes('*')) cors = '*';
-    else {
-      // Stored as a browser serialises its Origin (lower-case host, no default port): an origin
-      // written https://App.example:443 must still match, now that a mismatch is refused.
-      const normalised = origins.map((origin) => {
-        if (!/^https?:\/\/[^/\s]+$/.test(origin)) usage(`--cors origin "${origin}" must look like https://app.example (scheme and host, no path)`);
-        try {
-          return new URL(origin).origin;
-        } catch {
-          return usage(`--cors origin "${origin}" is not a valid origin (such as https://app.example)`);
-        }
-      });
-      cors = new Set(normalised);
-    }
-  }
+  const port = portOf(flags, usage);
+  const basePath = basePathOf(flags, usage);
+  const cors = corsOf(flags, usage);
   // Each kind's settings are built at its place in the order of serve's checks (hosts before
   // body sizes, the SMTP URL after the upload folder): which of two bad options is reported is
   // part of what the command answers. The record is gathered below.
@@ -240,6 +211,43 @@ function resolveSettings(file: string, flags: ServeFlags, usage: Usage): ServeSe
     deliveries: resolveDeliverySettings(flags, queue?.url ?? null, usage),
     admin: flags.adminPort === 'none' ? null : { host: flags.adminHost, port: flags.adminPort },
   };
+}
+
+/** --port, else $PORT, else 8080. */
+function portOf(flags: ServeFlags, usage: Usage): number {
+  if (flags.port !== undefined) return flags.port;
+  const fromEnv = process.env.PORT;
+  if (fromEnv === undefined || fromEnv === '') return 8080;
+  if (!/^\d+$/.test(fromEnv) || Number(fromEnv) > 65535)
+    usage(`the environment variable PORT is "${fromEnv}", not a port number from 0 to 65535; fix it or pass --port`);
+  return Number(fromEnv);
+}
+
+function basePathOf(flags: ServeFlags, usage: Usage): string {
+  const basePath = flags.basePath.trim();
+  if (!basePath.startsWith('/') || /[?#\s]/.test(basePath)) usage(`--base-path must be a path starting with "/" (such as /app), not "${flags.basePath}"`);
+  return basePath.replace(/\/+$/, '');
+}
+
+function corsOf(flags: ServeFlags, usage: Usage): ServeSettings['cors'] {
+  if (flags.cors === undefined) return null;
+  const origins = flags.cors
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  if (origins.length === 0) usage('--cors needs at least one origin (such as https://app.example) or *');
+  if (origins.includes('*')) return '*';
+  // Stored as a browser serialises its Origin (lower-case host, no default port): an origin
+  // written https://App.example:443 must still match, now that a mismatch is refused.
+  const normalised = origins.map((origin) => {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) usage(`--cors origin "${origin}" must look like https://app.example (scheme and host, no path)`);
+    try {
+      return new URL(origin).origin;
+    } catch {
+      return usage(`--cors origin "${origin}" is not a valid origin (such as https://app.example)`);
+    }
+  });
+  return new Set(normalised);
 }
 
 /** --upload-dir must be a folder this process can write in; it is not created, so a typo does not make one. */

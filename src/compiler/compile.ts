@@ -41,13 +41,45 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   options.onProgress?.({ phase: 'reading' });
   const read = readConfigurationFile(file);
   if (!read.ok) return { application: null, diagnostics: [], errorCount: 0, warningCount: 0, unreadable: `Cannot read ${file}: ${read.reason}.` };
-  const bytes = read.bytes;
+  const ctx = compileContext(file, options, diagnostics);
+
+  const securityRoot = readSettingsFile(ctx, 'security.xml', 'security');
+  const security: SecuritySettings | null = securityRoot ? compileSecurity(ctx, securityRoot) : null;
+  const emailRoot = readSettingsFile(ctx, 'email-sending-configuration.xml', 'email-sending-configuration');
+  const email: EmailSettings | null = emailRoot ? compileEmailSettings(ctx, emailRoot) : null;
+
+  const endpoints: Endpoint[] = [];
+  // validate reads only the diagnostics: an endpoint is compiled and checked, then let go. Kept,
+  // the AST of a large application is what garbage collection spends most of its time copying.
+  const store = options.diagnosticsOnly === true ? discard : (endpoint: Endpoint) => void endpoints.push(endpoint);
+  compileEndpointsFile(ctx, read.bytes, options, store);
+
+  const sorted = sortDiagnostics(diagnostics.list, file);
+  const errorCount = sorted.filter((d) => d.severity === 'error').length;
+  const warningCount = sorted.length - errorCount;
+  const final = errorCount > 0 || options.diagnosticsOnly === true ? null : withForwardedBodies(endpoints);
+  const application: Application | null =
+    final === null
+      ? null
+      : {
+          file,
+          directory: ctx.directory,
+          staticDirectory: ctx.staticDirectory,
+          endpoints: final,
+          endpointsByName: new Map(final.map((e) => [e.name, e])),
+          email,
+          security,
+        };
+  return { application, diagnostics: sorted, errorCount, warningCount, unreadable: null };
+}
+
+function compileContext(file: string, options: CompileOptions, diagnostics: Diagnostics): CompileContext {
   const given = path.dirname(file);
   const directory = path.resolve(given);
   const displayPath = (name: string) => (given === '.' ? name : path.join(given, name));
   // validate lets each endpoint go once checked: nothing is worth detaching or sharing.
   const kept = options.diagnosticsOnly !== true;
-  const ctx: CompileContext = {
+  return {
     diagnostics,
     mode: options.mode,
     env: options.env ?? process.env,
@@ -67,66 +99,41 @@ export function compileApplication(file: string, options: CompileOptions): Compi
     shared: new SharedTemplates(kept),
     graphs: new SharedTaskGraphs(kept),
   };
+}
 
-  const securityRoot = readSettingsFile(ctx, 'security.xml', 'security');
-  const security: SecuritySettings | null = securityRoot ? compileSecurity(ctx, securityRoot) : null;
-  const emailRoot = readSettingsFile(ctx, 'email-sending-configuration.xml', 'email-sending-configuration');
-  const email: EmailSettings | null = emailRoot ? compileEmailSettings(ctx, emailRoot) : null;
-
-  const endpoints: Endpoint[] = [];
-  // validate reads only the diagnostics: an endpoint is compiled and checked, then let go. Kept,
-  // the AST of a large application is what garbage collection spends most of its time copying.
-  const store = options.diagnosticsOnly === true ? discard : (endpoint: Endpoint) => void endpoints.push(endpoint);
+/** The endpoints.xml's bytes: decoded, parsed, and every endpoint compiled and handed to `keep`, then the checks across endpoints. */
+function compileEndpointsFile(ctx: CompileContext, bytes: Buffer, options: CompileOptions, keep: (endpoint: Endpoint) => void): void {
+  const { diagnostics, file, directory } = ctx;
   const progress = options.onProgress;
-  let compiled = 0;
-  const keep =
-    progress === undefined
-      ? store
-      : (endpoint: Endpoint) => {
-          store(endpoint);
-          if (++compiled % PROGRESS_EVERY === 0) progress({ phase: 'compiling', endpoints: compiled });
-        };
   progress?.({ phase: 'parsing' });
   const decoded = decodeXml(bytes);
   if (decoded.ok) ctx.sources.add(file, decoded.text);
-  const parsed = decoded.ok ? parseXml(decoded.text, file, undefined, kept) : decoded;
+  const parsed = decoded.ok ? parseXml(decoded.text, file, undefined, options.diagnosticsOnly !== true) : decoded;
   if (!parsed.ok) {
     diagnostics.report(parsed.code, { file, line: parsed.line, column: parsed.column }, parsed.message);
-  } else if (parsed.root.name !== 'endpoint-folder') {
-    diagnostics.report('wrong-root-element', parsed.root.position, parsed.root.name, 'endpoint-folder');
-  } else {
-    // A security.xml that is present but broken is reported in that file; <include-in-hash> is not blamed for it too.
-    const taskKinds = new TaskKindIndex(options.kinds);
-    compileFolder(
-      ctx,
-      parsed.root,
-      { parameters: new Map(), separator: '||' },
-      { hasSecurity: existsSync(path.join(directory, 'security.xml')), taskKinds },
-      keep,
-    );
-    progress?.({ phase: 'checking', endpoints: compiled });
-    checkEndpointNames(ctx);
-    checkForwards(ctx);
-    checkSmtpKnown(parsed.root, taskKinds, directory, options, diagnostics);
+    return;
   }
-
-  const sorted = sortDiagnostics(diagnostics.list, file);
-  const errorCount = sorted.filter((d) => d.severity === 'error').length;
-  const warningCount = sorted.length - errorCount;
-  const final = errorCount > 0 || options.diagnosticsOnly === true ? null : withForwardedBodies(endpoints);
-  const application: Application | null =
-    final === null
-      ? null
-      : {
-          file,
-          directory,
-          staticDirectory: ctx.staticDirectory,
-          endpoints: final,
-          endpointsByName: new Map(final.map((e) => [e.name, e])),
-          email,
-          security,
-        };
-  return { application, diagnostics: sorted, errorCount, warningCount, unreadable: null };
+  if (parsed.root.name !== 'endpoint-folder') {
+    diagnostics.report('wrong-root-element', parsed.root.position, parsed.root.name, 'endpoint-folder');
+    return;
+  }
+  // A security.xml that is present but broken is reported in that file; <include-in-hash> is not blamed for it too.
+  const taskKinds = new TaskKindIndex(options.kinds);
+  let compiled = 0;
+  compileFolder(
+    ctx,
+    parsed.root,
+    { parameters: new Map(), separator: '||' },
+    { hasSecurity: existsSync(path.join(directory, 'security.xml')), taskKinds },
+    (endpoint) => {
+      keep(endpoint);
+      if (progress !== undefined && ++compiled % PROGRESS_EVERY === 0) progress({ phase: 'compiling', endpoints: compiled });
+    },
+  );
+  progress?.({ phase: 'checking', endpoints: compiled });
+  checkEndpointNames(ctx);
+  checkForwards(ctx);
+  checkSmtpKnown(parsed.root, taskKinds, directory, options, diagnostics);
 }
 
 function discard(): void {}

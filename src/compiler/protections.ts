@@ -111,33 +111,41 @@ function readCaptcha(ctx: CompileContext, element: ReadElement['element']): Capt
     ctx.diagnostics.report('invalid-parameter-name', parameterAttr.position, parameterAttr.value);
     ok = false;
   }
-  let minScore: number | null = null;
-  const scoreAttr = r.attr('min-score');
-  if (scoreAttr) {
-    const n = Number(scoreAttr.value);
-    if (provider !== 'recaptcha') {
-      ctx.diagnostics.report('invalid-value', scoreAttr.position, 'min-score', scoreAttr.value, 'no min-score: only provider="recaptcha" (v3) gives a score');
-      ok = false;
-    } else if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(scoreAttr.value)) {
-      ctx.diagnostics.report('invalid-value', scoreAttr.position, 'min-score', scoreAttr.value, 'a number from 0 to 1, such as 0.5');
-      ok = false;
-    } else minScore = n;
-  }
-  let verifyUrl: Template | null = null;
-  const urlAttr = r.attr('verify-url');
-  if (urlAttr) {
-    const value = urlAttr.value.trim();
-    if (provider === 'altcha') {
-      ctx.diagnostics.report('invalid-value', urlAttr.position, 'verify-url', urlAttr.value, 'no verify-url: altcha is verified by the service itself');
-      ok = false;
-    } else if (!value.includes('${') && (!/^https?:\/\/\S+$/.test(value) || !URL.canParse(value))) {
-      ctx.diagnostics.report('invalid-value', urlAttr.position, 'verify-url', urlAttr.value, 'an absolute http or https URL');
-      ok = false;
-    } else verifyUrl = compileTemplate(ctx, value, 'none', ENV_ONLY_SCOPE, urlAttr.position);
-  } else verifyUrl = literalTemplate(ctx, CAPTCHA_DEFAULTS[provider].verifyUrl, 'none');
-  if (verifyUrl === null) ok = false;
-  if (!ok || secret === null || verifyUrl === null) return null;
+  const minScore = captchaMinScore(ctx, r, provider);
+  const verifyUrl = captchaVerifyUrl(ctx, r, provider);
+  if (!ok || secret === null || minScore === undefined || verifyUrl === null) return null;
   return { provider, secret, parameter: parameterAttr?.value ?? CAPTCHA_DEFAULTS[provider].parameter, minScore, verifyUrl, position: element.position };
+}
+
+/** null: none given; undefined: reported as bad. */
+function captchaMinScore(ctx: CompileContext, r: ReadElement, provider: CaptchaRule['provider']): number | null | undefined {
+  const scoreAttr = r.attr('min-score');
+  if (!scoreAttr) return null;
+  if (provider !== 'recaptcha') {
+    ctx.diagnostics.report('invalid-value', scoreAttr.position, 'min-score', scoreAttr.value, 'no min-score: only provider="recaptcha" (v3) gives a score');
+    return undefined;
+  }
+  if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(scoreAttr.value)) {
+    ctx.diagnostics.report('invalid-value', scoreAttr.position, 'min-score', scoreAttr.value, 'a number from 0 to 1, such as 0.5');
+    return undefined;
+  }
+  return Number(scoreAttr.value);
+}
+
+/** The provider's own unless given; null after reporting why it is bad. */
+function captchaVerifyUrl(ctx: CompileContext, r: ReadElement, provider: CaptchaRule['provider']): Template | null {
+  const urlAttr = r.attr('verify-url');
+  if (!urlAttr) return literalTemplate(ctx, CAPTCHA_DEFAULTS[provider].verifyUrl, 'none');
+  const value = urlAttr.value.trim();
+  if (provider === 'altcha') {
+    ctx.diagnostics.report('invalid-value', urlAttr.position, 'verify-url', urlAttr.value, 'no verify-url: altcha is verified by the service itself');
+    return null;
+  }
+  if (!value.includes('${') && (!/^https?:\/\/\S+$/.test(value) || !URL.canParse(value))) {
+    ctx.diagnostics.report('invalid-value', urlAttr.position, 'verify-url', urlAttr.value, 'an absolute http or https URL');
+    return null;
+  }
+  return compileTemplate(ctx, value, 'none', ENV_ONLY_SCOPE, urlAttr.position);
 }
 
 function readRateLimit(ctx: CompileContext, element: ReadElement['element'], parameters: ReadonlyMap<string, ParameterDeclaration>): RateLimitRule | null {

@@ -92,80 +92,89 @@ function compileAction(ctx: CompileContext, read: ReadElement, scope: NameScope,
   if (element.name !== 'redirect-to') {
     for (const w of whitelist) ctx.diagnostics.report('unknown-element', w.position, w.name, read.element.name, undefined);
   }
-  const notInError = (what: string, at: Position) => {
-    ctx.diagnostics.report('not-allowed-in-error', at, what);
-  };
   switch (element.name) {
-    case 'redirect-to': {
-      const url = compileTextTemplate(ctx, element, 'url', scope);
-      const entries: string[] = [];
-      for (const w of whitelist) {
-        const wr = readElement(ctx, w, { attributes: [], children: [], text: true });
-        const value = textOf(wr.element).trim();
-        if (value.includes('${')) ctx.diagnostics.report('placeholder-not-allowed', w.position, '<redirect-prefix-whitelist-entry>');
-        else if (value === '')
-          ctx.diagnostics.report('invalid-value', w.position, '<redirect-prefix-whitelist-entry>', value, 'a URL prefix such as https://www.example.com/');
-        else entries.push(value);
-      }
-      if (!url) return undefined;
-      // A whitelist already decides where a redirect may go.
-      if (entries.length === 0) lintDestination(ctx, url, 'redirect', element.position);
-      // Copied to its exact size (see compileParts).
-      return { kind: 'redirect', url, whitelist: exact(entries), position: element.position };
-    }
-    case 'response-from-static': {
-      const r = readElement(ctx, element, { attributes: ['filename', 'download-filename'], children: [] });
-      const filename = requireAttribute(ctx, r, 'filename');
-      const download = r.attr('download-filename');
-      if (download && inError) notInError('download-filename', download.position);
-      let absolutePath: string | null = null;
-      if (filename) {
-        if (filename.value.includes('${')) ctx.diagnostics.report('placeholder-not-allowed', filename.position, 'filename of <response-from-static>');
-        else absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.staticLabel, filename.value, filename.position);
-      }
-      const downloadFilename = download && !inError ? compileDownloadFilename(ctx, download.value, scope, download.position) : null;
-      if (!filename || absolutePath === null || downloadFilename === undefined || (download && inError)) return undefined;
-      return {
-        kind: 'static',
-        filename: filename.value,
-        absolutePath,
-        contentType: contentTypeFor(path.extname(filename.value)),
-        downloadFilename,
-        position: element.position,
-      };
-    }
-    case 'response-from-url': {
-      const r = readElement(ctx, element, { attributes: ['download-filename'], children: ['url'] });
-      const download = r.attr('download-filename');
-      if (download && inError) notInError('download-filename', download.position);
-      const urlElement = single(ctx, r, 'url');
-      if (!urlElement) ctx.diagnostics.report('missing-element', element.position, 'url', element.name);
-      const url = urlElement ? compileTextTemplate(ctx, urlElement, 'url', scope) : null;
-      const downloadFilename = download && !inError ? compileDownloadFilename(ctx, download.value, scope, download.position) : null;
-      if (!url || downloadFilename === undefined || (download && inError)) return undefined;
-      lintDestination(ctx, url, 'response-from-url', urlElement!.position);
-      return { kind: 'url', url, downloadFilename, position: element.position };
-    }
-    case 'forward-to-endpoint': {
-      const r = readElement(ctx, element, { attributes: ['endpoint-name'], children: ['input-parameter'] });
-      const target = requireAttribute(ctx, r, 'endpoint-name');
-      const inputs = r.children('input-parameter');
-      const inputParameters = [];
-      let ok = target !== undefined;
-      for (const input of inputs) {
-        const ir = readElement(ctx, input, { attributes: ['name'], children: [], text: true });
-        const name = requireAttribute(ctx, ir, 'name');
-        const value = compileTemplate(ctx, textOf(input).trim(), 'none', scope, input.position);
-        if (!name || !value) ok = false;
-        else inputParameters.push({ name: name.value, value, position: input.position });
-      }
-      if (!ok || inError) return undefined;
-      return { kind: 'forward', endpoint: target!.value, inputParameters: inputs.length > 0 ? inputParameters : null, position: element.position };
-    }
+    case 'redirect-to':
+      return compileRedirect(ctx, element, whitelist, scope);
+    case 'response-from-static':
+      return compileStaticResponse(ctx, element, scope, inError);
+    case 'response-from-url':
+      return compileUrlResponse(ctx, element, scope, inError);
+    case 'forward-to-endpoint':
+      return compileForward(ctx, element, scope, inError);
     case 'response-body':
       return compileResponseBody(ctx, element, scope);
   }
   return undefined;
+}
+
+function compileRedirect(ctx: CompileContext, element: XmlElement, whitelist: readonly XmlElement[], scope: NameScope): SuccessAction | undefined {
+  const url = compileTextTemplate(ctx, element, 'url', scope);
+  const entries: string[] = [];
+  for (const w of whitelist) {
+    const wr = readElement(ctx, w, { attributes: [], children: [], text: true });
+    const value = textOf(wr.element).trim();
+    if (value.includes('${')) ctx.diagnostics.report('placeholder-not-allowed', w.position, '<redirect-prefix-whitelist-entry>');
+    else if (value === '')
+      ctx.diagnostics.report('invalid-value', w.position, '<redirect-prefix-whitelist-entry>', value, 'a URL prefix such as https://www.example.com/');
+    else entries.push(value);
+  }
+  if (!url) return undefined;
+  // A whitelist already decides where a redirect may go.
+  if (entries.length === 0) lintDestination(ctx, url, 'redirect', element.position);
+  // Copied to its exact size (see compileParts).
+  return { kind: 'redirect', url, whitelist: exact(entries), position: element.position };
+}
+
+function compileStaticResponse(ctx: CompileContext, element: XmlElement, scope: NameScope, inError: boolean): SuccessAction | undefined {
+  const r = readElement(ctx, element, { attributes: ['filename', 'download-filename'], children: [] });
+  const filename = requireAttribute(ctx, r, 'filename');
+  const download = r.attr('download-filename');
+  if (download && inError) ctx.diagnostics.report('not-allowed-in-error', download.position, 'download-filename');
+  let absolutePath: string | null = null;
+  if (filename) {
+    if (filename.value.includes('${')) ctx.diagnostics.report('placeholder-not-allowed', filename.position, 'filename of <response-from-static>');
+    else absolutePath = resolveInside(ctx, ctx.staticDirectory, ctx.staticLabel, filename.value, filename.position);
+  }
+  const downloadFilename = download && !inError ? compileDownloadFilename(ctx, download.value, scope, download.position) : null;
+  if (!filename || absolutePath === null || downloadFilename === undefined || (download && inError)) return undefined;
+  return {
+    kind: 'static',
+    filename: filename.value,
+    absolutePath,
+    contentType: contentTypeFor(path.extname(filename.value)),
+    downloadFilename,
+    position: element.position,
+  };
+}
+
+function compileUrlResponse(ctx: CompileContext, element: XmlElement, scope: NameScope, inError: boolean): SuccessAction | undefined {
+  const r = readElement(ctx, element, { attributes: ['download-filename'], children: ['url'] });
+  const download = r.attr('download-filename');
+  if (download && inError) ctx.diagnostics.report('not-allowed-in-error', download.position, 'download-filename');
+  const urlElement = single(ctx, r, 'url');
+  if (!urlElement) ctx.diagnostics.report('missing-element', element.position, 'url', element.name);
+  const url = urlElement ? compileTextTemplate(ctx, urlElement, 'url', scope) : null;
+  const downloadFilename = download && !inError ? compileDownloadFilename(ctx, download.value, scope, download.position) : null;
+  if (!url || downloadFilename === undefined || (download && inError)) return undefined;
+  lintDestination(ctx, url, 'response-from-url', urlElement!.position);
+  return { kind: 'url', url, downloadFilename, position: element.position };
+}
+
+function compileForward(ctx: CompileContext, element: XmlElement, scope: NameScope, inError: boolean): SuccessAction | undefined {
+  const r = readElement(ctx, element, { attributes: ['endpoint-name'], children: ['input-parameter'] });
+  const target = requireAttribute(ctx, r, 'endpoint-name');
+  const inputs = r.children('input-parameter');
+  const inputParameters = [];
+  let ok = target !== undefined;
+  for (const input of inputs) {
+    const ir = readElement(ctx, input, { attributes: ['name'], children: [], text: true });
+    const name = requireAttribute(ctx, ir, 'name');
+    const value = compileTemplate(ctx, textOf(input).trim(), 'none', scope, input.position);
+    if (!name || !value) ok = false;
+    else inputParameters.push({ name: name.value, value, position: input.position });
+  }
+  if (!ok || inError) return undefined;
+  return { kind: 'forward', endpoint: target!.value, inputParameters: inputs.length > 0 ? inputParameters : null, position: element.position };
 }
 
 function compileResponseBody(ctx: CompileContext, element: XmlElement, scope: NameScope): BodyAction | undefined {

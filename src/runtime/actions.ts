@@ -68,14 +68,8 @@ export async function requestUpstream(
     return { ok: false, failure: { status: 502, detail: 'the upstream server of this endpoint did not answer successfully', internal } };
   };
   const policy = context.outbound ?? OPEN_POLICY;
-  // Before any connection, as for tasks: a host outside --allow-task-host, an address that
-  // --deny-private-addresses refuses. Names are checked when resolved, redirects in a hook.
-  let refusal: string | null = null;
-  try {
-    refusal = urlRefusal(policy, new URL(url));
-  } catch {
-    // Not a URL: got says so below.
-  }
+  // Before any connection, as for tasks. Names are checked when resolved, redirects in a hook.
+  const refusal = refusalOf(policy, url);
   if (refusal !== null) return failure(`GET ${shown}: ${refusal}`, 'host-not-allowed');
   // Loaded on first use (see loadGot): most applications never answer from a URL.
   const { default: got } = await loadGot();
@@ -119,6 +113,16 @@ export async function requestUpstream(
   } catch (error) {
     stream.destroy();
     return failure(`GET ${shown}: ${describeError(error)}`, 'connection');
+  }
+}
+
+/** Why the policy refuses `url` (a host outside --allow-task-host, an address --deny-private-addresses refuses); null when it does not. */
+function refusalOf(policy: OutboundPolicy, url: string): string | null {
+  try {
+    return urlRefusal(policy, new URL(url));
+  } catch {
+    // Not a URL: got says so when asked to request it.
+    return null;
   }
 }
 

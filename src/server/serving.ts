@@ -21,7 +21,7 @@ import { NO_TRACING, type Tracing } from '../tracing.js';
 import { ServiceGuards } from './guards.js';
 import { ServiceDeduplication } from './deduplication.js';
 import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
-import { manageLifecycle, retire } from './lifecycle.js';
+import { manageLifecycle, retire, type Lifecycle } from './lifecycle.js';
 import type { ControlMessage, WorkerMessage } from './cluster-messages.js';
 import { logPageDetailsTo } from './write-response.js';
 import { DeliveryLogRuntime, describeLocation } from './delivery-log-runtime.js';
@@ -69,160 +69,35 @@ function ownAddress(host: string, port: number): URL {
 
 export function serve(options: ServingOptions): void {
   const { settings, logger } = options;
-  // An error page tells a visitor what to do; what it leaves out is logged, by request id.
-  logPageDetailsTo(({ requestId, status, detail, errors }) =>
-    logger.log(status >= 500 ? 'error' : 'info', 'error page', {
-      requestId,
-      status,
-      detail,
-      ...(errors !== undefined ? { errors: errors.map((e) => e.detail) } : {}),
-    }),
-  );
+  logErrorPages(logger);
   const metrics = new ServiceMetrics();
   const guards = new ServiceGuards({ store: settings.rateLimitStore, prefix: settings.rateLimitPrefix }, logger, metrics);
   // <deduplicate> keys live in the store of the rate limits.
   const deduplication = new ServiceDeduplication({ store: settings.rateLimitStore, prefix: settings.rateLimitPrefix }, logger, metrics);
   /** Set once its store is open, before the first request. */
   let deliveries: DeliveryLogRuntime | null = null;
-  const observer: RuntimeObserver = {
-    taskFinished(event: TaskOutcomeEvent) {
-      metrics.taskFinished(event);
-      deliveries?.recording.taskFinished(event);
-      const level = event.outcome === 'failed' ? 'error' : event.outcome === 'ignored-failure' ? 'warn' : 'info';
-      logger.log(level, 'task', {
-        requestId: event.requestId,
-        endpoint: event.endpoint,
-        task: event.taskId,
-        kind: event.kind,
-        outcome: event.outcome,
-        durationMs: Math.round(event.durationMs * 10) / 10,
-        attempts: event.attempts,
-        error: event.error,
-        code: event.code,
-      });
-    },
-    warn(message, fields) {
-      logger.log('warn', message, fields);
-    },
-  };
+  const observer = runtimeObserver(metrics, logger, () => deliveries);
   const tracing = options.tracing ?? NO_TRACING;
-  // serve --queue: background runs are stored in the queue; this process also runs queued jobs unless --no-queue-consume.
-  const queue =
-    settings.queue === null
-      ? null
-      : new QueueRuntime(
-          settings.queue,
-          logger,
-          metrics.registry,
-          TASK_KINDS,
-          { produce: true, consume: settings.queue.consume },
-          () => state.current,
-          tracing,
-        );
-  const load = (application: Application) =>
-    new LoadedApplication(application, {
-      ...(queue !== null
-        ? {
-            enqueueTasks: (run) =>
-              queue.enqueue(application, run).then((outcome) => {
-                if (outcome === 'queued') deliveries?.recording.queued(run.requestId, jobIdFor(run.requestId, run.endpoint.name));
-                return outcome;
-              }),
-          }
-        : {}),
-      env: options.env,
-      observer,
-      upstreamTimeoutMs: settings.requestTimeoutMs,
-      kinds: TASK_KINDS,
-      taskSettings: settings.tasks,
-      guards,
-      deduplication,
-    });
-
+  const queue = openQueue(settings, logger, metrics, tracing, () => state.current);
+  const load = (application: Application) => loadApplication(application, options, { queue, observer, guards, deduplication, deliveries: () => deliveries });
   const state: HttpServerState = { current: load(options.application), shuttingDown: false, queue };
   /** Applications replaced by a reload whose task runs may still be going. */
   const retired = new Set<LoadedApplication>();
-  const bodies = openBodyIntake(settings, logger, metrics);
-  const service = new HttpService(state, settings, logger, metrics, bodies, guards, tracing);
+  const service = new HttpService(state, settings, logger, metrics, openBodyIntake(settings, logger, metrics), guards, tracing);
   const server = service.server;
-  // Open connections, for the shutdown (see there).
-  const sockets = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-
-  const reload = () => {
-    // The primary already printed the diagnostics of a broken version; a worker only notes it.
-    const result = options.compile(!cluster.isWorker);
-    if (result === null) return;
-    const previous = state.current;
-    state.current = load(result);
-    void guards.open(result);
-    void deduplication.open(result);
-    retire(previous, retired, logger);
-    logger.log('info', 'application reloaded', { file: settings.file, endpoints: result.endpoints.length });
-  };
+  const sockets = openConnections(server);
+  const reload = () => reloadApplication(options, state, retired, load, { guards, deduplication });
 
   let stopWatching: (() => void) | null = null;
-  const shutdown = manageLifecycle(logger, {
-    begin: (why) => {
-      state.shuttingDown = true;
-      stopWatching?.();
-      logger.log('info', 'shutting down', { reason: why, inflightRequests: service.inflightRequests, timeout: formatDuration(settings.shutdownTimeoutMs) });
-    },
-    drain: async () => {
-      // Stops accepting, and resolves once every connection has closed: a request whose bytes
-      // are still arriving is in flight too, and waiting only for the requests node has parsed
-      // let the process exit under it (test/reliability/shutdown.e2e.test.ts). net.Server's
-      // close, not http.Server's: that one also stops node's headers timeout, which bounds how
-      // long such a request may take.
-      const allClosed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
-      // Keep-alive connections between requests close now; one that never sent a byte has
-      // nothing to answer; busy ones close after their answer (`connection: close` from now on).
-      server.closeIdleConnections();
-      for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
-      await service.idle();
-      // Requests begun before the signal were answered keep-alive: their connections are idle now.
-      server.closeIdleConnections();
-      await allClosed;
-      // A request that was still arriving at the first wait has been answered by now.
-      await service.idle();
-      await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled()), queue?.drain(settings.shutdownTimeoutMs)]);
-      await Promise.allSettled([
-        state.current.close(),
-        ...[...retired].map((a) => a.close()),
-        guards.close(),
-        deduplication.close(),
-        deliveries?.close(),
-        log.admin?.close(),
-      ]);
-      // Every request and task has ended, so has its span: the last batch is exported now.
-      await tracing.shutdown();
-    },
-    deadlineMs: settings.shutdownTimeoutMs + (queue !== null ? HAND_BACK_MS : 0),
-    end: (outcome) => {
-      if (outcome === 'timeout') {
-        logger.log('warn', `shutdown timeout of ${formatDuration(settings.shutdownTimeoutMs)} reached; abandoning what is still running`, {
-          inflightRequests: service.inflightRequests,
-          runningTaskRuns: state.current.runningTaskRuns,
-        });
-      } else {
-        logger.log('info', 'shutdown complete');
-      }
-    },
-  });
-
-  if (cluster.isWorker) {
-    process.on('message', (message: ControlMessage) => {
-      if (message?.type === 'endpoint-service:shutdown') shutdown('asked by the primary process');
-      else if (message?.type === 'endpoint-service:reload') reload();
-      // Answered from the event loop: a loop held for ever answers nothing, and the primary replaces this process.
-      else if (message?.type === 'endpoint-service:probe') process.send?.({ type: 'endpoint-service:alive' } satisfies WorkerMessage);
-    });
-    // The primary is gone: nobody would replace or stop this worker.
-    process.on('disconnect', () => shutdown('the primary process went away'));
-  }
+  const running: Running = { settings, logger, service, sockets, state, retired, queue, guards, deduplication, tracing };
+  const shutdown = manageLifecycle(
+    logger,
+    lifecycleOf(running, {
+      stopWatching: () => stopWatching?.(),
+      closeDeliveries: () => Promise.allSettled([deliveries?.close(), log.admin?.close()]),
+    }),
+  );
+  if (cluster.isWorker) obeyPrimary(shutdown, reload);
 
   server.on('error', (error: NodeJS.ErrnoException) => {
     process.stderr.write(`endpoint-service: ${listenFailure(error, settings.host, settings.port)}\n`);
@@ -246,6 +121,188 @@ export function serve(options: ServingOptions): void {
       }
     }),
   );
+}
+
+/** An error page tells a visitor what to do; what it leaves out is logged, by request id. */
+function logErrorPages(logger: Logger): void {
+  logPageDetailsTo(({ requestId, status, detail, errors }) =>
+    logger.log(status >= 500 ? 'error' : 'info', 'error page', {
+      requestId,
+      status,
+      detail,
+      ...(errors !== undefined ? { errors: errors.map((e) => e.detail) } : {}),
+    }),
+  );
+}
+
+/** Each task's outcome, to the metrics, the delivery log (once open) and the log. */
+function runtimeObserver(metrics: ServiceMetrics, logger: Logger, deliveries: () => DeliveryLogRuntime | null): RuntimeObserver {
+  return {
+    taskFinished(event: TaskOutcomeEvent) {
+      metrics.taskFinished(event);
+      deliveries()?.recording.taskFinished(event);
+      const level = event.outcome === 'failed' ? 'error' : event.outcome === 'ignored-failure' ? 'warn' : 'info';
+      logger.log(level, 'task', {
+        requestId: event.requestId,
+        endpoint: event.endpoint,
+        task: event.taskId,
+        kind: event.kind,
+        outcome: event.outcome,
+        durationMs: Math.round(event.durationMs * 10) / 10,
+        attempts: event.attempts,
+        error: event.error,
+        code: event.code,
+      });
+    },
+    warn(message, fields) {
+      logger.log('warn', message, fields);
+    },
+  };
+}
+
+/** serve --queue: background runs are stored in the queue; this process also runs queued jobs unless --no-queue-consume. */
+function openQueue(settings: ServeSettings, logger: Logger, metrics: ServiceMetrics, tracing: Tracing, current: () => LoadedApplication): QueueRuntime | null {
+  if (settings.queue === null) return null;
+  return new QueueRuntime(settings.queue, logger, metrics.registry, TASK_KINDS, { produce: true, consume: settings.queue.consume }, current, tracing);
+}
+
+interface Collaborators {
+  readonly queue: QueueRuntime | null;
+  readonly observer: RuntimeObserver;
+  readonly guards: ServiceGuards;
+  readonly deduplication: ServiceDeduplication;
+  readonly deliveries: () => DeliveryLogRuntime | null;
+}
+
+function loadApplication(application: Application, options: ServingOptions, on: Collaborators): LoadedApplication {
+  const { queue } = on;
+  return new LoadedApplication(application, {
+    ...(queue !== null
+      ? {
+          enqueueTasks: (run) =>
+            queue.enqueue(application, run).then((outcome) => {
+              if (outcome === 'queued') on.deliveries()?.recording.queued(run.requestId, jobIdFor(run.requestId, run.endpoint.name));
+              return outcome;
+            }),
+        }
+      : {}),
+    env: options.env,
+    observer: on.observer,
+    upstreamTimeoutMs: options.settings.requestTimeoutMs,
+    kinds: TASK_KINDS,
+    taskSettings: options.settings.tasks,
+    guards: on.guards,
+    deduplication: on.deduplication,
+  });
+}
+
+/** Open connections, for the shutdown (see there). */
+function openConnections(server: HttpService['server']): Set<Socket> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return sockets;
+}
+
+function reloadApplication(
+  options: ServingOptions,
+  state: HttpServerState,
+  retired: Set<LoadedApplication>,
+  load: (application: Application) => LoadedApplication,
+  stores: { readonly guards: ServiceGuards; readonly deduplication: ServiceDeduplication },
+): void {
+  // The primary already printed the diagnostics of a broken version; a worker only notes it.
+  const result = options.compile(!cluster.isWorker);
+  if (result === null) return;
+  const previous = state.current;
+  state.current = load(result);
+  void stores.guards.open(result);
+  void stores.deduplication.open(result);
+  retire(previous, retired, options.logger);
+  options.logger.log('info', 'application reloaded', { file: options.settings.file, endpoints: result.endpoints.length });
+}
+
+/** What a serving process stops, drains and closes when it shuts down. */
+interface Running {
+  readonly settings: ServeSettings;
+  readonly logger: Logger;
+  readonly service: HttpService;
+  readonly sockets: ReadonlySet<Socket>;
+  readonly state: HttpServerState;
+  readonly retired: ReadonlySet<LoadedApplication>;
+  readonly queue: QueueRuntime | null;
+  readonly guards: ServiceGuards;
+  readonly deduplication: ServiceDeduplication;
+  readonly tracing: Tracing;
+}
+
+/** `late`: what is set up after the lifecycle is (the --watch, the delivery log and its page). */
+function lifecycleOf(running: Running, late: { stopWatching(): void; closeDeliveries(): Promise<unknown> }): Lifecycle {
+  const { settings, logger, service, state } = running;
+  return {
+    begin: (why) => {
+      state.shuttingDown = true;
+      late.stopWatching();
+      logger.log('info', 'shutting down', { reason: why, inflightRequests: service.inflightRequests, timeout: formatDuration(settings.shutdownTimeoutMs) });
+    },
+    drain: () => drain(running, late.closeDeliveries),
+    deadlineMs: settings.shutdownTimeoutMs + (running.queue !== null ? HAND_BACK_MS : 0),
+    end: (outcome) => {
+      if (outcome === 'timeout') {
+        logger.log('warn', `shutdown timeout of ${formatDuration(settings.shutdownTimeoutMs)} reached; abandoning what is still running`, {
+          inflightRequests: service.inflightRequests,
+          runningTaskRuns: state.current.runningTaskRuns,
+        });
+      } else {
+        logger.log('info', 'shutdown complete');
+      }
+    },
+  };
+}
+
+async function drain(running: Running, closeDeliveries: () => Promise<unknown>): Promise<void> {
+  const { service, state, retired } = running;
+  const server = service.server;
+  // Stops accepting, and resolves once every connection has closed: a request whose bytes
+  // are still arriving is in flight too, and waiting only for the requests node has parsed
+  // let the process exit under it (test/reliability/shutdown.e2e.test.ts). net.Server's
+  // close, not http.Server's: that one also stops node's headers timeout, which bounds how
+  // long such a request may take.
+  const allClosed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+  // Keep-alive connections between requests close now; one that never sent a byte has
+  // nothing to answer; busy ones close after their answer (`connection: close` from now on).
+  server.closeIdleConnections();
+  for (const socket of running.sockets) if (socket.bytesRead === 0) socket.destroy();
+  await service.idle();
+  // Requests begun before the signal were answered keep-alive: their connections are idle now.
+  server.closeIdleConnections();
+  await allClosed;
+  // A request that was still arriving at the first wait has been answered by now.
+  await service.idle();
+  await Promise.all([state.current.tasksSettled(), ...[...retired].map((a) => a.tasksSettled()), running.queue?.drain(running.settings.shutdownTimeoutMs)]);
+  await Promise.allSettled([
+    state.current.close(),
+    ...[...retired].map((a) => a.close()),
+    running.guards.close(),
+    running.deduplication.close(),
+    closeDeliveries(),
+  ]);
+  // Every request and task has ended, so has its span: the last batch is exported now.
+  await running.tracing.shutdown();
+}
+
+/** A --workers child: told by the primary to stop, to reload, and asked whether its loop turns. */
+function obeyPrimary(shutdown: (why: string) => void, reload: () => void): void {
+  process.on('message', (message: ControlMessage) => {
+    if (message?.type === 'endpoint-service:shutdown') shutdown('asked by the primary process');
+    else if (message?.type === 'endpoint-service:reload') reload();
+    // Answered from the event loop: a loop held for ever answers nothing, and the primary replaces this process.
+    else if (message?.type === 'endpoint-service:probe') process.send?.({ type: 'endpoint-service:alive' } satisfies WorkerMessage);
+  });
+  // The primary is gone: nobody would replace or stop this worker.
+  process.on('disconnect', () => shutdown('the primary process went away'));
 }
 
 /**

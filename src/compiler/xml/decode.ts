@@ -17,68 +17,66 @@ export type XmlDecodeResult =
  * declared without its mark (section 4.3.3).
  */
 export function decodeXml(bytes: Uint8Array): XmlDecodeResult {
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
-    const form = bytes[0] === 0xff ? 'utf-16le' : 'utf-16be';
-    let text: string;
-    try {
-      text = new TextDecoder(form, { fatal: true }).decode(bytes);
-    } catch {
-      return {
-        ok: false,
-        code: 'xml-encoding',
-        message: `the file is not valid UTF-16 (it has a byte order mark, then an unpaired surrogate or an odd number of bytes): save it again as UTF-8 or UTF-16`,
-        ...firstInvalidUtf16(bytes, form),
-      };
-    }
-    const declared = declaredEncoding(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-    if (declared !== null && declared.label !== 'utf-16' && declared.label !== form) {
-      return {
-        ok: false,
-        code: 'xml-encoding',
-        message: `the file is UTF-16 (by its byte order mark) but its XML declaration names "${declared.name}": write encoding="UTF-16", or save the file as ${declared.name}`,
-        line: 1,
-        column: declared.column,
-      };
-    }
-    return { ok: true, text };
-  }
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
+    return decodeUtf16(bytes, bytes[0] === 0xff ? 'utf-16le' : 'utf-16be');
   const utf8Mark = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
   // The declaration is ASCII in every encoding that TextDecoder knows apart from UTF-16.
   const head = new TextDecoder('latin1').decode(bytes.subarray(utf8Mark ? 3 : 0, 256));
   const declared = declaredEncoding(head);
-  if (declared !== null && declared.label !== 'utf-8' && declared.label !== 'utf8') {
-    if (utf8Mark) {
-      return {
-        ok: false,
-        code: 'xml-encoding',
-        message: `the file starts with a UTF-8 byte order mark but its XML declaration names "${declared.name}": write encoding="UTF-8", or save the file as ${declared.name} without the mark`,
-        line: 1,
-        column: declared.column,
-      };
-    }
-    if (declared.label === 'utf-16' || declared.label === 'utf-16le' || declared.label === 'utf-16be') {
-      return {
-        ok: false,
-        code: 'xml-encoding',
-        message: `the XML declaration names "${declared.name}", but the file has no UTF-16 byte order mark and reads as ASCII: write encoding="UTF-8", or save the file as UTF-16 with its mark`,
-        line: 1,
-        column: declared.column,
-      };
-    }
-    let decoder: TextDecoder;
-    try {
-      decoder = new TextDecoder(declared.label);
-    } catch {
-      return {
-        ok: false,
-        code: 'xml-encoding',
-        message: `the encoding "${declared.name}" named in the XML declaration is not supported: save the file as UTF-8`,
-        line: 1,
-        column: declared.column,
-      };
-    }
-    return { ok: true, text: decoder.decode(bytes) };
+  if (declared !== null && declared.label !== 'utf-8' && declared.label !== 'utf8') return decodeDeclared(bytes, declared, utf8Mark);
+  return decodeUtf8(bytes);
+}
+
+/** A file with a UTF-16 byte order mark. */
+function decodeUtf16(bytes: Uint8Array, form: 'utf-16le' | 'utf-16be'): XmlDecodeResult {
+  let text: string;
+  try {
+    text = new TextDecoder(form, { fatal: true }).decode(bytes);
+  } catch {
+    return {
+      ok: false,
+      code: 'xml-encoding',
+      message: `the file is not valid UTF-16 (it has a byte order mark, then an unpaired surrogate or an odd number of bytes): save it again as UTF-8 or UTF-16`,
+      ...firstInvalidUtf16(bytes, form),
+    };
   }
+  const declared = declaredEncoding(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  if (declared !== null && declared.label !== 'utf-16' && declared.label !== form) {
+    return {
+      ok: false,
+      code: 'xml-encoding',
+      message: `the file is UTF-16 (by its byte order mark) but its XML declaration names "${declared.name}": write encoding="UTF-16", or save the file as ${declared.name}`,
+      line: 1,
+      column: declared.column,
+    };
+  }
+  return { ok: true, text };
+}
+
+/** A file without a UTF-16 mark whose XML declaration names an encoding other than UTF-8. */
+function decodeDeclared(bytes: Uint8Array, declared: { name: string; label: string; column: number }, utf8Mark: boolean): XmlDecodeResult {
+  const refused = (message: string): XmlDecodeResult => ({ ok: false, code: 'xml-encoding', message, line: 1, column: declared.column });
+  if (utf8Mark) {
+    return refused(
+      `the file starts with a UTF-8 byte order mark but its XML declaration names "${declared.name}": write encoding="UTF-8", or save the file as ${declared.name} without the mark`,
+    );
+  }
+  if (declared.label === 'utf-16' || declared.label === 'utf-16le' || declared.label === 'utf-16be') {
+    return refused(
+      `the XML declaration names "${declared.name}", but the file has no UTF-16 byte order mark and reads as ASCII: write encoding="UTF-8", or save the file as UTF-16 with its mark`,
+    );
+  }
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(declared.label);
+  } catch {
+    return refused(`the encoding "${declared.name}" named in the XML declaration is not supported: save the file as UTF-8`);
+  }
+  return { ok: true, text: decoder.decode(bytes) };
+}
+
+/** UTF-8, strictly: a file that does not decode is reported at its first bad byte. */
+function decodeUtf8(bytes: Uint8Array): XmlDecodeResult {
   try {
     return { ok: true, text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
   } catch {
