@@ -13,7 +13,6 @@ const LONG_FUNCTIONS = {
   'src/server/cluster.ts': 146,
   'src/deliveries/redis-store.ts': 135,
   'src/deliveries/sqlite-store.ts': 132,
-  'src/queue/consumer.ts': 132,
   'src/server/body-multipart.ts': 124,
   'src/tasks/http-request/compile.ts': 119,
   'src/server/worker-process.ts': 116,

@@ -4,16 +4,7 @@
 
 import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import {
-  FATE_RETENTION_MS,
-  fateKey,
-  parseFate,
-  POSTGRES_CREATE_FATE_TABLE,
-  POSTGRES_FORGET_FATES,
-  POSTGRES_SETTLE_FATE,
-  SETTLE_FATE_SCRIPT,
-  type JobFate,
-} from './fate.js';
+import { FATE_RETENTION_MS, POSTGRES_VOID_JOB, VOID_JOB_SCRIPT, VOID_PROGRESS, type JobFate } from './fate.js';
 import { FENCED_PROGRESS_SCRIPT, jobKeys, POSTGRES_FENCED_PROGRESS } from './fenced-progress.js';
 import type { QueueObserver } from './observer.js';
 import { restartablePostgresBackend, type PostgresBackendFactory } from './postgres-backend.js';
@@ -31,7 +22,7 @@ export function loadEngine(): Promise<{ bullmq: Bullmq; Redis: typeof RedisClien
 }
 
 /** The names our scripts are defined under on a connection (ioredis defineCommand). */
-const SETTLE_FATE_COMMAND = 'endpointServiceSettleFate';
+const VOID_JOB_COMMAND = 'endpointServiceVoidJob';
 const FENCED_PROGRESS_COMMAND = 'endpointServiceWriteProgress';
 
 /** What each use needs of its connection. */
@@ -58,6 +49,8 @@ export function redisOptions(role: ConnectionRole): RedisOptions {
 /** ioredis's refusal of a command on a connection without an offline queue that is not ready: the command was not written. */
 const UNSENT_MESSAGE = "Stream isn't writeable and enableOfflineQueue options is false";
 
+const VOID_PROGRESS_JSON = JSON.stringify(VOID_PROGRESS);
+
 export interface Store {
   readonly bullmq: Bullmq;
   newQueue(options?: Partial<QueueOptions>): Queue;
@@ -79,10 +72,8 @@ export interface Store {
   connected(): boolean;
   /** Whether `error`, from a command, says the command never left this process (nothing of it can land later). */
   sentNothing(error: unknown): boolean;
-  /** Settles a job's fate (fate.ts); resolves to the fate that holds, which may be the other one. */
-  settleFate(jobId: string, fate: JobFate): Promise<JobFate>;
-  /** Forgets settled fates older than FATE_RETENTION_MS; Redis lets them expire by themselves. */
-  forgetFates(): Promise<void>;
+  /** Makes a job void unless a consumer has fetched it (fate.ts); resolves to the fate that holds. `endpoint`: the job's name. */
+  voidJob(jobId: string, endpoint: string): Promise<JobFate>;
   /** Writes a job's progress record if `token` still holds its lock, in one step (fenced-progress.ts); false: another worker holds it, or nobody. */
   writeProgress(jobId: string, token: string, progress: unknown): Promise<boolean>;
   close(): Promise<void>;
@@ -102,10 +93,10 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
   const client = connect(role);
   // By their SHA (EVALSHA), as BullMQ sends its own scripts: a script's text is not sent and
   // hashed again for every job; ioredis sends it once more when Redis has forgotten it.
-  client.defineCommand(SETTLE_FATE_COMMAND, { numberOfKeys: 1, lua: SETTLE_FATE_SCRIPT });
+  client.defineCommand(VOID_JOB_COMMAND, { numberOfKeys: 2, lua: VOID_JOB_SCRIPT });
   client.defineCommand(FENCED_PROGRESS_COMMAND, { numberOfKeys: 2, lua: FENCED_PROGRESS_SCRIPT });
   const scripts = client as unknown as {
-    [SETTLE_FATE_COMMAND](key: string, fate: JobFate, ms: number): Promise<unknown>;
+    [VOID_JOB_COMMAND](jobKey: string, lockKey: string, progress: string, ms: number): Promise<unknown>;
     [FENCED_PROGRESS_COMMAND](jobKey: string, lockKey: string, token: string, progress: string): Promise<unknown>;
   };
   let wasReady = false;
@@ -134,11 +125,10 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     sentNothing: (error) => error instanceof Error && error.message === UNSENT_MESSAGE,
     // On the connection the queue adds jobs through: a void follows the add it undoes. A
     // connection still being made is waited for, as BullMQ waits with the add.
-    settleFate: async (jobId, fate) => {
+    voidJob: async (jobId) => {
       if (!wasReady) await firstReady;
-      return parseFate(await scripts[SETTLE_FATE_COMMAND](fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
+      return (await scripts[VOID_JOB_COMMAND](...jobKeys(settings.name, jobId), VOID_PROGRESS_JSON, FATE_RETENTION_MS)) === 'void' ? 'void' : 'started';
     },
-    forgetFates: async () => {},
     writeProgress: async (jobId, token, progress) =>
       (await scripts[FENCED_PROGRESS_COMMAND](...jobKeys(settings.name, jobId), token, JSON.stringify(progress))) === 1,
     newQueue(options = {}) {
@@ -196,22 +186,16 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     }
   };
   const closables: { close(): Promise<void> }[] = [];
-  // The fates (fate.ts) in a table of their own, made on first use: BullMQ's schema is its own.
+  // The voids (fate.ts) and fenced progress writes (fenced-progress.ts), on BullMQ's job rows.
   let fates: PgPool | null = null;
-  let fateTable: Promise<unknown> | null = null;
-  const fatePool = async (): Promise<PgPool> => {
+  const fatePool = (): PgPool => {
     if (fates === null) {
       fates = new pg.default.Pool({ connectionString: settings.url, max: 2, connectionTimeoutMillis: 2_000 });
       fates.on('error', onError);
     }
-    const pool = fates;
-    fateTable ??= pool.query(POSTGRES_CREATE_FATE_TABLE).catch((error: unknown) => {
-      fateTable = null;
-      throw error;
-    });
-    await fateTable;
-    return pool;
+    return fates;
   };
+  let schemaReady: (() => Promise<unknown>) | null = null;
   const backend = restartablePostgresBackend(bullmq.createPostgresBackend as unknown as PostgresBackendFactory) as unknown as undefined;
   return {
     bullmq,
@@ -226,15 +210,17 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     ready: async () => true,
     connected: () => true,
     sentNothing: (error) => typeof error === 'object' && error !== null && UNSENT_PG_CODES.has(String((error as { code?: unknown }).code)),
-    settleFate: async (jobId, fate) => parseFate((await (await fatePool()).query(POSTGRES_SETTLE_FATE, [settings.name, jobId, fate])).rows[0]?.fate),
-    forgetFates: async () => {
-      await (await fatePool()).query(POSTGRES_FORGET_FATES, [settings.name, FATE_RETENTION_MS]);
+    voidJob: async (jobId, endpoint) => {
+      // BullMQ's schema, which its first operation migrates (the add being undone waits for it too).
+      await schemaReady?.();
+      return (await fatePool().query(POSTGRES_VOID_JOB, [settings.name, jobId, endpoint, VOID_PROGRESS_JSON, Date.now()])).rows.length > 0 ? 'void' : 'started';
     },
     writeProgress: async (jobId, token, progress) =>
-      (await (await fatePool()).query(POSTGRES_FENCED_PROGRESS, [settings.name, jobId, token, JSON.stringify(progress)])).rows.length === 1,
+      (await fatePool().query(POSTGRES_FENCED_PROGRESS, [settings.name, jobId, token, JSON.stringify(progress)])).rows.length === 1,
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection } as unknown as QueueOptions, backend);
       queue.on('error', onError);
+      schemaReady ??= () => queue.waitUntilReady();
       closables.push(queue);
       return queue;
     },
