@@ -14,6 +14,8 @@
 // - on shutdown, running jobs get --shutdown-timeout to finish; the rest are checkpointed and
 //   handed back to the queue at once, without counting an attempt.
 // - failed jobs older than --queue-retention are removed at start and about hourly (retention.ts).
+// - no job is taken before this worker's --queue-lock-duration is found to be the queue's: one
+//   that differs from another live worker's refuses to start (lock-agreement.ts).
 // - a job its producer made void before any worker fetched it (the store took it after serve had
 //   given up on it) says so in its progress, read with the job: it completes without running
 //   anything, and a worker writes nothing to the store before it runs a job (fate.ts).
@@ -43,6 +45,7 @@ import { MAX_JOB_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './set
 import { RetentionSweeper } from './retention.js';
 import { openStore, type Store } from './store.js';
 import { Checkpoint } from './checkpoint.js';
+import { LockAnnouncement } from './lock-agreement.js';
 
 /** What the consumer needs of the application it runs jobs for (serve's LoadedApplication is one). */
 export interface RunnableApplication {
@@ -135,6 +138,7 @@ export class QueueConsumer {
   private worker!: Worker;
   private health: { readonly up: boolean; stop(): void } | null = null;
   private sweeper!: RetentionSweeper;
+  private announcement!: LockAnnouncement;
 
   private constructor(
     private readonly settings: QueueSettings,
@@ -154,11 +158,15 @@ export class QueueConsumer {
     observer: QueueObserver,
     watch: boolean,
     tracing: Tracing = NO_TRACING,
+    /** The consumer may not run jobs: its lock duration differs from the queue's (lock-agreement.ts); the line says so. */
+    refused: (line: string) => void = () => {},
   ): Promise<QueueConsumer> {
     const store = await openStore(settings, 'worker', () => {});
     const consumer = new QueueConsumer(settings, store, current, observer, tracing);
     if (watch) consumer.health = store.watch(observer);
     consumer.worker = store.newWorker((job, token) => consumer.process(job as Job<QueuedRun>, token), {
+      // Run once the queue's lock duration is agreed (below).
+      autorun: false,
       concurrency: settings.concurrency,
       lockDuration: settings.lockDurationMs,
       stalledInterval: settings.lockDurationMs,
@@ -177,6 +185,11 @@ export class QueueConsumer {
     consumer.worker.on('error', (error) => consumer.completionRefused(error));
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
     consumer.worker.on('failed', (job, error) => consumer.failedByStore(job, error));
+    consumer.announcement = new LockAnnouncement(store, settings, observer);
+    void consumer.announcement.claim().then((line) => {
+      if (line !== null) return refused(line);
+      consumer.worker.run().catch((error: unknown) => observer.log('error', 'the queue could not be started', { error: describeError(error) }));
+    });
     return consumer;
   }
 
@@ -200,6 +213,7 @@ export class QueueConsumer {
    */
   async drain(timeoutMs: number): Promise<void> {
     this.sweeper.stop();
+    this.announcement.stop();
     // Nothing runs while the store is down; BullMQ's close would wait for a connection first.
     if (this.active.size === 0 && !(await this.store.answers())) {
       this.health?.stop();

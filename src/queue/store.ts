@@ -5,6 +5,13 @@
 import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import { FATE_RETENTION_MS, POSTGRES_VOID_JOB, VOID_JOB_SCRIPT, VOID_PROGRESS, type JobFate } from './fate.js';
+import {
+  announcementLifeMs,
+  CLAIM_LOCK_DURATION_SCRIPT,
+  lockDurationKey,
+  POSTGRES_CLAIM_LOCK_DURATION,
+  POSTGRES_CREATE_LOCK_DURATION_TABLE,
+} from './lock-agreement.js';
 import { FENCED_PROGRESS_SCRIPT, jobKeys, POSTGRES_FENCED_PROGRESS } from './fenced-progress.js';
 import type { QueueObserver } from './observer.js';
 import { restartablePostgresBackend, type PostgresBackendFactory } from './postgres-backend.js';
@@ -24,6 +31,7 @@ export function loadEngine(): Promise<{ bullmq: Bullmq; Redis: typeof RedisClien
 /** The names our scripts are defined under on a connection (ioredis defineCommand). */
 const VOID_JOB_COMMAND = 'endpointServiceVoidJob';
 const FENCED_PROGRESS_COMMAND = 'endpointServiceWriteProgress';
+const CLAIM_LOCK_DURATION_COMMAND = 'endpointServiceClaimLockDuration';
 
 /** What each use needs of its connection. */
 export type ConnectionRole =
@@ -76,6 +84,8 @@ export interface Store {
   voidJob(jobId: string, endpoint: string): Promise<JobFate>;
   /** Writes a job's progress record if `token` still holds its lock, in one step (fenced-progress.ts); false: another worker holds it, or nobody. */
   writeProgress(jobId: string, token: string, progress: unknown): Promise<boolean>;
+  /** Announces this consumer's lock duration for the queue, unless another is announced and not expired (lock-agreement.ts); resolves to the one that holds. */
+  claimLockDuration(lockMs: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -95,9 +105,11 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
   // hashed again for every job; ioredis sends it once more when Redis has forgotten it.
   client.defineCommand(VOID_JOB_COMMAND, { numberOfKeys: 2, lua: VOID_JOB_SCRIPT });
   client.defineCommand(FENCED_PROGRESS_COMMAND, { numberOfKeys: 2, lua: FENCED_PROGRESS_SCRIPT });
+  client.defineCommand(CLAIM_LOCK_DURATION_COMMAND, { numberOfKeys: 1, lua: CLAIM_LOCK_DURATION_SCRIPT });
   const scripts = client as unknown as {
     [VOID_JOB_COMMAND](jobKey: string, lockKey: string, progress: string, ms: number): Promise<unknown>;
     [FENCED_PROGRESS_COMMAND](jobKey: string, lockKey: string, token: string, progress: string): Promise<unknown>;
+    [CLAIM_LOCK_DURATION_COMMAND](key: string, lockMs: number, lifeMs: number): Promise<unknown>;
   };
   let wasReady = false;
   // The first connection, which commands wait for (one listener, however many wait).
@@ -131,6 +143,7 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     },
     writeProgress: async (jobId, token, progress) =>
       (await scripts[FENCED_PROGRESS_COMMAND](...jobKeys(settings.name, jobId), token, JSON.stringify(progress))) === 1,
+    claimLockDuration: async (lockMs) => Number(await scripts[CLAIM_LOCK_DURATION_COMMAND](lockDurationKey(settings.name), lockMs, announcementLifeMs(lockMs))),
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
       queue.on('error', onError);
@@ -215,6 +228,7 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
       await schemaReady?.();
       return (await fatePool().query(POSTGRES_VOID_JOB, [settings.name, jobId, endpoint, VOID_PROGRESS_JSON, Date.now()])).rows.length > 0 ? 'void' : 'started';
     },
+    claimLockDuration: postgresLockClaims(fatePool, settings.name),
     writeProgress: async (jobId, token, progress) =>
       (await fatePool().query(POSTGRES_FENCED_PROGRESS, [settings.name, jobId, token, JSON.stringify(progress)])).rows.length === 1,
     newQueue(options = {}) {
@@ -240,5 +254,20 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
       await probe.end().catch(() => {});
       await fates?.end().catch(() => {});
     },
+  };
+}
+
+/** The lock durations announced (lock-agreement.ts), in a table of their own, made on first use. */
+function postgresLockClaims(pool: () => PgPool, queue: string): (lockMs: number) => Promise<number> {
+  let table: Promise<unknown> | null = null;
+  return async (lockMs) => {
+    table ??= pool()
+      .query(POSTGRES_CREATE_LOCK_DURATION_TABLE)
+      .catch((error: unknown) => {
+        table = null;
+        throw error;
+      });
+    await table;
+    return Number((await pool().query(POSTGRES_CLAIM_LOCK_DURATION, [queue, lockMs, announcementLifeMs(lockMs)])).rows[0]?.lock_ms ?? lockMs);
   };
 }

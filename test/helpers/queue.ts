@@ -129,6 +129,8 @@ function inspectPostgres(url: string, name: string): StoreInspector {
     },
     close: async () => {
       await queue.obliterate({ force: true }).catch(() => {});
+      // The lock duration its workers announced (src/queue/lock-agreement.ts), in a table of its own.
+      await db.query('DELETE FROM endpoint_service_lock_duration WHERE queue = $1', [name]).catch(() => {});
       await queue.close();
       await db.end();
     },
