@@ -15,7 +15,7 @@ const LONG_FUNCTIONS = {
   'src/deliveries/sqlite-store.ts': 132,
   'src/server/body-multipart.ts': 124,
   'src/tasks/http-request/compile.ts': 119,
-  'src/server/worker-process.ts': 116,
+  'src/server/worker-process.ts': 114,
   'src/cli/plan/simulate.ts': 100,
   'src/runtime/json-locate.ts': 97,
   'src/compiler/responses.ts': 91,

@@ -134,7 +134,7 @@ export const LOCKED_JOB_ID = /^(?:Missing lock for job (\S+)\. |Lock mismatch fo
 export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
   /** Runs that succeeded, until BullMQ has completed their job: only then are they reported completed. */
-  private readonly completing = new Map<string, JobFields>();
+  private readonly completing = new Map<string, { readonly fields: JobFields; readonly record: RunProgress | undefined }>();
   private worker!: Worker;
   private health: { readonly up: boolean; stop(): void } | null = null;
   private sweeper!: RetentionSweeper;
@@ -259,7 +259,7 @@ export class QueueConsumer {
     if (end.outcome === 'completed') {
       // Reported once BullMQ has completed the job (completed()): it refuses a worker held up past
       // its lock, whose run then ends as taken over (completionRefused()).
-      this.completing.set(fields.jobId, fields);
+      this.completing.set(fields.jobId, { fields, record: end.record });
       return end.record;
     }
     this.observer.finished(fields, end.outcome);
@@ -268,12 +268,16 @@ export class QueueConsumer {
   }
 
   private completed(jobId: string | undefined): void {
-    const fields = jobId === undefined ? undefined : this.completing.get(jobId);
+    const completing = jobId === undefined ? undefined : this.completing.get(jobId);
     // A void job completes too, with nothing of it to report here.
-    if (fields === undefined) return;
+    if (completing === undefined) return;
+    const { fields, record } = completing;
     this.completing.delete(fields.jobId);
     this.observer.finished(fields, 'completed');
-    this.observer.log('info', 'job completed', { ...fields });
+    // The job's one info line: every task's outcome (a task's warning or error has a line of its own).
+    const tasks: Record<string, string> = {};
+    if (record !== undefined) for (const id in record.tasks) tasks[id] = record.tasks[id]!.outcome;
+    this.observer.log('info', 'job completed', { ...fields, tasks });
   }
 
   /** BullMQ refused to complete a job whose lock had passed to another worker: this run is taken over, as one that finds out earlier. */
@@ -282,7 +286,7 @@ export class QueueConsumer {
     const code = (error as { code?: unknown }).code;
     if (code !== ErrorCode.JobLockNotExist && code !== ErrorCode.JobLockMismatch && code !== ErrorCode.JobNotInState) return;
     const id = LOCKED_JOB_ID.exec(error.message);
-    const fields = this.completing.get(id?.[1] ?? id?.[2] ?? id?.[3] ?? '');
+    const fields = this.completing.get(id?.[1] ?? id?.[2] ?? id?.[3] ?? '')?.fields;
     if (fields === undefined) return;
     this.completing.delete(fields.jobId);
     this.observer.finished(fields, 'interrupted');
@@ -410,7 +414,8 @@ export class QueueConsumer {
     const finished = new Set(Object.entries(progress.tasks).flatMap(([id, r]) => (FINISHED_OUTCOMES.has(r.outcome) ? [id] : [])));
     const firstStart = job.attemptsMade === 0 && Object.keys(progress.tasks).length === 0;
     this.observer.started(fields, firstStart ? Math.max(0, Date.now() - data.enqueuedAt) / 1000 : null);
-    this.observer.log('info', job.stalledCounter > 0 ? 'job resumed after a stall' : 'job started', { ...fields, finishedTasks: finished.size });
+    // A first start has no line of its own: the job's line is its completion's (or its warning's or error's).
+    if (job.stalledCounter > 0) this.observer.log('info', 'job resumed after a stall', { ...fields, finishedTasks: finished.size });
 
     const checkpoint = new Checkpoint(
       job,
