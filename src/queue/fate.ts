@@ -30,13 +30,25 @@ export const FATE_RETENTION_MS = 24 * 60 * 60_000;
 /** The progress a void job holds: an empty record marked void (job.ts, readProgress keeps the mark). */
 export const VOID_PROGRESS: RunProgress = { tasks: {}, mail: {}, void: true };
 
+/** What the void record of a job not stored yet says of it (`jobs` reads it as a job's data): its endpoint and request, nothing of the request's values. */
+export function voidRecordData(endpoint: string, requestId: string, at: number): string {
+  return JSON.stringify({ v: 1, endpoint, requestId, enqueuedAt: at });
+}
+
+/** ARGV of VOID_JOB_SCRIPT. */
+export function redisVoidArguments(endpoint: string, requestId: string): [progress: string, ms: number, name: string, data: string, now: number] {
+  const now = Date.now();
+  return [JSON.stringify(VOID_PROGRESS), FATE_RETENTION_MS, endpoint, voidRecordData(endpoint, requestId, now), now];
+}
+
 /**
  * KEYS[1] the job's hash, KEYS[2] its lock; ARGV[1] the void progress as JSON, ARGV[2] the
- * expiry in ms of the hash written in place of a job not stored yet. Returns the fate that holds.
+ * expiry in ms of the hash written in place of a job not stored yet, ARGV[3] its name (the
+ * endpoint), ARGV[4] its data (voidRecordData), ARGV[5] now in ms. Returns the fate that holds.
  */
 export const VOID_JOB_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('HSET', KEYS[1], 'progress', ARGV[1])
+  redis.call('HSET', KEYS[1], 'progress', ARGV[1], 'name', ARGV[3], 'data', ARGV[4], 'timestamp', ARGV[5])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 'void'
 end
@@ -51,7 +63,7 @@ const BULL_SCHEMA = 'bullmq';
 
 /**
  * $1 queue, $2 job id, $3 the endpoint (the row's name), $4 the void progress as JSON, $5 now in
- * ms. One statement: a void row where there is no job yet (BullMQ's add then inserts nothing: ON
+ * ms, $6 the row's data (voidRecordData). One statement: a void row where there is no job yet (BullMQ's add then inserts nothing: ON
  * CONFLICT DO NOTHING), else the void progress on a job no worker has fetched (a worker's claim
  * locks the row, and this update waits for it, then finds it active). A row, 'void'; none,
  * started. A job the add stores concurrently, after this statement's snapshot, is neither
@@ -59,8 +71,8 @@ const BULL_SCHEMA = 'bullmq';
  * answer then says.
  */
 export const POSTGRES_VOID_JOB = `WITH stored AS (
-  INSERT INTO ${BULL_SCHEMA}.job (queue, id, seq, name, state, progress, added_at_ms, finished_at_ms)
-  VALUES ($1, $2, nextval('${BULL_SCHEMA}.job_seq'), $3, 'completed', $4::jsonb, $5, $5)
+  INSERT INTO ${BULL_SCHEMA}.job (queue, id, seq, name, state, data, progress, added_at_ms, finished_at_ms)
+  VALUES ($1, $2, nextval('${BULL_SCHEMA}.job_seq'), $3, 'completed', $6::jsonb, $4::jsonb, $5, $5)
   ON CONFLICT (queue, id) DO NOTHING
   RETURNING 1
 ), marked AS (

@@ -4,7 +4,7 @@
 
 import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import { FATE_RETENTION_MS, POSTGRES_VOID_JOB, VOID_JOB_SCRIPT, VOID_PROGRESS, type JobFate } from './fate.js';
+import { POSTGRES_VOID_JOB, redisVoidArguments, VOID_JOB_SCRIPT, VOID_PROGRESS, voidRecordData, type JobFate } from './fate.js';
 import {
   announcementLifeMs,
   CLAIM_LOCK_DURATION_SCRIPT,
@@ -80,8 +80,8 @@ export interface Store {
   connected(): boolean;
   /** Whether `error`, from a command, says the command never left this process (nothing of it can land later). */
   sentNothing(error: unknown): boolean;
-  /** Makes a job void unless a consumer has fetched it (fate.ts); resolves to the fate that holds. `endpoint`: the job's name. */
-  voidJob(jobId: string, endpoint: string): Promise<JobFate>;
+  /** Makes a job void unless a consumer has fetched it (fate.ts); resolves to the fate that holds. `endpoint` and `requestId`: the job's. */
+  voidJob(jobId: string, endpoint: string, requestId: string): Promise<JobFate>;
   /** Writes a job's progress record if `token` still holds its lock, in one step (fenced-progress.ts); false: another worker holds it, or nobody. */
   writeProgress(jobId: string, token: string, progress: unknown): Promise<boolean>;
   /** Announces this consumer's lock duration for the queue, unless another is announced and not expired (lock-agreement.ts); resolves to the one that holds. */
@@ -107,7 +107,7 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
   client.defineCommand(FENCED_PROGRESS_COMMAND, { numberOfKeys: 2, lua: FENCED_PROGRESS_SCRIPT });
   client.defineCommand(CLAIM_LOCK_DURATION_COMMAND, { numberOfKeys: 1, lua: CLAIM_LOCK_DURATION_SCRIPT });
   const scripts = client as unknown as {
-    [VOID_JOB_COMMAND](jobKey: string, lockKey: string, progress: string, ms: number): Promise<unknown>;
+    [VOID_JOB_COMMAND](jobKey: string, lockKey: string, progress: string, ms: number, name: string, data: string, now: number): Promise<unknown>;
     [FENCED_PROGRESS_COMMAND](jobKey: string, lockKey: string, token: string, progress: string): Promise<unknown>;
     [CLAIM_LOCK_DURATION_COMMAND](key: string, lockMs: number, lifeMs: number): Promise<unknown>;
   };
@@ -137,9 +137,10 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     sentNothing: (error) => error instanceof Error && error.message === UNSENT_MESSAGE,
     // On the connection the queue adds jobs through: a void follows the add it undoes. A
     // connection still being made is waited for, as BullMQ waits with the add.
-    voidJob: async (jobId) => {
+    voidJob: async (jobId, endpoint, requestId) => {
       if (!wasReady) await firstReady;
-      return (await scripts[VOID_JOB_COMMAND](...jobKeys(settings.name, jobId), VOID_PROGRESS_JSON, FATE_RETENTION_MS)) === 'void' ? 'void' : 'started';
+      const held = await scripts[VOID_JOB_COMMAND](...jobKeys(settings.name, jobId), ...redisVoidArguments(endpoint, requestId));
+      return held === 'void' ? 'void' : 'started';
     },
     writeProgress: async (jobId, token, progress) =>
       (await scripts[FENCED_PROGRESS_COMMAND](...jobKeys(settings.name, jobId), token, JSON.stringify(progress))) === 1,
@@ -223,10 +224,14 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     ready: async () => true,
     connected: () => true,
     sentNothing: (error) => typeof error === 'object' && error !== null && UNSENT_PG_CODES.has(String((error as { code?: unknown }).code)),
-    voidJob: async (jobId, endpoint) => {
+    voidJob: async (jobId, endpoint, requestId) => {
       // BullMQ's schema, which its first operation migrates (the add being undone waits for it too).
       await schemaReady?.();
-      return (await fatePool().query(POSTGRES_VOID_JOB, [settings.name, jobId, endpoint, VOID_PROGRESS_JSON, Date.now()])).rows.length > 0 ? 'void' : 'started';
+      const now = Date.now();
+      return (await fatePool().query(POSTGRES_VOID_JOB, [settings.name, jobId, endpoint, VOID_PROGRESS_JSON, now, voidRecordData(endpoint, requestId, now)]))
+        .rows.length > 0
+        ? 'void'
+        : 'started';
     },
     claimLockDuration: postgresLockClaims(fatePool, settings.name),
     writeProgress: async (jobId, token, progress) =>

@@ -37,19 +37,23 @@ describe.each(backends)('job fates on %s', (backend) => {
 
   it('keeps a job voided before it was stored from being stored at all', async () => {
     const jobId = id();
-    expect(await store.voidJob(jobId, 'order')).toBe('void');
+    expect(await store.voidJob(jobId, 'order', jobId)).toBe('void');
     // A second void (serve asks once; a store that answers late may see it twice) holds too.
-    expect(await store.voidJob(jobId, 'order')).toBe('void');
+    expect(await store.voidJob(jobId, 'order', jobId)).toBe('void');
     await add(jobId);
     expect(await waiting()).toBe(0);
     expect(await queue.getJobState(jobId)).not.toBe('waiting');
+    // What `jobs` reads of the id: the void record, naming the request and the endpoint.
+    const record = (await queue.getJob(jobId))!;
+    expect(record.data).toMatchObject({ requestId: jobId, endpoint: 'order' });
+    expect(readProgress(record.progress).void).toBe(true);
   });
 
   it('marks a stored job no worker has fetched void, in the progress the worker reads with it', async () => {
     const jobId = id();
     await add(jobId);
     expect(readProgress((await queue.getJob(jobId))!.progress).void).toBeUndefined();
-    expect(await store.voidJob(jobId, 'order')).toBe('void');
+    expect(await store.voidJob(jobId, 'order', jobId)).toBe('void');
     expect(readProgress((await queue.getJob(jobId))!.progress).void).toBe(true);
     await queue.remove(jobId);
   });
@@ -69,7 +73,7 @@ describe.each(backends)('job fates on %s', (backend) => {
       const fates = await Promise.all(
         ids.map(async (jobId, i) => {
           if (i >= 20 && i % 2 === 0) await add(jobId);
-          const fate = await store.voidJob(jobId, 'order');
+          const fate = await store.voidJob(jobId, 'order', jobId);
           if (i >= 20 && i % 2 === 1) await add(jobId);
           return [jobId, fate] as const;
         }),
@@ -103,11 +107,11 @@ describe.each(backends)('job fates on %s', (backend) => {
     try {
       await add(jobId);
       await eventually(() => (fetched ? true : undefined), 'the worker fetched the job');
-      expect(await store.voidJob(jobId, 'order')).toBe('started');
+      expect(await store.voidJob(jobId, 'order', jobId)).toBe('started');
       release();
       await eventually(async () => ((await queue.getJobState(jobId)) === 'completed' ? true : undefined), 'the job completed');
       // A job that ran, and completed: still started.
-      expect(await store.voidJob(jobId, 'order')).toBe('started');
+      expect(await store.voidJob(jobId, 'order', jobId)).toBe('started');
     } finally {
       release();
       await worker.close();
