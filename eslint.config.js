@@ -10,10 +10,9 @@ const functionLines = (max) => ['error', { max, skipBlankLines: true, skipCommen
 const LONG_FUNCTIONS = {
   'src/deliveries/redis-store.ts': 135,
   'src/deliveries/sqlite-store.ts': 104,
-  'src/queue/consumer.ts': 132,
   'src/server/body-multipart.ts': 124,
   'src/tasks/http-request/compile.ts': 119,
-  'src/server/worker-process.ts': 116,
+  'src/server/worker-process.ts': 114,
   'src/cli/plan/simulate.ts': 100,
   'src/runtime/json-locate.ts': 97,
   'src/tasks/email/compile.ts': 87,

@@ -158,9 +158,32 @@ async function fill(v, endpoint, n) {
   if (counts.paused + counts.wait !== n) throw new Error(`${names[v]}: ${counts.paused + counts.wait} jobs stored, expected ${n}`);
 }
 
+/** Redis's count of commands run since its start: every command (those run by scripts too), and the scripts run by EVALSHA or EVAL (one round trip each). */
+async function commandCounts() {
+  const text = await connection.info('commandstats');
+  const calls = (name) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { all: [...text.matchAll(/^cmdstat_\S+:calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0), scripts: calls('evalsha') + calls('eval') };
+}
+
+/** What the polling below costs the store, per poll: measured, and taken off each drain's counts. */
+let pollCost = null;
+async function poll(v) {
+  return queues[v].getJobCounts('wait', 'active', 'paused', 'delayed', 'failed');
+}
+async function measurePollCost(v) {
+  const a = await commandCounts();
+  for (let i = 0; i < 20; i++) await poll(v);
+  const b = await commandCounts();
+  // INFO itself is one command.
+  pollCost = { all: (b.all - a.all - 1) / 20, scripts: (b.scripts - a.scripts) / 20 };
+}
+
 /** Resumes the queue and times until the upstream saw every call and no job is left. */
 async function drain(v, n, calls) {
   const before = await upstreamCount();
+  if (pollCost === null) await measurePollCost(v);
+  const commands0 = await commandCounts();
+  let polls = 0;
   const cpu0 = cpuSeconds(workers[v].pid);
   const redis0 = cpuSeconds(redis.pid);
   const t0 = performance.now();
@@ -168,8 +191,12 @@ async function drain(v, n, calls) {
   for (;;) {
     await new Promise((r) => setTimeout(r, 10));
     if ((await upstreamCount()) < before + n * calls) continue;
-    const c = await queues[v].getJobCounts('wait', 'active', 'paused', 'delayed', 'failed');
-    if (c.failed > 0) throw new Error(`${names[v]}: ${c.failed} jobs failed`);
+    polls++;
+    const c = await poll(v);
+    if (c.failed > 0) {
+      const reasons = new Set((await queues[v].getFailed(0, 20)).map((job) => job.failedReason));
+      throw new Error(`${names[v]}: ${c.failed} jobs failed: ${[...reasons].join('; ')}`);
+    }
     if (c.wait + c.active + c.paused + c.delayed === 0) break;
   }
   const seconds = (performance.now() - t0) / 1000;
@@ -177,7 +204,17 @@ async function drain(v, n, calls) {
   // Redis's share, for planning how many workers one Redis serves (the polling here included: a few commands every 10 ms).
   const redisCpu = cpuSeconds(redis.pid) - redis0;
   await queues[v].pause();
-  return { jobsPerSecond: n / seconds, cpuUsPerJob: (cpu * 1e6) / n, cpuPct: (100 * cpu) / seconds, redisUsPerJob: (redisCpu * 1e6) / n };
+  const commands1 = await commandCounts();
+  // The workers' own (and the resume and pause, a few commands per drain): the polls and the INFO taken off.
+  const storeCommands = (field) => (commands1[field] - commands0[field] - polls * pollCost[field] - (field === 'all' ? 1 : 0)) / n;
+  return {
+    jobsPerSecond: n / seconds,
+    cpuUsPerJob: (cpu * 1e6) / n,
+    cpuPct: (100 * cpu) / seconds,
+    redisUsPerJob: (redisCpu * 1e6) / n,
+    scriptsPerJob: storeCommands('scripts'),
+    commandsPerJob: storeCommands('all'),
+  };
 }
 
 const JOBS = [
@@ -220,11 +257,20 @@ for (const job of JOBS) {
     console.log(
       `  ${job.endpoint} (${job.what}) ${LABELS[v].padEnd(23)}  jobs/s ${spread(r[v].map((x) => x.jobsPerSecond))}   CPU ${spread(
         r[v].map((x) => x.cpuUsPerJob),
-      )} µs/job   CPU ${spread(r[v].map((x) => x.cpuPct))}%   Redis CPU ${spread(r[v].map((x) => x.redisUsPerJob))} µs/job`,
+      )} µs/job   CPU ${spread(r[v].map((x) => x.cpuPct))}%   Redis CPU ${spread(r[v].map((x) => x.redisUsPerJob))} µs/job   store round trips ${spread(
+        r[v].map((x) => x.scriptsPerJob),
+        2,
+      )}/job (scripts), commands ${spread(
+        r[v].map((x) => x.commandsPerJob),
+        1,
+      )}/job`,
     );
   const jobsRatio = ratioOf(r, 'service', 'jobsPerSecond');
   const cpuRatio = ratioOf(r, 'service', 'cpuUsPerJob');
-  console.log(`  ${job.endpoint}: ratios (of medians) jobs/s ${jobsRatio.toFixed(2)}x, CPU per job ${cpuRatio.toFixed(2)}x`);
+  const redisRatio = ratioOf(r, 'service', 'redisUsPerJob');
+  console.log(
+    `  ${job.endpoint}: ratios (of medians) jobs/s ${jobsRatio.toFixed(2)}x, CPU per job ${cpuRatio.toFixed(2)}x, Redis CPU per job ${redisRatio.toFixed(2)}x`,
+  );
   checks.push(check(`P11 drain jobs/s vs BullMQ+got (${job.endpoint})`, `${jobsRatio.toFixed(3)}x`, '>= 0.90x', jobsRatio >= 0.9));
   checks.push(check(`P11 (info) CPU per job vs BullMQ+got (${job.endpoint})`, `${cpuRatio.toFixed(2)}x`, 'information', null));
   const medianOf = (v) => median(r[v].map((x) => x.jobsPerSecond)).toFixed(0);

@@ -14,14 +14,17 @@
 // - on shutdown, running jobs get --shutdown-timeout to finish; the rest are checkpointed and
 //   handed back to the queue at once, without counting an attempt.
 // - failed jobs older than --queue-retention are removed at start and about hourly (retention.ts).
-// - a job is settled started before any task runs; one its producer settled void first (the
-//   store took it after serve had given up on it) completes without running anything (fate.ts).
+// - no job is taken before this worker's --queue-lock-duration is found to be the queue's: one
+//   that differs from another live worker's refuses to start (lock-agreement.ts).
+// - a job its producer made void before any worker fetched it (the store took it after serve had
+//   given up on it) says so in its progress, read with the job: it completes without running
+//   anything, and a worker writes nothing to the store before it runs a job (fate.ts).
 
 import type { Job, Worker } from 'bullmq';
-import type { Application } from '../compiler/ast.js';
+import type { Application, Endpoint } from '../compiler/ast.js';
 import { describeError } from '../errors.js';
 import { bindParameters } from '../runtime/parameters.js';
-import type { TaskEngine } from '../runtime/task-runner.js';
+import type { TaskEngine, TaskRunResult } from '../runtime/task-runner.js';
 import { TaskError } from '../tasks/errors.js';
 import { NO_TRACING, type Span, type Tracing } from '../tracing.js';
 import type { ExpansionScope } from '../template/expand.js';
@@ -42,6 +45,7 @@ import { MAX_JOB_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './set
 import { RetentionSweeper } from './retention.js';
 import { openStore, type Store } from './store.js';
 import { Checkpoint } from './checkpoint.js';
+import { LockAnnouncement } from './lock-agreement.js';
 
 /** What the consumer needs of the application it runs jobs for (serve's LoadedApplication is one). */
 export interface RunnableApplication {
@@ -85,6 +89,27 @@ interface RunEnd {
   readonly record?: RunProgress;
 }
 
+/** What the steps of a job's run share: the job, its record, and how to write to both. */
+interface RunContext {
+  readonly job: Job<QueuedRun>;
+  readonly token: string | undefined;
+  readonly fields: JobFields;
+  readonly progress: RunProgress;
+  /** Appends to the attempt history `jobs show` prints. */
+  history(text: string): Promise<unknown>;
+  /** Writes the record before the run's checkpoint exists; fenced as its writes are (fenced-progress.ts). */
+  writeProgress(): Promise<unknown>;
+}
+
+/** A job's run, opened and checked, ready to start. */
+interface Prepared {
+  readonly loaded: RunnableApplication;
+  readonly endpoint: Endpoint;
+  readonly sealed: SealedRun;
+  readonly intermediate: Map<string, string>;
+  readonly parameters: ReadonlyMap<string, string>;
+}
+
 interface ActiveRun {
   interrupted: boolean;
   interrupt(): void;
@@ -109,10 +134,11 @@ export const LOCKED_JOB_ID = /^(?:Missing lock for job (\S+)\. |Lock mismatch fo
 export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
   /** Runs that succeeded, until BullMQ has completed their job: only then are they reported completed. */
-  private readonly completing = new Map<string, JobFields>();
+  private readonly completing = new Map<string, { readonly fields: JobFields; readonly record: RunProgress | undefined }>();
   private worker!: Worker;
   private health: { readonly up: boolean; stop(): void } | null = null;
   private sweeper!: RetentionSweeper;
+  private announcement!: LockAnnouncement;
 
   private constructor(
     private readonly settings: QueueSettings,
@@ -132,11 +158,15 @@ export class QueueConsumer {
     observer: QueueObserver,
     watch: boolean,
     tracing: Tracing = NO_TRACING,
+    /** The consumer may not run jobs: its lock duration differs from the queue's (lock-agreement.ts); the line says so. */
+    refused: (line: string) => void = () => {},
   ): Promise<QueueConsumer> {
     const store = await openStore(settings, 'worker', () => {});
     const consumer = new QueueConsumer(settings, store, current, observer, tracing);
     if (watch) consumer.health = store.watch(observer);
     consumer.worker = store.newWorker((job, token) => consumer.process(job as Job<QueuedRun>, token), {
+      // Run once the queue's lock duration is agreed (below).
+      autorun: false,
       concurrency: settings.concurrency,
       lockDuration: settings.lockDurationMs,
       stalledInterval: settings.lockDurationMs,
@@ -147,7 +177,6 @@ export class QueueConsumer {
       store.newQueue(),
       settings.retentionMs,
       observer,
-      () => store.forgetFates(),
       // A connection still being made at start is waited for; one that was lost is down.
       async () => (await store.ready()) && (await store.answers()),
     );
@@ -155,21 +184,27 @@ export class QueueConsumer {
     consumer.worker.on('completed', (job) => consumer.completed(job.id));
     consumer.worker.on('error', (error) => consumer.completionRefused(error));
     consumer.worker.on('stalled', (jobId) => observer.log('warn', 'job stalled: its worker stopped renewing its lock; handed to another worker', { jobId }));
-    consumer.worker.on('failed', (job, error) => {
-      // BullMQ itself fails a job that stalled too often; the processor reports every other failure.
-      if (job !== undefined && STALLED_TOO_OFTEN.test(error.message)) {
-        const data = job.data as QueuedRun;
-        const fields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id ?? '', attempt: job.attemptsMade };
-        observer.log('error', 'job failed for good: it stalled too often (its worker keeps dying)', { ...fields, reason: error.message });
-        void job
-          .log(
-            `${new Date().toISOString()} attempt ${fields.attempt}: failed for good: it stalled ${job.stalledCounter} times, more than the ${MAX_STALLED_COUNT} allowed (its worker keeps dying)`,
-          )
-          .catch(() => 0);
-        observer.finished(fields, 'failed');
-      }
+    consumer.worker.on('failed', (job, error) => consumer.failedByStore(job, error));
+    consumer.announcement = new LockAnnouncement(store, settings, observer);
+    void consumer.announcement.claim().then((line) => {
+      if (line !== null) return refused(line);
+      consumer.worker.run().catch((error: unknown) => observer.log('error', 'the queue could not be started', { error: describeError(error) }));
     });
     return consumer;
+  }
+
+  /** BullMQ itself fails a job that stalled too often; the processor reports every other failure. */
+  private failedByStore(job: Job | undefined, error: Error): void {
+    if (job === undefined || !STALLED_TOO_OFTEN.test(error.message)) return;
+    const data = job.data as QueuedRun;
+    const fields = { requestId: data.requestId, endpoint: data.endpoint, jobId: job.id ?? '', attempt: job.attemptsMade };
+    this.observer.log('error', 'job failed for good: it stalled too often (its worker keeps dying)', { ...fields, reason: error.message });
+    void job
+      .log(
+        `${new Date().toISOString()} attempt ${fields.attempt}: failed for good: it stalled ${job.stalledCounter} times, more than the ${MAX_STALLED_COUNT} allowed (its worker keeps dying)`,
+      )
+      .catch(() => 0);
+    this.observer.finished(fields, 'failed');
   }
 
   /**
@@ -178,6 +213,7 @@ export class QueueConsumer {
    */
   async drain(timeoutMs: number): Promise<void> {
     this.sweeper.stop();
+    this.announcement.stop();
     // Nothing runs while the store is down; BullMQ's close would wait for a connection first.
     if (this.active.size === 0 && !(await this.store.answers())) {
       this.health?.stop();
@@ -223,7 +259,7 @@ export class QueueConsumer {
     if (end.outcome === 'completed') {
       // Reported once BullMQ has completed the job (completed()): it refuses a worker held up past
       // its lock, whose run then ends as taken over (completionRefused()).
-      this.completing.set(fields.jobId, fields);
+      this.completing.set(fields.jobId, { fields, record: end.record });
       return end.record;
     }
     this.observer.finished(fields, end.outcome);
@@ -232,12 +268,16 @@ export class QueueConsumer {
   }
 
   private completed(jobId: string | undefined): void {
-    const fields = jobId === undefined ? undefined : this.completing.get(jobId);
+    const completing = jobId === undefined ? undefined : this.completing.get(jobId);
     // A void job completes too, with nothing of it to report here.
-    if (fields === undefined) return;
+    if (completing === undefined) return;
+    const { fields, record } = completing;
     this.completing.delete(fields.jobId);
     this.observer.finished(fields, 'completed');
-    this.observer.log('info', 'job completed', { ...fields });
+    // The job's one info line: every task's outcome (a task's warning or error has a line of its own).
+    const tasks: Record<string, string> = {};
+    if (record !== undefined) for (const id in record.tasks) tasks[id] = record.tasks[id]!.outcome;
+    this.observer.log('info', 'job completed', { ...fields, tasks });
   }
 
   /** BullMQ refused to complete a job whose lock had passed to another worker: this run is taken over, as one that finds out earlier. */
@@ -246,7 +286,7 @@ export class QueueConsumer {
     const code = (error as { code?: unknown }).code;
     if (code !== ErrorCode.JobLockNotExist && code !== ErrorCode.JobLockMismatch && code !== ErrorCode.JobNotInState) return;
     const id = LOCKED_JOB_ID.exec(error.message);
-    const fields = this.completing.get(id?.[1] ?? id?.[2] ?? id?.[3] ?? '');
+    const fields = this.completing.get(id?.[1] ?? id?.[2] ?? id?.[3] ?? '')?.fields;
     if (fields === undefined) return;
     this.completing.delete(fields.jobId);
     this.observer.finished(fields, 'interrupted');
@@ -255,78 +295,127 @@ export class QueueConsumer {
 
   /** Every way the run ends is a RunEnd returned, reported once: by process(), or for a completion once BullMQ has made it. */
   private async run(job: Job<QueuedRun>, token: string | undefined, fields: JobFields, span: Span): Promise<RunEnd> {
-    const { bullmq } = this.store;
-    const data = job.data;
-    const jobId = fields.jobId;
+    const context = this.context(job, token, fields);
+    // Before anything runs: a job its producer made void before any worker fetched it (the
+    // request was answered without it) says so in its progress, read with the job (fate.ts).
+    if (context.progress.void === true) return await this.voidRun(context);
+    const prepared = await this.prepare(context);
+    if ('outcome' in prepared) return prepared;
+    await this.noteStalls(context);
+    return await this.execute(context, prepared, span);
+  }
+
+  private context(job: Job<QueuedRun>, token: string | undefined, fields: JobFields): RunContext {
     const progress = readProgress(job.progress);
-    const loaded = this.current();
-    const keys = this.settings.keys;
-    // The attempt history `jobs show` prints.
-    const history = (text: string) => job.log(`${new Date().toISOString()} attempt ${fields.attempt}: ${text}`).catch(() => 0);
-    // Before the run's checkpoint exists; fenced as its writes are (fenced-progress.ts).
-    const writeProgress = () => (token === undefined ? job.updateProgress(progress) : this.store.writeProgress(jobId, token, progress)).catch(() => {});
-    /** `code`: the failed task's, or why the job could not run at all; `reason`: the log line's, when it says more than the store may keep. */
-    const permanent = async (outcome: 'failed' | 'config-changed', message: string, code: string = outcome, reason: string = message) => {
-      await writeProgress();
-      await history(`failed for good: ${message}`);
-      this.observer.log('error', 'job failed for good', { ...fields, reason });
-      return { outcome, code, tell: new bullmq.UnrecoverableError(message) };
+    return {
+      job,
+      token,
+      fields,
+      progress,
+      history: (text) => job.log(`${new Date().toISOString()} attempt ${fields.attempt}: ${text}`).catch(() => 0),
+      writeProgress: () => (token === undefined ? job.updateProgress(progress) : this.store.writeProgress(fields.jobId, token, progress)).catch(() => {}),
     };
+  }
 
-    // Before anything runs: a job its producer gave up on (the request was answered without it)
-    // is void, and exactly one of that and this start holds (fate.ts).
-    if ((await this.store.settleFate(jobId, 'started')) === 'void') {
-      await history('void: its request was answered without it (the store took the job after serve gave up); nothing ran');
-      this.observer.log('warn', 'job void: its request was answered without it; nothing runs', { ...fields });
-      return { outcome: 'void', code: null, tell: null };
-    }
+  /** `code`: the failed task's, or why the job could not run at all; `reason`: the log line's, when it says more than the store may keep. */
+  private async permanent(
+    context: RunContext,
+    outcome: 'failed' | 'config-changed',
+    message: string,
+    code: string = outcome,
+    reason: string = message,
+  ): Promise<RunEnd> {
+    await context.writeProgress();
+    await context.history(`failed for good: ${message}`);
+    this.observer.log('error', 'job failed for good', { ...context.fields, reason });
+    return { outcome, code, tell: new this.store.bullmq.UnrecoverableError(message) };
+  }
 
+  private async voidRun(context: RunContext): Promise<RunEnd> {
+    await context.history('void: its request was answered without it (the store took the job after serve gave up); nothing ran');
+    this.observer.log('warn', 'job void: its request was answered without it; nothing runs', { ...context.fields });
+    return { outcome: 'void', code: null, tell: null };
+  }
+
+  /** The endpoint, the opened run and its parameters under the current configuration; or why the job cannot run. */
+  private async prepare(context: RunContext): Promise<Prepared | RunEnd> {
+    const { job, fields, progress } = context;
+    const data = job.data;
+    const loaded = this.current();
     const endpoint = loaded.application.endpointsByName.get(data.endpoint);
-    if (endpoint === undefined) return await permanent('config-changed', `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
+    if (endpoint === undefined)
+      return await this.permanent(context, 'config-changed', `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
     let sealed: SealedRun;
     let intermediate: Map<string, string>;
     try {
-      sealed = unsealRun(keys, jobId, data.sealed);
-      intermediate = unsealIntermediate(keys, jobId, progress.sealedIntermediate);
+      sealed = unsealRun(this.settings.keys, fields.jobId, data.sealed);
+      intermediate = unsealIntermediate(this.settings.keys, fields.jobId, progress.sealedIntermediate);
     } catch (error) {
-      return await permanent('failed', `the job cannot be read: ${describeError(error)}`, 'unreadable');
+      return await this.permanent(context, 'failed', `the job cannot be read: ${describeError(error)}`, 'unreadable');
     }
+    const parameters = await this.underConfiguration(context, loaded, endpoint, new Map(sealed.parameters));
+    if ('outcome' in parameters) return parameters;
+    return { loaded, endpoint, sealed, intermediate, parameters };
+  }
 
-    let parameters: ReadonlyMap<string, string> = new Map(sealed.parameters);
+  /** The queued parameters under the endpoint as configured now (--on-config-change); or why they cannot be. */
+  private async underConfiguration(
+    context: RunContext,
+    loaded: RunnableApplication,
+    endpoint: Endpoint,
+    parameters: ReadonlyMap<string, string>,
+  ): Promise<ReadonlyMap<string, string> | RunEnd> {
+    const { data } = context.job;
     const fingerprint = endpointFingerprint(loaded.application, endpoint);
-    if (fingerprint !== data.fingerprint) {
-      const policy = hasPositionalTaskIds(endpoint) ? 'strict' : this.settings.onConfigChange;
-      progress.config = { fingerprint, mismatch: policy };
-      if (policy === 'strict') {
-        const why = policy !== this.settings.onConfigChange ? ' (its tasks have no explicit ids, so finished tasks cannot be matched)' : '';
-        return await permanent('config-changed', `config-changed: the endpoint "${data.endpoint}" changed since the request was queued${why}`);
-      }
-      const finishedGone = Object.entries(progress.tasks).filter(([id, r]) => FINISHED_OUTCOMES.has(r.outcome) && !endpoint.tasks.some((t) => t.id === id));
-      if (finishedGone.length > 0) {
-        return await permanent('config-changed', `config-changed: finished task "${finishedGone[0]![0]}" is no longer in the endpoint "${data.endpoint}"`);
-      }
-      // New defaults and rules apply; a parameter that became required and was not sent fails the job.
-      const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])), null);
-      if (!bound.ok) return await permanent('config-changed', `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
-      parameters = bound.parameters;
+    if (fingerprint === data.fingerprint) return parameters;
+    const policy = hasPositionalTaskIds(endpoint) ? 'strict' : this.settings.onConfigChange;
+    context.progress.config = { fingerprint, mismatch: policy };
+    if (policy === 'strict') {
+      const why = policy !== this.settings.onConfigChange ? ' (its tasks have no explicit ids, so finished tasks cannot be matched)' : '';
+      return await this.permanent(context, 'config-changed', `config-changed: the endpoint "${data.endpoint}" changed since the request was queued${why}`);
     }
-
-    // A worker that stopped without handing the job back (a kill, a crash, a store it lost) left
-    // no line: say so here, once per stall, where `jobs show` reads the history.
-    const stalls = job.stalledCounter - (progress.stalls ?? 0);
-    if (stalls > 0) {
-      progress.stalls = job.stalledCounter;
-      // Written now (a stall is rare): a run cut off again before its first checkpoint must not count this one twice.
-      await writeProgress();
-      await history(
-        `interrupted: its worker stopped without handing the job back (killed, crashed or cut off from the store)${stalls > 1 ? `, ${stalls} times` : ''}; resumed by another worker once its lock expired`,
+    const finishedGone = Object.entries(context.progress.tasks).filter(
+      ([id, r]) => FINISHED_OUTCOMES.has(r.outcome) && !endpoint.tasks.some((t) => t.id === id),
+    );
+    if (finishedGone.length > 0) {
+      return await this.permanent(
+        context,
+        'config-changed',
+        `config-changed: finished task "${finishedGone[0]![0]}" is no longer in the endpoint "${data.endpoint}"`,
       );
     }
+    // New defaults and rules apply; a parameter that became required and was not sent fails the job.
+    const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])), null);
+    if (!bound.ok) return await this.permanent(context, 'config-changed', `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
+    return bound.parameters;
+  }
 
+  /**
+   * A worker that stopped without handing the job back (a kill, a crash, a store it lost) left
+   * no line: say so here, once per stall, where `jobs show` reads the history.
+   */
+  private async noteStalls(context: RunContext): Promise<void> {
+    const { job, progress } = context;
+    const stalls = job.stalledCounter - (progress.stalls ?? 0);
+    if (stalls <= 0) return;
+    progress.stalls = job.stalledCounter;
+    // Written now (a stall is rare): a run cut off again before its first checkpoint must not count this one twice.
+    await context.writeProgress();
+    await context.history(
+      `interrupted: its worker stopped without handing the job back (killed, crashed or cut off from the store)${stalls > 1 ? `, ${stalls} times` : ''}; resumed by another worker once its lock expired`,
+    );
+  }
+
+  /** Runs the unfinished tasks on the task engine, each outcome checkpointed, and says how the run ended. */
+  private async execute(context: RunContext, prepared: Prepared, span: Span): Promise<RunEnd> {
+    const { job, token, fields, progress } = context;
+    const { loaded, endpoint, sealed, intermediate, parameters } = prepared;
+    const data = job.data;
     const finished = new Set(Object.entries(progress.tasks).flatMap(([id, r]) => (FINISHED_OUTCOMES.has(r.outcome) ? [id] : [])));
     const firstStart = job.attemptsMade === 0 && Object.keys(progress.tasks).length === 0;
     this.observer.started(fields, firstStart ? Math.max(0, Date.now() - data.enqueuedAt) / 1000 : null);
-    this.observer.log('info', job.stalledCounter > 0 ? 'job resumed after a stall' : 'job started', { ...fields, finishedTasks: finished.size });
+    // A first start has no line of its own: the job's line is its completion's (or its warning's or error's).
+    if (job.stalledCounter > 0) this.observer.log('info', 'job resumed after a stall', { ...fields, finishedTasks: finished.size });
 
     const checkpoint = new Checkpoint(
       job,
@@ -363,7 +452,7 @@ export class QueueConsumer {
       },
     };
     this.active.add(active);
-    let result;
+    let result: TaskRunResult;
     // The record of a run that succeeded, to complete the job with; null: lost, or not a success.
     let record: RunProgress | null = null;
     try {
@@ -377,11 +466,17 @@ export class QueueConsumer {
     } finally {
       this.active.delete(active);
     }
+    return await this.ended(context, result, record, checkpoint, active.interrupted);
+  }
 
+  /** What the run's result means for the job: completed, taken over, handed back, retried or failed. */
+  private async ended(context: RunContext, result: TaskRunResult, record: RunProgress | null, checkpoint: Checkpoint, interrupted: boolean): Promise<RunEnd> {
+    const { bullmq } = this.store;
+    const { job, token, fields } = context;
     if (checkpoint.lost) {
       // Another worker runs the job now (this one was held up past its lock): the record and the
       // outcome are that worker's; a DelayedError leaves the job where it is.
-      await history('stopped: another worker had taken the job over (this worker was held up past its lock); nothing more was sent or recorded here');
+      await context.history('stopped: another worker had taken the job over (this worker was held up past its lock); nothing more was sent or recorded here');
       this.observer.log('warn', TAKEN_OVER, { ...fields });
       return { outcome: 'interrupted', code: null, tell: new bullmq.DelayedError() };
     }
@@ -389,26 +484,25 @@ export class QueueConsumer {
       // Null only when the lock was lost, handled above.
       return { outcome: 'completed', code: null, tell: null, ...(record !== null ? { record } : {}) };
     }
-    if (active.interrupted || result.cause === 'interrupted') {
-      checkpoint.close();
-      await history('handed back: the worker is shutting down');
+    checkpoint.close();
+    if (interrupted || result.cause === 'interrupted') {
+      await context.history('handed back: the worker is shutting down');
       await job.moveToDelayed(Date.now(), token);
       this.observer.log('info', 'job handed back to the queue: the worker is shutting down', { ...fields });
       return { outcome: 'interrupted', code: null, tell: new bullmq.DelayedError() };
     }
-    checkpoint.close();
     const { error, failedTask } = result;
     // What the store keeps in clear (the job's failed reason, its attempt history): the task and
     // the code, no value; the full text is in the checkpoint, sealed. The log line has it all.
     const message = `task "${failedTask}" failed (${error.code})`;
     const logged = { ...fields, reason: `task "${failedTask}" failed: ${error.message}` };
-    if (!error.transient) return await permanent('failed', message, error.code, logged.reason);
+    if (!error.transient) return await this.permanent(context, 'failed', message, error.code, logged.reason);
     if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
-      await history(`retry scheduled: ${message}`);
+      await context.history(`retry scheduled: ${message}`);
       this.observer.log('warn', 'job retry scheduled', { ...logged, code: error.code });
       return { outcome: 'retrying', code: error.code, tell: new RetryableRunError(message, error.retryAfterMs) };
     }
-    await history(`failed for good after ${job.attemptsMade + 1} attempts: ${message}`);
+    await context.history(`failed for good after ${job.attemptsMade + 1} attempts: ${message}`);
     this.observer.log('error', 'job failed for good', { ...logged, reason: `${logged.reason} (after ${job.attemptsMade + 1} attempts)` });
     return { outcome: 'failed', code: error.code, tell: new Error(message) };
   }

@@ -64,6 +64,8 @@ export interface RunProgress {
   config?: { readonly fingerprint: string; readonly mismatch: 'current' | 'strict' };
   /** The stalls (a worker gone without handing the job back) already written to the job's history. */
   stalls?: number;
+  /** Written by the producer that gave up on the job before any worker fetched it: nothing of it runs (fate.ts). */
+  readonly void?: true;
 }
 
 export interface TaskRecord {
@@ -198,6 +200,7 @@ export function readProgress(progress: unknown): RunProgress {
       ...(p.sealedIntermediate !== undefined ? { sealedIntermediate: p.sealedIntermediate } : {}),
       ...(p.config !== undefined ? { config: p.config } : {}),
       ...(p.stalls !== undefined ? { stalls: p.stalls } : {}),
+      ...(p.void === true ? { void: true as const } : {}),
     };
   }
   return { tasks: {}, mail: {} };

@@ -121,7 +121,7 @@ export class QueueProducer {
       return fallback ? 'in-process' : 'refused';
     }
     this.observer.log('warn', 'the queue store did not take the run in time; making the job void so that it never runs', { ...fields, reason });
-    const settling = this.store.settleFate(jobId, 'void');
+    const settling = this.store.voidJob(jobId, fields.endpoint, fields.requestId);
     let fate: JobFate;
     try {
       // What is left of the request's bound, VOID_RESERVE_MS when the add took all it was given.

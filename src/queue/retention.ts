@@ -23,8 +23,6 @@ export class RetentionSweeper {
     private readonly queue: Queue,
     private readonly retentionMs: number,
     private readonly observer: QueueObserver,
-    /** Also forgets old job fates (fate.ts), where the store does not expire them itself. */
-    private readonly forgetFates: () => Promise<void> = async () => {},
     /**
      * Whether the store answers now. While it does not, there is nothing to sweep and nothing
      * new to say (the store's own watch logs it as unreachable): the sweep waits for it.
@@ -40,7 +38,6 @@ export class RetentionSweeper {
   /** Removes the failed jobs that finished longer than the retention ago; how many. */
   async sweep(): Promise<number> {
     const removed = await this.queue.clean(this.retentionMs, 0, 'failed');
-    await this.forgetFates();
     if (removed.length > 0)
       this.observer.log('info', 'removed failed jobs older than --queue-retention', { count: removed.length, retention: formatAge(this.retentionMs) });
     return removed.length;

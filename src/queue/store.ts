@@ -4,16 +4,14 @@
 
 import type { Queue, Worker, Processor, WorkerOptions, QueueOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
+import { POSTGRES_VOID_JOB, redisVoidArguments, VOID_JOB_SCRIPT, VOID_PROGRESS, voidRecordData, type JobFate } from './fate.js';
 import {
-  FATE_RETENTION_MS,
-  fateKey,
-  parseFate,
-  POSTGRES_CREATE_FATE_TABLE,
-  POSTGRES_FORGET_FATES,
-  POSTGRES_SETTLE_FATE,
-  SETTLE_FATE_SCRIPT,
-  type JobFate,
-} from './fate.js';
+  announcementLifeMs,
+  CLAIM_LOCK_DURATION_SCRIPT,
+  lockDurationKey,
+  POSTGRES_CLAIM_LOCK_DURATION,
+  POSTGRES_CREATE_LOCK_DURATION_TABLE,
+} from './lock-agreement.js';
 import { FENCED_PROGRESS_SCRIPT, jobKeys, POSTGRES_FENCED_PROGRESS } from './fenced-progress.js';
 import type { QueueObserver } from './observer.js';
 import { restartablePostgresBackend, type PostgresBackendFactory } from './postgres-backend.js';
@@ -31,8 +29,9 @@ export function loadEngine(): Promise<{ bullmq: Bullmq; Redis: typeof RedisClien
 }
 
 /** The names our scripts are defined under on a connection (ioredis defineCommand). */
-const SETTLE_FATE_COMMAND = 'endpointServiceSettleFate';
+const VOID_JOB_COMMAND = 'endpointServiceVoidJob';
 const FENCED_PROGRESS_COMMAND = 'endpointServiceWriteProgress';
+const CLAIM_LOCK_DURATION_COMMAND = 'endpointServiceClaimLockDuration';
 
 /** What each use needs of its connection. */
 export type ConnectionRole =
@@ -58,6 +57,8 @@ export function redisOptions(role: ConnectionRole): RedisOptions {
 /** ioredis's refusal of a command on a connection without an offline queue that is not ready: the command was not written. */
 const UNSENT_MESSAGE = "Stream isn't writeable and enableOfflineQueue options is false";
 
+const VOID_PROGRESS_JSON = JSON.stringify(VOID_PROGRESS);
+
 export interface Store {
   readonly bullmq: Bullmq;
   newQueue(options?: Partial<QueueOptions>): Queue;
@@ -79,12 +80,12 @@ export interface Store {
   connected(): boolean;
   /** Whether `error`, from a command, says the command never left this process (nothing of it can land later). */
   sentNothing(error: unknown): boolean;
-  /** Settles a job's fate (fate.ts); resolves to the fate that holds, which may be the other one. */
-  settleFate(jobId: string, fate: JobFate): Promise<JobFate>;
-  /** Forgets settled fates older than FATE_RETENTION_MS; Redis lets them expire by themselves. */
-  forgetFates(): Promise<void>;
+  /** Makes a job void unless a consumer has fetched it (fate.ts); resolves to the fate that holds. `endpoint` and `requestId`: the job's. */
+  voidJob(jobId: string, endpoint: string, requestId: string): Promise<JobFate>;
   /** Writes a job's progress record if `token` still holds its lock, in one step (fenced-progress.ts); false: another worker holds it, or nobody. */
   writeProgress(jobId: string, token: string, progress: unknown): Promise<boolean>;
+  /** Announces this consumer's lock duration for the queue, unless another is announced and not expired (lock-agreement.ts); resolves to the one that holds. */
+  claimLockDuration(lockMs: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -102,11 +103,13 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
   const client = connect(role);
   // By their SHA (EVALSHA), as BullMQ sends its own scripts: a script's text is not sent and
   // hashed again for every job; ioredis sends it once more when Redis has forgotten it.
-  client.defineCommand(SETTLE_FATE_COMMAND, { numberOfKeys: 1, lua: SETTLE_FATE_SCRIPT });
+  client.defineCommand(VOID_JOB_COMMAND, { numberOfKeys: 2, lua: VOID_JOB_SCRIPT });
   client.defineCommand(FENCED_PROGRESS_COMMAND, { numberOfKeys: 2, lua: FENCED_PROGRESS_SCRIPT });
+  client.defineCommand(CLAIM_LOCK_DURATION_COMMAND, { numberOfKeys: 1, lua: CLAIM_LOCK_DURATION_SCRIPT });
   const scripts = client as unknown as {
-    [SETTLE_FATE_COMMAND](key: string, fate: JobFate, ms: number): Promise<unknown>;
+    [VOID_JOB_COMMAND](jobKey: string, lockKey: string, progress: string, ms: number, name: string, data: string, now: number): Promise<unknown>;
     [FENCED_PROGRESS_COMMAND](jobKey: string, lockKey: string, token: string, progress: string): Promise<unknown>;
+    [CLAIM_LOCK_DURATION_COMMAND](key: string, lockMs: number, lifeMs: number): Promise<unknown>;
   };
   let wasReady = false;
   // The first connection, which commands wait for (one listener, however many wait).
@@ -134,13 +137,14 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
     sentNothing: (error) => error instanceof Error && error.message === UNSENT_MESSAGE,
     // On the connection the queue adds jobs through: a void follows the add it undoes. A
     // connection still being made is waited for, as BullMQ waits with the add.
-    settleFate: async (jobId, fate) => {
+    voidJob: async (jobId, endpoint, requestId) => {
       if (!wasReady) await firstReady;
-      return parseFate(await scripts[SETTLE_FATE_COMMAND](fateKey(settings.name, jobId), fate, FATE_RETENTION_MS));
+      const held = await scripts[VOID_JOB_COMMAND](...jobKeys(settings.name, jobId), ...redisVoidArguments(endpoint, requestId));
+      return held === 'void' ? 'void' : 'started';
     },
-    forgetFates: async () => {},
     writeProgress: async (jobId, token, progress) =>
       (await scripts[FENCED_PROGRESS_COMMAND](...jobKeys(settings.name, jobId), token, JSON.stringify(progress))) === 1,
+    claimLockDuration: async (lockMs) => Number(await scripts[CLAIM_LOCK_DURATION_COMMAND](lockDurationKey(settings.name), lockMs, announcementLifeMs(lockMs))),
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
       queue.on('error', onError);
@@ -196,22 +200,16 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     }
   };
   const closables: { close(): Promise<void> }[] = [];
-  // The fates (fate.ts) in a table of their own, made on first use: BullMQ's schema is its own.
+  // The voids (fate.ts) and fenced progress writes (fenced-progress.ts), on BullMQ's job rows.
   let fates: PgPool | null = null;
-  let fateTable: Promise<unknown> | null = null;
-  const fatePool = async (): Promise<PgPool> => {
+  const fatePool = (): PgPool => {
     if (fates === null) {
       fates = new pg.default.Pool({ connectionString: settings.url, max: 2, connectionTimeoutMillis: 2_000 });
       fates.on('error', onError);
     }
-    const pool = fates;
-    fateTable ??= pool.query(POSTGRES_CREATE_FATE_TABLE).catch((error: unknown) => {
-      fateTable = null;
-      throw error;
-    });
-    await fateTable;
-    return pool;
+    return fates;
   };
+  let schemaReady: (() => Promise<unknown>) | null = null;
   const backend = restartablePostgresBackend(bullmq.createPostgresBackend as unknown as PostgresBackendFactory) as unknown as undefined;
   return {
     bullmq,
@@ -226,15 +224,22 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
     ready: async () => true,
     connected: () => true,
     sentNothing: (error) => typeof error === 'object' && error !== null && UNSENT_PG_CODES.has(String((error as { code?: unknown }).code)),
-    settleFate: async (jobId, fate) => parseFate((await (await fatePool()).query(POSTGRES_SETTLE_FATE, [settings.name, jobId, fate])).rows[0]?.fate),
-    forgetFates: async () => {
-      await (await fatePool()).query(POSTGRES_FORGET_FATES, [settings.name, FATE_RETENTION_MS]);
+    voidJob: async (jobId, endpoint, requestId) => {
+      // BullMQ's schema, which its first operation migrates (the add being undone waits for it too).
+      await schemaReady?.();
+      const now = Date.now();
+      return (await fatePool().query(POSTGRES_VOID_JOB, [settings.name, jobId, endpoint, VOID_PROGRESS_JSON, now, voidRecordData(endpoint, requestId, now)]))
+        .rows.length > 0
+        ? 'void'
+        : 'started';
     },
+    claimLockDuration: postgresLockClaims(fatePool, settings.name),
     writeProgress: async (jobId, token, progress) =>
-      (await (await fatePool()).query(POSTGRES_FENCED_PROGRESS, [settings.name, jobId, token, JSON.stringify(progress)])).rows.length === 1,
+      (await fatePool().query(POSTGRES_FENCED_PROGRESS, [settings.name, jobId, token, JSON.stringify(progress)])).rows.length === 1,
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection } as unknown as QueueOptions, backend);
       queue.on('error', onError);
+      schemaReady ??= () => queue.waitUntilReady();
       closables.push(queue);
       return queue;
     },
@@ -254,5 +259,20 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
       await probe.end().catch(() => {});
       await fates?.end().catch(() => {});
     },
+  };
+}
+
+/** The lock durations announced (lock-agreement.ts), in a table of their own, made on first use. */
+function postgresLockClaims(pool: () => PgPool, queue: string): (lockMs: number) => Promise<number> {
+  let table: Promise<unknown> | null = null;
+  return async (lockMs) => {
+    table ??= pool()
+      .query(POSTGRES_CREATE_LOCK_DURATION_TABLE)
+      .catch((error: unknown) => {
+        table = null;
+        throw error;
+      });
+    await table;
+    return Number((await pool().query(POSTGRES_CLAIM_LOCK_DURATION, [queue, lockMs, announcementLifeMs(lockMs)])).rows[0]?.lock_ms ?? lockMs);
   };
 }

@@ -16,6 +16,15 @@ import type { Logger } from './log.js';
 /** Extra time after --shutdown-timeout for interrupted jobs to be checkpointed and handed back. */
 export const HAND_BACK_MS = 3_000;
 
+/** The exit code of a process whose consumer may not run the queue's jobs, as of a usage error. */
+const REFUSED_EXIT_CODE = 2;
+
+/** A consumer that may not run the queue's jobs (src/queue/lock-agreement.ts) has taken none: its process stops at once, with the one line that says why. */
+function refuseToRun(line: string): void {
+  process.stderr.write(`endpoint-service: error: ${line}\n`);
+  process.exit(REFUSED_EXIT_CODE);
+}
+
 class QueueMetrics {
   readonly enqueued: Counter<'endpoint' | 'outcome'>;
   readonly enqueueSeconds: Histogram<'endpoint'>;
@@ -124,7 +133,7 @@ export class QueueRuntime {
     this.ready = (async () => {
       const [{ QueueProducer }, { QueueConsumer }] = await Promise.all([import('../queue/producer.js'), import('../queue/consumer.js')]);
       if (roles.produce) this.producer = await QueueProducer.open(settings, kinds, observer);
-      if (roles.consume) this.consumer = await QueueConsumer.open(settings, current, observer, !roles.produce, tracing);
+      if (roles.consume) this.consumer = await QueueConsumer.open(settings, current, observer, !roles.produce, tracing, refuseToRun);
     })();
     this.ready.catch((error: unknown) => logger.log('error', 'the queue could not be started', { error: String(error) }));
   }

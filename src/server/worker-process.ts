@@ -77,9 +77,8 @@ export function runWorker(
     taskFinished(event: TaskOutcomeEvent) {
       metrics.taskFinished(event);
       deliveries?.add({ kind: 'task', delivery: event.requestId, task: taskRecord(event) });
-      const level = event.outcome === 'failed' ? 'error' : event.outcome === 'ignored-failure' ? 'warn' : 'info';
-      const { requestId, endpoint, taskId: task, kind, outcome, attempts, error, code } = event;
-      logger.log(level, 'task', { requestId, endpoint, task, kind, outcome, durationMs: Math.round(event.durationMs * 10) / 10, attempts, error, code });
+      // A task that went as planned is in its job's one line (`job completed`, with every task's outcome).
+      if (event.outcome === 'failed' || event.outcome === 'ignored-failure') logTaskProblem(logger, event);
     },
     warn: (message, fields) => logger.log('warn', message, fields),
   };
@@ -166,4 +165,11 @@ export function runWorker(
     });
     if (settings.watch) stopWatching = watchApplication(settings.file, reload, logger);
   });
+}
+
+/** A task's warning (an ignored failure) or error, as serve logs it. */
+function logTaskProblem(logger: Logger, event: TaskOutcomeEvent): void {
+  const { requestId, endpoint, taskId: task, kind, outcome, attempts, error, code } = event;
+  const durationMs = Math.round(event.durationMs * 10) / 10;
+  logger.log(outcome === 'failed' ? 'error' : 'warn', 'task', { requestId, endpoint, task, kind, outcome, durationMs, attempts, error, code });
 }

@@ -106,9 +106,9 @@ function inspectRedis(url: string, name: string): StoreInspector {
     },
     close: async () => {
       await queue.obliterate({ force: true }).catch(() => {});
-      // The jobs' fates (src/queue/fate.ts) are keys BullMQ does not know of.
-      const fates = await redis.keys(`bull:${name}:*:fate`).catch(() => []);
-      if (fates.length > 0) await redis.del(...fates).catch(() => {});
+      // A void job's record stored before its job (src/queue/fate.ts) is in no set of BullMQ's.
+      const left = await redis.keys(`bull:${name}:*`).catch(() => []);
+      if (left.length > 0) await redis.del(...left).catch(() => {});
       await queue.close();
       await redis.quit();
     },
@@ -129,8 +129,8 @@ function inspectPostgres(url: string, name: string): StoreInspector {
     },
     close: async () => {
       await queue.obliterate({ force: true }).catch(() => {});
-      // The jobs' fates (src/queue/fate.ts), in a table of their own.
-      await db.query('DELETE FROM endpoint_service_job_fate WHERE queue = $1', [name]).catch(() => {});
+      // The lock duration its workers announced (src/queue/lock-agreement.ts), in a table of its own.
+      await db.query('DELETE FROM endpoint_service_lock_duration WHERE queue = $1', [name]).catch(() => {});
       await queue.close();
       await db.end();
     },

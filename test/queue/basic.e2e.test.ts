@@ -96,7 +96,14 @@ describe.each(backends)('serve --queue with a separate worker on %s', (backend) 
     expect(smtp.messages.length).toBe(1);
     expect(smtp.messages[0]!.parsed.messageId).toMatch(/^<[0-9a-f]{40}@example\.test>$/);
     const line = await worker!.waitForLog((l) => l.msg === 'job completed');
-    expect(line).toMatchObject({ requestId, endpoint: 'contact', jobId, attempt: 1 });
+    expect(line).toMatchObject({ requestId, endpoint: 'contact', jobId, attempt: 1, tasks: { create: 'succeeded', note: 'succeeded', notify: 'succeeded' } });
+    // The job's one info line (docs/behaviour.md): no line of its start, none per task that succeeded.
+    expect(
+      worker!
+        .logs()
+        .filter((l) => l.requestId === requestId && l.level === 'info')
+        .map((l) => l.msg),
+    ).toEqual(['job completed']);
   });
 
   it('answers a tasks="wait" endpoint in-process, without the queue', async () => {
