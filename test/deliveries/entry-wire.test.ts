@@ -64,7 +64,7 @@ const entries: LogEntry[] = [
   { kind: 'task', delivery: 'r0', task },
 ];
 
-const bodyOf = (entry: LogEntry | undefined) => Buffer.concat((entry as { request: { body: Uint8Array[] } }).request.body);
+const bodyOf = (entry: LogEntry | undefined) => Buffer.concat((entry as unknown as { request: { body: Uint8Array[] } }).request.body);
 
 describe('log entries on their way to the writer thread', () => {
   it('arrive as they were sent, through a real message port and the shared memory', () => {
