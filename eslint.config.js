@@ -8,19 +8,19 @@ const FUNCTION_LINES = 60;
 const functionLines = (max) => ['error', { max, skipBlankLines: true, skipComments: true, IIFEs: true }];
 /** Functions longer than FUNCTION_LINES today, each file at its longest: a ceiling to work down, never to raise. */
 const LONG_FUNCTIONS = {
-  'src/deliveries/redis-store.ts': 135,
-  'src/deliveries/sqlite-store.ts': 104,
   'src/server/body-multipart.ts': 124,
   'src/tasks/http-request/compile.ts': 119,
   'src/server/worker-process.ts': 114,
+  'src/deliveries/redis-store.ts': 113,
   'src/cli/plan/simulate.ts': 100,
   'src/runtime/json-locate.ts': 97,
   'src/tasks/email/compile.ts': 87,
+  'src/deliveries/sqlite-store.ts': 85,
   'src/tasks/http-request/send.ts': 78,
   'src/cli/commands/serve.ts': 77,
-  'src/deliveries/postgres-store.ts': 76,
   'src/queue/store.ts': 74,
   'src/runtime/pipeline.ts': 74,
+  'src/deliveries/postgres-store.ts': 73,
   'src/cli/plan/format-text.ts': 68,
   'src/compiler/xml/markup.ts': 67,
   'src/tasks/http-request/prepare.ts': 65,

@@ -3,8 +3,13 @@
 // on CREATE … IF NOT EXISTS (it is not safe against a concurrent create). The schema's version
 // is a row of its meta table.
 
-/** What this code writes; a schema of a higher version was made by a newer endpoint-service. */
-export const POSTGRES_SCHEMA_VERSION = 1;
+import { pruneGroupsSql, upsertGroupSql } from './sealed-groups.js';
+
+/**
+ * What this code writes; a schema of a higher version was made by a newer endpoint-service. 2 added
+ * delivery_groups (requests sealed together): a schema of version 1 gains the table when opened.
+ */
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 /** `name` as an SQL identifier, whatever it holds. */
 export function quoteIdentifier(name: string): string {
@@ -53,6 +58,11 @@ CREATE TABLE IF NOT EXISTS ${s}.delivery_tasks (
   written_ms bigint NOT NULL,
   PRIMARY KEY (delivery, task_id)
 );
+CREATE TABLE IF NOT EXISTS ${s}.delivery_groups (
+  id text COLLATE "C" PRIMARY KEY,
+  written_ms bigint NOT NULL,
+  sealed text NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ${s}.replay_tickets (
   seq bigint GENERATED ALWAYS AS IDENTITY,
   ticket text PRIMARY KEY,
@@ -63,7 +73,7 @@ CREATE TABLE IF NOT EXISTS ${s}.replay_tickets (
   outcome text
 );
 CREATE INDEX IF NOT EXISTS replay_tickets_waiting ON ${s}.replay_tickets (seq) WHERE claimed_ms IS NULL;
-INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', '${POSTGRES_SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING;
+INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', '${POSTGRES_SCHEMA_VERSION}') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
 `;
 }
 
@@ -88,6 +98,9 @@ SELECT count(*) AS n FROM gone`,
     // Task writes whose delivery never came: by the time the deliveries of then are pruned, it will not.
     pruneOrphanTasks: `DELETE FROM ${s}.delivery_tasks t WHERE t.written_ms < $1 AND NOT EXISTS (SELECT 1 FROM ${s}.deliveries d WHERE d.id = t.delivery)`,
     pruneTickets: `DELETE FROM ${s}.replay_tickets WHERE finished_ms < $1 OR (finished_ms IS NULL AND requested_ms < $2)`,
+    upsertGroup: upsertGroupSql(`${s}.delivery_groups`, (n) => `$${n}`),
+    group: `SELECT sealed FROM ${s}.delivery_groups WHERE id = $1`,
+    pruneGroups: pruneGroupsSql(`${s}.delivery_groups`, `${s}.deliveries`, (n) => `$${n}`),
     requestReplay: `INSERT INTO ${s}.replay_tickets (ticket, delivery, requested_ms) VALUES ($1, $2, $3)`,
     // A ticket another claim has locked is skipped, not waited for: two serves take two tickets.
     claimReplay: `UPDATE ${s}.replay_tickets SET claimed_ms = $1

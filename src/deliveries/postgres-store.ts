@@ -7,9 +7,10 @@ import { pageSize, POSTGRES, sqlFilter } from './delivery-query.js';
 import type { DeliveryRecord, TaskRecord } from './record.js';
 import { decodeOutcome, encodeOutcome, newTicket, REPLAY_OUTCOME_TTL_MS } from './replay.js';
 import { POSTGRES_SCHEMA_VERSION, postgresMeta, postgresStatements, postgresTables, quoteIdentifier } from './postgres-schema.js';
+import { groupNamed, withGroup } from './sealed-request.js';
 import { namingErrors } from './store-errors.js';
 import { withoutPassword } from './store-url.js';
-import type { DeliveryStore } from './store.js';
+import type { DeliveryStore, DeliveryWrite } from './store.js';
 import { isTerminal, mergeTasks } from './task-merge.js';
 
 interface PgResult {
@@ -104,6 +105,27 @@ function withWritten(row: Record<string, unknown>): DeliveryRecord {
   return { ...record, tasks: mergeTasks(record.tasks, written) };
 }
 
+/** The statement that writes `w`, with its values. */
+function queryOf(w: DeliveryWrite, sql: ReturnType<typeof postgresStatements>, upsertDelivery: string, now: number): { text: string; values: unknown[] } {
+  switch (w.kind) {
+    case 'delivery':
+      return { text: upsertDelivery, values: rowValues(w.record, w.sealed) };
+    case 'task':
+      return { text: sql.upsertTask, values: [w.delivery, w.task.id, isTerminal(w.task.state), JSON.stringify(w.task), now] };
+    case 'sealed-group':
+      return { text: sql.upsertGroup, values: [w.id, now, w.sealed] };
+  }
+}
+
+/** A delivery's sealed request with its group's blob; null when not kept, or its group is gone. */
+async function sealedWithGroup(pool: PgPool, sql: ReturnType<typeof postgresStatements>, row: Record<string, unknown>): Promise<string | null> {
+  const sealed = sealedOf(row);
+  const group = sealed === null ? null : groupNamed(sealed);
+  if (group === null) return sealed;
+  const found = (await pool.query(sql.group, [group])).rows[0]?.sealed;
+  return typeof found === 'string' ? withGroup(group, found) : null;
+}
+
 function storeOn(pool: PgPool, s: string, description: string): DeliveryStore {
   const sql = postgresStatements(s);
   const upsertDelivery = upsertDeliverySql(`${s}.deliveries`, (n) => `$${n}`);
@@ -114,11 +136,7 @@ function storeOn(pool: PgPool, s: string, description: string): DeliveryStore {
       if (batch.length === 0) return;
       const now = Date.now();
       // Converted before the transaction: a record that cannot be stored fails the batch without a round trip.
-      const writes = batch.map((w) =>
-        w.kind === 'delivery'
-          ? { text: upsertDelivery, values: rowValues(w.record, w.sealed) }
-          : { text: sql.upsertTask, values: [w.delivery, w.task.id, isTerminal(w.task.state), JSON.stringify(w.task), now] },
-      );
+      const writes = batch.map((w) => queryOf(w, sql, upsertDelivery, now));
       await inTransaction(pool, async (client) => {
         for (const w of writes) await client.query(w.text, w.values);
       });
@@ -140,7 +158,7 @@ function storeOn(pool: PgPool, s: string, description: string): DeliveryStore {
         [id],
       );
       const row = rows[0];
-      return row === undefined ? null : { record: withWritten(row), sealed: sealedOf(row) };
+      return row === undefined ? null : { record: withWritten(row), sealed: await sealedWithGroup(pool, sql, row) };
     },
     async counts(since) {
       const verdicts: Record<string, number> = {};
@@ -154,6 +172,7 @@ function storeOn(pool: PgPool, s: string, description: string): DeliveryStore {
         let gone = Number((await client.query(sql.pruneBefore, [before])).rows[0]?.n ?? 0);
         if (Number.isFinite(keep)) gone += Number((await client.query(sql.pruneBeyond, [Math.max(0, Math.floor(keep))])).rows[0]?.n ?? 0);
         await client.query(sql.pruneOrphanTasks, [before]);
+        await client.query(sql.pruneGroups, [now]);
         await client.query(sql.pruneTickets, [now - REPLAY_OUTCOME_TTL_MS, before]);
         return gone;
       });

@@ -6,6 +6,8 @@
 //   delivery:<id>           hash: record (its JSON), endpoint and verdict (for counts), sealed (when kept)
 //   tasks:<id>              hash: task id -> "<ordinal> <ended> <JSON>" (redis-scripts.ts)
 //   index                   sorted set: delivery ids scored by receivedAt in epoch ms (redis-index.ts)
+//   group:<id>              string: requests sealed together (sealed-request.ts), named by deliveries' sealed
+//   groups                  sorted set: group ids scored by when they were written, for pruning
 //   replay:waiting          list: "<ticket> <delivery>", the newest at the head
 //   replay:claimed          hash: ticket -> "<epoch ms claimed> <delivery>", until finished
 //   replay:outcome:<ticket> string: the outcome's JSON, kept an hour
@@ -17,9 +19,11 @@ import type { DeliveryRecord, TaskRecord } from './record.js';
 import { newestFirst } from './redis-index.js';
 import { CLAIM_REPLAY_SCRIPT, decodeTaskField, WRITE_DELIVERIES_SCRIPT, WRITE_TASK_SCRIPT } from './redis-scripts.js';
 import { decodeOutcome, encodeOutcome, newTicket, REPLAY_OUTCOME_TTL_MS } from './replay.js';
+import { GROUP_MARGIN_MS } from './sealed-groups.js';
+import { groupNamed, withGroup } from './sealed-request.js';
 import { namingErrors } from './store-errors.js';
 import { withoutPassword } from './store-url.js';
-import type { DeliveryStore } from './store.js';
+import type { DeliveryStore, DeliveryWrite } from './store.js';
 import { isTerminal, mergeTasks } from './task-merge.js';
 
 /** Longest wait for a connection, and for the first one when the store is opened. */
@@ -107,15 +111,67 @@ function writtenTasks(hash: Readonly<Record<string, string>>): TaskRecord[] {
     .map((field) => JSON.parse(field.json) as TaskRecord);
 }
 
-function storeOn(redis: Redis, prefix: string, description: string): DeliveryStore {
-  const key = {
+/** Removes the groups (sealed-groups.ts) that no delivery left in `index` can name. */
+async function pruneGroups(redis: Redis, index: string, groups: string, group: (id: string) => string): Promise<void> {
+  const oldest = await redis.zrange(index, 0, 0, 'WITHSCORES');
+  const cutoff = (oldest.length === 2 ? Number(oldest[1]) : Date.now()) - GROUP_MARGIN_MS;
+  for (let old = await redis.zrangebyscore(groups, '-inf', `(${cutoff}`, 'LIMIT', 0, PAGE); old.length > 0;) {
+    await replies(
+      redis
+        .multi()
+        .zrem(groups, ...old)
+        .unlink(...old.map(group)),
+    );
+    old = await redis.zrangebyscore(groups, '-inf', `(${cutoff}`, 'LIMIT', 0, PAGE);
+  }
+}
+
+/** A delivery's sealed request as stored, with its group's blob; null when not kept, or its group is gone. */
+async function withGroupOf(redis: Redis, sealed: string | null | undefined, group: (id: string) => string): Promise<string | null> {
+  const name = sealed === null || sealed === undefined ? null : groupNamed(sealed);
+  if (name === null) return sealed ?? null;
+  const blob = await redis.get(group(name));
+  return blob === null ? null : withGroup(name, blob);
+}
+
+type Keys = ReturnType<typeof keysUnder>;
+
+function keysUnder(prefix: string) {
+  return {
     delivery: (id: string) => `${prefix}delivery:${id}`,
     tasks: (id: string) => `${prefix}tasks:${id}`,
     index: `${prefix}index`,
+    group: (id: string) => `${prefix}group:${id}`,
+    groups: `${prefix}groups`,
     waiting: `${prefix}replay:waiting`,
     claimed: `${prefix}replay:claimed`,
     outcome: (ticket: string) => `${prefix}replay:outcome:${ticket}`,
   };
+}
+
+/** One transaction: the records, their index entries, their groups and the tasks are seen together or not at all. */
+function batchTransaction(redis: Redis, prefix: string, key: Keys, batch: readonly DeliveryWrite[]): ChainableCommander {
+  const transaction = redis.multi();
+  const scripted = transaction as unknown as ScriptsInTransaction;
+  const deliveries: (string | number)[] = [prefix];
+  const now = Date.now();
+  for (const w of batch) {
+    if (w.kind === 'sealed-group') {
+      transaction.set(key.group(w.id), w.sealed).zadd(key.groups, now, w.id);
+    } else if (w.kind === 'task') {
+      const ended = isTerminal(w.task.state) ? '1' : '0';
+      scripted[WRITE_TASK](key.tasks(w.delivery), key.delivery(w.delivery), w.task.id, ended, JSON.stringify(w.task), ORPHAN_TASKS_TTL_MS);
+    } else {
+      const { record, sealed } = w;
+      deliveries.push(record.id, epochMs(record.receivedAt, record.id), JSON.stringify(record), `${record.endpoint} ${record.verdict}`, sealed ?? '');
+    }
+  }
+  if (deliveries.length > 1) scripted[WRITE_DELIVERIES](key.index, ...deliveries);
+  return transaction;
+}
+
+function storeOn(redis: Redis, prefix: string, description: string): DeliveryStore {
+  const key = keysUnder(prefix);
   const scripts = redis as unknown as Scripts;
   let closed = false;
 
@@ -135,22 +191,7 @@ function storeOn(redis: Redis, prefix: string, description: string): DeliverySto
   return {
     description,
     async write(batch) {
-      if (batch.length === 0) return;
-      // One transaction: the records, their index entries and the tasks are seen together or not at all.
-      const transaction = redis.multi();
-      const scripted = transaction as unknown as ScriptsInTransaction;
-      const deliveries: (string | number)[] = [prefix];
-      for (const w of batch) {
-        if (w.kind === 'task') {
-          const ended = isTerminal(w.task.state) ? '1' : '0';
-          scripted[WRITE_TASK](key.tasks(w.delivery), key.delivery(w.delivery), w.task.id, ended, JSON.stringify(w.task), ORPHAN_TASKS_TTL_MS);
-          continue;
-        }
-        const { record, sealed } = w;
-        deliveries.push(record.id, epochMs(record.receivedAt, record.id), JSON.stringify(record), `${record.endpoint} ${record.verdict}`, sealed ?? '');
-      }
-      if (deliveries.length > 1) scripted[WRITE_DELIVERIES](key.index, ...deliveries);
-      await replies(transaction);
+      if (batch.length > 0) await replies(batchTransaction(redis, prefix, key, batch));
     },
     async list(query) {
       const limit = pageSize(query);
@@ -177,7 +218,8 @@ function storeOn(redis: Redis, prefix: string, description: string): DeliverySto
       const [json, sealed] = fields as (string | null)[];
       if (json === null || json === undefined) return null;
       const record = JSON.parse(json) as DeliveryRecord;
-      return { record: { ...record, tasks: mergeTasks(record.tasks, writtenTasks(hash as Record<string, string>)) }, sealed: sealed ?? null };
+      const tasks = mergeTasks(record.tasks, writtenTasks(hash as Record<string, string>));
+      return { record: { ...record, tasks }, sealed: await withGroupOf(redis, sealed, key.group) };
     },
     async counts(since) {
       const verdicts: Record<string, number> = {};
@@ -214,6 +256,7 @@ function storeOn(redis: Redis, prefix: string, description: string): DeliverySto
           beyond = (await redis.zcard(key.index)) - Math.max(0, Math.floor(keep));
         }
       }
+      await pruneGroups(redis, key.index, key.groups, key.group);
       // A claim whose serve stopped before finishing it: nobody will.
       const claims = await redis.hgetall(key.claimed);
       const stale = Object.keys(claims).filter((ticket) => Number(claims[ticket]!.split(' ', 1)[0]) < before);

@@ -1,8 +1,11 @@
 // The SQLite store's file: its settings and tables, made on first open and left as they are
 // after (every statement is IF NOT EXISTS), its version in PRAGMA user_version.
 
-/** What this code writes; a file of a higher version was made by a newer endpoint-service. */
-export const SQLITE_SCHEMA_VERSION = 1;
+/**
+ * What this code writes; a file of a higher version was made by a newer endpoint-service. 2 added
+ * delivery_groups (requests sealed together): a file of version 1 gains the table when opened.
+ */
+export const SQLITE_SCHEMA_VERSION = 2;
 
 /** How long a write waits for another connection's (serve's cluster workers each have one). */
 export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
@@ -53,6 +56,11 @@ CREATE TABLE IF NOT EXISTS delivery_tasks (
   task TEXT NOT NULL,
   written_ms INTEGER NOT NULL,
   PRIMARY KEY (delivery, task_id)
+);
+CREATE TABLE IF NOT EXISTS delivery_groups (
+  id TEXT PRIMARY KEY,
+  written_ms INTEGER NOT NULL,
+  sealed TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS replay_tickets (
   seq INTEGER PRIMARY KEY,

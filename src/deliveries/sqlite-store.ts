@@ -13,6 +13,8 @@ import { pageSize, sqlFilter, SQLITE } from './delivery-query.js';
 import type { TaskRecord } from './record.js';
 import { decodeOutcome, encodeOutcome, newTicket, REPLAY_OUTCOME_TTL_MS } from './replay.js';
 import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_SCHEMA_VERSION, SQLITE_SETTINGS, SQLITE_TABLES, UPSERT_TASK_SQL } from './sqlite-schema.js';
+import { groupNamed, withGroup } from './sealed-request.js';
+import { pruneGroupsSql, upsertGroupSql } from './sealed-groups.js';
 import { namingErrors } from './store-errors.js';
 import type { DeliveryStore, DeliveryWrite, StoredDelivery } from './store.js';
 import { isTerminal, mergeTasks } from './task-merge.js';
@@ -145,10 +147,14 @@ function folderProblem(file: string): string | null {
   return null;
 }
 
-function storeOn(db: Database, file: string): DeliveryStore {
-  const statements = {
+/** The store's statements, prepared once. */
+function statementsOf(db: Database) {
+  return {
     upsertDelivery: db.prepare(upsertDeliverySql('deliveries', () => '?')),
     upsertTask: db.prepare(UPSERT_TASK_SQL),
+    upsertGroup: db.prepare(upsertGroupSql('delivery_groups', () => '?')),
+    group: db.prepare('SELECT sealed FROM delivery_groups WHERE id = ?'),
+    pruneGroups: db.prepare(pruneGroupsSql('delivery_groups', 'deliveries', () => '?')),
     delivery: db.prepare(`SELECT ${DELIVERY_COLUMNS.join(', ')} FROM deliveries WHERE id = ?`),
     tasksOf: db.prepare('SELECT task FROM delivery_tasks WHERE delivery = ? ORDER BY rowid'),
     tasksOfMany: db.prepare('SELECT delivery, task FROM delivery_tasks WHERE delivery IN (SELECT value FROM json_each(?)) ORDER BY rowid'),
@@ -166,6 +172,36 @@ function storeOn(db: Database, file: string): DeliveryStore {
     pruneOrphanTasks: db.prepare('DELETE FROM delivery_tasks WHERE written_ms < ? AND delivery NOT IN (SELECT id FROM deliveries)'),
     pruneTickets: db.prepare('DELETE FROM replay_tickets WHERE finished_ms < ? OR (finished_ms IS NULL AND requested_ms < ?)'),
   };
+}
+
+type Statements = ReturnType<typeof statementsOf>;
+
+/** The statement that writes `write`, with its values. */
+function valuesOf(statements: Statements, write: DeliveryWrite, now: number): { readonly statement: Statement; readonly values: SqlValue[] } {
+  switch (write.kind) {
+    case 'delivery':
+      return { statement: statements.upsertDelivery, values: rowValues(write.record, write.sealed) };
+    case 'task':
+      return {
+        statement: statements.upsertTask,
+        values: [write.delivery, write.task.id, isTerminal(write.task.state) ? 1 : 0, JSON.stringify(write.task), now],
+      };
+    case 'sealed-group':
+      return { statement: statements.upsertGroup, values: [write.id, now, write.sealed] };
+  }
+}
+
+/** A delivery's sealed request with its group's blob; null when not kept, or its group is gone. */
+function sealedAndGroup(statements: Statements, row: Row): string | null {
+  const sealed = sealedOf(row);
+  const group = sealed === null ? null : groupNamed(sealed);
+  if (group === null) return sealed;
+  const found = statements.group.get(group);
+  return found === undefined ? null : withGroup(group, String(found.sealed));
+}
+
+function storeOn(db: Database, file: string): DeliveryStore {
+  const statements = statementsOf(db);
   /** One statement per set of filters used, made the first time that set is asked for. */
   const listings = new Map<string, Statement>();
   const listing = (sql: string): Statement => {
@@ -179,10 +215,8 @@ function storeOn(db: Database, file: string): DeliveryStore {
     if (closed) throw new Error('the store was closed');
   };
 
-  const writeValues = (write: DeliveryWrite, now: number): { readonly task: boolean; readonly values: SqlValue[] } =>
-    write.kind === 'delivery'
-      ? { task: false, values: rowValues(write.record, write.sealed) }
-      : { task: true, values: [write.delivery, write.task.id, isTerminal(write.task.state) ? 1 : 0, JSON.stringify(write.task), now] };
+  const writeValues = (write: DeliveryWrite, now: number) => valuesOf(statements, write, now);
+  const sealedWithGroup = (row: Row) => sealedAndGroup(statements, row);
 
   return {
     description: `SQLite at ${file}`,
@@ -193,7 +227,7 @@ function storeOn(db: Database, file: string): DeliveryStore {
       // Converted before the transaction: a record that cannot be stored fails the batch without taking the lock.
       const writes = batch.map((w) => writeValues(w, now));
       inTransaction(db, () => {
-        for (const w of writes) (w.task ? statements.upsertTask : statements.upsertDelivery).run(...w.values);
+        for (const w of writes) w.statement.run(...w.values);
       });
     },
     async list(query) {
@@ -222,7 +256,7 @@ function storeOn(db: Database, file: string): DeliveryStore {
       if (row === undefined) return null;
       const record = recordOf(row);
       const written = statements.tasksOf.all(id).map((r) => JSON.parse(String(r.task)) as TaskRecord);
-      return { record: { ...record, tasks: mergeTasks(record.tasks, written) }, sealed: sealedOf(row) };
+      return { record: { ...record, tasks: mergeTasks(record.tasks, written) }, sealed: sealedWithGroup(row) };
     },
     async counts(since) {
       live();
@@ -243,6 +277,7 @@ function storeOn(db: Database, file: string): DeliveryStore {
           gone += Number(statements.pruneBeyond.run(beyond).changes);
         }
         statements.pruneOrphanTasks.run(before);
+        statements.pruneGroups.run(now);
         statements.pruneTickets.run(now - REPLAY_OUTCOME_TTL_MS, before);
         return gone;
       });

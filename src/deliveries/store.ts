@@ -13,7 +13,12 @@ export type DeliveryWrite =
    * worker): it replaces the task of the same id, unless that one has ended already and this one
    * has not (a late `running` never hides a `succeeded`). May arrive before its delivery.
    */
-  | { readonly kind: 'task'; readonly delivery: string; readonly task: TaskRecord };
+  | { readonly kind: 'task'; readonly delivery: string; readonly task: TaskRecord }
+  /**
+   * Requests sealed together (sealed-request.ts), named by the deliveries of the same batch that
+   * follow it: kept at least as long as any of them.
+   */
+  | { readonly kind: 'sealed-group'; readonly id: string; readonly sealed: string };
 
 export interface DeliveryQuery {
   readonly endpoint?: string;
@@ -38,7 +43,7 @@ export interface Cursor {
 export interface StoredDelivery {
   /** With its tasks' latest states merged in. */
   readonly record: DeliveryRecord;
-  /** The sealed request (sealed-request.ts); null when not kept. */
+  /** The sealed request (sealed-request.ts), with its group's blob when it was sealed in one; null when not kept. */
   readonly sealed: string | null;
 }
 

@@ -6,8 +6,8 @@
 import { Worker } from 'node:worker_threads';
 import type { QueueKey } from '../queue/seal.js';
 import { encodeBatch, transferable, type WireBatch } from './entry-wire.js';
-import type { LogEntry } from './log-entry.js';
-import { sealRequest } from './sealed-request.js';
+import type { CapturedRequest, LogEntry } from './log-entry.js';
+import { sealRequests } from './sealed-request.js';
 import type { DeliveryStoreLocation } from './settings.js';
 import type { DeliveryStore, DeliveryWrite } from './store.js';
 
@@ -19,20 +19,32 @@ export interface BatchWriter {
   close(): Promise<void>;
 }
 
-export function sealed(keys: readonly QueueKey[] | null, entry: LogEntry): DeliveryWrite {
-  if (entry.kind === 'task') return entry;
-  const blob = entry.request !== null && keys !== null ? sealRequest(keys, entry.record.id, entry.request) : null;
-  return {
-    kind: 'delivery',
-    record: blob === null && entry.record.request === 'sealed' ? { ...entry.record, request: 'not-kept' } : entry.record,
-    sealed: blob,
-  };
+/**
+ * The batch as the store takes it: each kept request sealed (the small ones of the batch
+ * together, sealed-request.ts), its group written before the deliveries that name it.
+ */
+export function sealed(keys: readonly QueueKey[] | null, entries: readonly LogEntry[]): DeliveryWrite[] {
+  const kept: { delivery: string; request: CapturedRequest }[] = [];
+  if (keys !== null) for (const e of entries) if (e.kind === 'delivery' && e.request !== null) kept.push({ delivery: e.record.id, request: e.request });
+  const { sealed: blobs, groups } = keys === null || kept.length === 0 ? { sealed: [], groups: [] } : sealRequests(keys, kept);
+  const writes: DeliveryWrite[] = groups.map((g) => ({ kind: 'sealed-group', id: g.id, sealed: g.sealed }));
+  let next = 0;
+  for (const entry of entries) {
+    if (entry.kind === 'task') {
+      writes.push(entry);
+      continue;
+    }
+    const blob = entry.request !== null && keys !== null ? blobs[next++]! : null;
+    const record = blob === null && entry.record.request === 'sealed' ? { ...entry.record, request: 'not-kept' as const } : entry.record;
+    writes.push({ kind: 'delivery', record, sealed: blob });
+  }
+  return writes;
 }
 
 /** Seals and writes in this thread. */
 export function writerHere(store: DeliveryStore, keys: readonly QueueKey[] | null): BatchWriter {
   return {
-    write: (entries) => store.write(entries.map((entry) => sealed(keys, entry))),
+    write: (entries) => store.write(sealed(keys, entries)),
     prune: (before, keep) => store.prune(before, keep),
     close: () => Promise.resolve(),
   };

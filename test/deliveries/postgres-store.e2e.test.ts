@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/deliveries/postgres-store.js';
+import { POSTGRES_SCHEMA_VERSION } from '../../src/deliveries/postgres-schema.js';
 import { freePort } from '../helpers/redis.js';
 import { delivery, deliveryStoreContract, record, T0 } from './store-contract.js';
 
@@ -74,11 +75,29 @@ describe.skipIf(POSTGRES_URL === null)('the PostgreSQL delivery store', () => {
     await (await openPostgresStore(url, schema)).close();
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query(`UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
+    await client.query(`UPDATE "${schema}".meta SET value = '${POSTGRES_SCHEMA_VERSION + 1}' WHERE key = 'schema_version'`);
     await client.end();
     await expect(openPostgresStore(url, schema)).rejects.toThrow(
-      `PostgreSQL at ${url}, schema ${schema} was made by a newer endpoint-service (schema version 2; this one knows 1): run that version, or give another schema`,
+      `PostgreSQL at ${url}, schema ${schema} was made by a newer endpoint-service (schema version ${POSTGRES_SCHEMA_VERSION + 1}; this one knows ${POSTGRES_SCHEMA_VERSION}): run that version, or give another schema`,
     );
+  });
+
+  it('brings a schema of version 1 up to date: it gains the table of sealed groups', async () => {
+    const schema = newSchema();
+    await (await openPostgresStore(url, schema)).close();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`DROP TABLE "${schema}".delivery_groups`);
+      await client.query(`UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
+      const store = await openPostgresStore(url, schema);
+      await store.write([{ kind: 'sealed-group', id: 'req-1', sealed: 'QUJD' }, delivery(record('req-1', T0), 'g.req-1')]);
+      expect((await store.get('req-1'))!.sealed).toBe('g.req-1.QUJD');
+      await store.close();
+      expect((await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`)).rows[0].value).toBe(String(POSTGRES_SCHEMA_VERSION));
+    } finally {
+      await client.end();
+    }
   });
 
   it('refuses to open when PostgreSQL cannot be reached, naming it by its URL without the password', async () => {

@@ -8,8 +8,11 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rowValues, upsertDeliverySql } from '../../src/deliveries/delivery-row.js';
-import { SQLITE_SETTINGS } from '../../src/deliveries/sqlite-schema.js';
+import { SQLITE_SCHEMA_VERSION, SQLITE_SETTINGS } from '../../src/deliveries/sqlite-schema.js';
+import type { LogEntry } from '../../src/deliveries/log-entry.js';
+import { unsealRequest } from '../../src/deliveries/sealed-request.js';
 import { openSqliteStore } from '../../src/deliveries/sqlite-store.js';
+import { writerHere } from '../../src/deliveries/writer.js';
 import { parseQueueKey, seal } from '../../src/queue/seal.js';
 import { delivery, deliveryStoreContract, record, T0 } from './store-contract.js';
 
@@ -137,7 +140,19 @@ describe('a file that cannot be the delivery store', () => {
     const raw = new DatabaseSync(file);
     raw.exec('PRAGMA user_version = 99');
     raw.close();
-    expect(refusal(file)).toMatch(/was made by a newer endpoint-service \(schema version 99; this one knows 1\)/);
+    expect(refusal(file)).toContain(`was made by a newer endpoint-service (schema version 99; this one knows ${SQLITE_SCHEMA_VERSION})`);
+  });
+
+  it('is brought up to date from version 1: it gains the table of sealed groups', async () => {
+    const file = newFile();
+    await openSqliteStore(file).close();
+    const raw = new DatabaseSync(file);
+    raw.exec('DROP TABLE delivery_groups; PRAGMA user_version = 1');
+    raw.close();
+    const store = openSqliteStore(file);
+    await store.write([{ kind: 'sealed-group', id: 'req-1', sealed: 'QUJD' }, delivery(record('req-1', T0), 'g.req-1')]);
+    expect((await store.get('req-1'))!.sealed).toBe('g.req-1.QUJD');
+    await store.close();
   });
 });
 
@@ -158,6 +173,35 @@ describe('what a SQLite file holds in clear', () => {
     expect(bytes).toContain('clear-endpoint');
     expect(bytes).toContain('/clear-path');
     expect(bytes).toContain(sealed);
+    expect(bytes).not.toContain(marker);
+  });
+});
+
+describe("a batch's kept requests, written through the log's writer", () => {
+  it('open, each to its own request, from a file that holds none of them in clear', async () => {
+    const file = newFile();
+    const store = openSqliteStore(file);
+    const key = parseQueueKey(randomBytes(32).toString('hex'))!;
+    const marker = `marker-${randomBytes(8).toString('hex')}`;
+    const entries: LogEntry[] = [0, 1, 2].map((i) => ({
+      kind: 'delivery',
+      record: record(`req-${i}`, T0 + i, { request: 'sealed' }),
+      request: { method: 'POST', url: `/contact?i=${i}`, rawHeaders: ['Authorization', `Bearer ${marker}`], body: [Buffer.from(`secret=${marker}-${i}`)] },
+    }));
+    await writerHere(store, [key]).write([...entries, { kind: 'delivery', record: record('req-bare', T0 + 5), request: null }]);
+    for (const i of [0, 1, 2]) {
+      const stored = await store.get(`req-${i}`);
+      expect(stored!.record.request).toBe('sealed');
+      const opened = unsealRequest([key], `req-${i}`, stored!.sealed!);
+      expect([opened.url, opened.body.toString()]).toEqual([`/contact?i=${i}`, `secret=${marker}-${i}`]);
+    }
+    expect((await store.get('req-bare'))!.sealed).toBeNull();
+    await store.close();
+    const bytes = [file, `${file}-wal`]
+      .filter((f) => existsSync(f))
+      .map((f) => readFileSync(f).toString('latin1'))
+      .join('');
+    expect(bytes).toContain('req-2');
     expect(bytes).not.toContain(marker);
   });
 });

@@ -265,6 +265,33 @@ export function deliveryStoreContract(newStore: () => Promise<StoreUnderTest>): 
     });
   });
 
+  describe('requests sealed in a group', () => {
+    const group = (id: string, sealed: string): DeliveryWrite => ({ kind: 'sealed-group', id, sealed });
+
+    it('are given back with the group they name; one naming a group that is not there, as not kept', async () => {
+      const { store } = await fresh();
+      await store.write([group('req-1', 'QUJD'), delivery(record('req-1', T0), 'g.req-1'), delivery(record('req-2', T0 + 1), 'g.req-1')]);
+      await store.write([delivery(record('req-3', T0 + 2), 'g.req-9')]);
+      expect((await store.get('req-1'))!.sealed).toBe('g.req-1.QUJD');
+      expect((await store.get('req-2'))!.sealed).toBe('g.req-1.QUJD');
+      expect((await store.get('req-3'))!.sealed).toBeNull();
+    });
+
+    it('are pruned once no delivery left can name them, and kept while one can', async () => {
+      const { store } = await fresh();
+      const now = Date.now();
+      await store.write([group('req-1', 'QUJD'), delivery(record('req-1', T0), 'g.req-1')]);
+      // Received after the group was written, by more than the margin: it cannot name the group.
+      await store.write([delivery(record('req-late', now + 10 * 60_000))]);
+      await store.write([delivery(record('req-2', T0 + 1), 'g.req-1')]);
+      expect(await store.prune(T0 - 1, Number.MAX_SAFE_INTEGER)).toBe(0);
+      expect((await store.get('req-2'))!.sealed).toBe('g.req-1.QUJD');
+      expect(await store.prune(T0 + 2, Number.MAX_SAFE_INTEGER)).toBe(2);
+      await store.write([delivery(record('req-3', now + 11 * 60_000), 'g.req-1')]);
+      expect((await store.get('req-3'))!.sealed).toBeNull();
+    });
+  });
+
   describe('replay tickets', () => {
     it('are taken oldest first, each once, and keep the outcome they are finished with', async () => {
       const { store } = await fresh();
