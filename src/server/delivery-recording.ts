@@ -6,6 +6,7 @@
 // written as updates of the record.
 
 import type { IncomingMessage } from 'node:http';
+import { isoTime } from '../iso-time.js';
 import type { Endpoint } from '../compiler/ast.js';
 import type { DeliveryLog } from '../deliveries/log.js';
 import type { CapturedRequest } from '../deliveries/log-entry.js';
@@ -52,7 +53,8 @@ export class DeliveryRecording {
   begin(response: TrackedResponse, replayOf: string | null): void {
     const open = new OpenDelivery(Date.now(), replayOf);
     response.delivery = open;
-    this.open.set(response.requestId, open);
+    // Only a delivery with tasks hears of them (or of a queued job) by its request id.
+    if (response.endpoint!.tasks.length > 0) this.open.set(response.requestId, open);
   }
 
   /** Keeps the body's bytes as they arrive, beside the reader that parses them (as body-digest.ts hashes them). */
@@ -92,14 +94,14 @@ export class DeliveryRecording {
   closed(response: TrackedResponse, request: IncomingMessage, durationMs: number): void {
     const open = response.delivery;
     if (open === null) return;
-    this.open.delete(response.requestId);
     const endpoint = response.endpoint!;
+    if (endpoint.tasks.length > 0) this.open.delete(response.requestId);
     const status = response.statusCode;
     const verdict = verdictOf(open, status, response.writableFinished);
     const kept = this.keptRequest(request, open);
     const record: DeliveryRecord = {
       id: response.requestId,
-      receivedAt: new Date(open.receivedAt).toISOString(),
+      receivedAt: isoTime(open.receivedAt),
       endpoint: endpoint.name,
       method: response.method,
       path: response.path,

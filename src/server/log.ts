@@ -3,6 +3,7 @@
 
 import cluster from 'node:cluster';
 import { Chalk } from 'chalk';
+import { isoTime } from '../iso-time.js';
 
 export type LogFormat = 'json' | 'pretty';
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -59,16 +60,9 @@ class BatchedWriter {
 const FLUSH_MS = 20;
 const MAX_PENDING = 64 * 1024;
 
-let lastMs = 0;
-let lastIso = '';
-/** Many requests end within one millisecond under load: format the time once per millisecond. */
+/** Many requests end within one second under load: isoTime formats its date once. */
 function isoNow(): string {
-  const now = Date.now();
-  if (now !== lastMs) {
-    lastMs = now;
-    lastIso = new Date(now).toISOString();
-  }
-  return lastIso;
+  return isoTime(Date.now());
 }
 
 export function createLogger(format: LogFormat, color: boolean, out: { write(text: string): void } = new BatchedWriter(process.stderr)): Logger {
