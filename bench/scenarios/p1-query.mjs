@@ -1,7 +1,9 @@
 // P1: an endpoint with two query parameters and an empty success, served by the real binary
 // (--workers 1), against a bare node:http server doing the same minimum work
 // (baselines/p1-baseline.mjs: route, parse and check two parameters, empty 200 with x-request-id).
-// Targets: >= 0.90x the baseline's req/s, p99 <= 1.2x the baseline's. A third variant serves the
+// Targets: >= 0.90x the baseline's req/s, p99 <= 1.2x the baseline's. The service runs with
+// --deliveries none, as the baseline records nothing; with its delivery log on (the default) it
+// is one more variant, for information (P16 holds the log to its own targets). A third variant serves the
 // same endpoint with a <rate-limit> by client address in memory (fixtures/p1-query-limited/),
 // against endpoint-service without it in the same run: target >= 0.90x req/s.
 // Two more, for information: the same endpoint in Fastify 5 (baselines/p1-fastify.mjs), what a user
@@ -74,9 +76,13 @@ requireBuild();
 const app = fixture('p1-query');
 const PATH = '/p1?a=hello&b=w%C3%B6rld';
 
-const service = await startService(app);
+// The baseline keeps no record of a request: the service is measured without its delivery log
+// too, and with it as a variant of its own (the log's cost is P16's to measure and to hold).
+const NO_LOG = ['--deliveries', 'none'];
+const service = await startService(app, { extra: NO_LOG });
 const baseline = await startScript('baselines/p1-baseline.mjs');
-const limited = await startService(fixture('p1-query-limited'));
+const limited = await startService(fixture('p1-query-limited'), { extra: NO_LOG });
+const logged = await startService(app);
 // stderr as for startService ('ignore', i.e. /dev/null), where serve's JSON log goes too.
 const fastify = await startScript('baselines/p1-fastify.mjs');
 const fastifyLogged = await startScript('baselines/p1-fastify.mjs', ['--logger']);
@@ -84,12 +90,14 @@ const fastifyLogged = await startScript('baselines/p1-fastify.mjs', ['--logger']
 const variant = (name, server) => ({ name, url: server.url + PATH, server, samples: [] });
 const fastifyVariant = variant('Fastify 5', fastify);
 const fastifyLoggedVariant = variant('Fastify 5 + logger', fastifyLogged);
+const loggedVariant = variant('+ delivery log', logged);
 const variants = [
   variant('bare node:http', baseline),
   variant('endpoint-service', service),
   variant('  + <rate-limit>', limited),
   fastifyVariant,
   fastifyLoggedVariant,
+  loggedVariant,
 ];
 const helpers = [];
 if (o.before !== undefined) {
@@ -174,4 +182,5 @@ emitResult('p1', [
   info('Fastify 5 req/s vs bare node:http', fastifyVariant.samples, base),
   info('Fastify 5 + logger req/s vs bare', fastifyLoggedVariant.samples, base),
   info('service req/s vs Fastify 5 + logger', svc, fastifyLoggedVariant.samples),
+  info('service with its delivery log (the default) req/s vs without', loggedVariant.samples, svc),
 ]);

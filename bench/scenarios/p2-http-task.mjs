@@ -39,13 +39,17 @@ const app = fixture('p2-http-task');
 const PATH = '/p2?a=hello&b=w%C3%B6rld';
 
 const upstream = await startScript('peers/upstream.mjs', [], { cpu: LOAD_CPU });
-const service = await startService(app, { env: { ...process.env, UPSTREAM: upstream.url } });
+// The baselines keep no record of a request: the service is measured without its delivery log,
+// and with it (the default) as a variant of its own, for information (P16 holds the log's cost).
+const service = await startService(app, { env: { ...process.env, UPSTREAM: upstream.url }, extra: ['--deliveries', 'none'] });
+const logged = await startService(app, { env: { ...process.env, UPSTREAM: upstream.url } });
 const viaGot = await startScript('baselines/p2-baseline.mjs', ['--client', 'got', '--upstream', upstream.url]);
 const viaFetch = await startScript('baselines/p2-baseline.mjs', ['--client', 'fetch', '--upstream', upstream.url]);
 const variants = [
   { name: 'node:http + got', server: viaGot, samples: [] },
   { name: 'node:http + fetch', server: viaFetch, samples: [] },
   { name: 'endpoint-service', server: service, samples: [] },
+  { name: '+ delivery log', server: logged, samples: [] },
 ];
 try {
   for (const v of variants) await warmup(v.server.url + PATH, o.connections);
@@ -53,7 +57,7 @@ try {
     for (const v of variants) v.samples.push(await measureServer(v.server, v.server.url + PATH, { connections: o.connections, duration: o.duration }));
   }
 } finally {
-  await Promise.all([service.stop(), viaGot.stop(), viaFetch.stop(), upstream.stop()]);
+  await Promise.all([service.stop(), logged.stop(), viaGot.stop(), viaFetch.stop(), upstream.stop()]);
 }
 
 console.log(
@@ -78,18 +82,21 @@ for (const v of variants) {
   );
 }
 const med = (v, k) => median(v.samples.map((x) => x[k]));
-const [got, fetch, svc] = variants;
+const [got, fetch, svc, withLog] = variants;
 const vsGot = med(svc, 'rps') / med(got, 'rps');
+const logRatio = med(withLog, 'rps') / med(svc, 'rps');
 const fetchVsGot = med(fetch, 'rps') / med(got, 'rps');
 console.log(
   `  ratios (of medians): service/got req/s ${vsGot.toFixed(2)}x (CPU per request ${(med(svc, 'cpuUsPerReq') / med(got, 'cpuUsPerReq')).toFixed(2)}x); ` +
-    `fetch/got req/s ${fetchVsGot.toFixed(2)}x (CPU per request ${(med(fetch, 'cpuUsPerReq') / med(got, 'cpuUsPerReq')).toFixed(2)}x)`,
+    `fetch/got req/s ${fetchVsGot.toFixed(2)}x (CPU per request ${(med(fetch, 'cpuUsPerReq') / med(got, 'cpuUsPerReq')).toFixed(2)}x); ` +
+    `with/without the delivery log req/s ${logRatio.toFixed(2)}x (CPU per request ${(med(withLog, 'cpuUsPerReq') / med(svc, 'cpuUsPerReq')).toFixed(2)}x)`,
 );
 emitResult(
   'p2',
   [
     check('P2 req/s vs node:http + got', `${vsGot.toFixed(3)}x`, '>= 0.90x', vsGot >= 0.9),
     check('P2 (info) global fetch vs got baseline', `${fetchVsGot.toFixed(2)}x`, 'information', null),
+    check('P2 (info) service with its delivery log (the default) vs without', `${logRatio.toFixed(2)}x`, 'information', null),
   ],
   {
     plan: [
