@@ -40,7 +40,7 @@ import {
   type SealedRun,
 } from './job.js';
 import { endJobSpan, startJobSpan } from './job-trace.js';
-import type { JobFields, QueueObserver, RunOutcome } from './observer.js';
+import type { JobFields, QueueObserver } from './observer.js';
 import { MAX_JOB_BACKOFF_MS, MAX_STALLED_COUNT, type QueueSettings } from './settings.js';
 import { RetentionSweeper } from './retention.js';
 import { openStore, type Store } from './store.js';
@@ -80,13 +80,38 @@ class RetryableRunError extends Error {
   }
 }
 
-/** How a job's run ended: its outcome as reported, and what BullMQ is told by a throw (null: completed). */
-interface RunEnd {
-  readonly outcome: RunOutcome;
-  readonly code: string | null;
-  readonly tell: Error | null;
-  /** A run that succeeded: its record, which BullMQ stores as the job's return value with the completion (job.ts, jobRecord). */
-  readonly record?: RunProgress;
+/**
+ * How a job's run ended: one variant per outcome reported (observer.ts, RunOutcome), each with
+ * what reporting it takes. `tell`: the error BullMQ is told by a throw; `code`: the failed task's,
+ * or why the job could not run (the span's error, the log line's).
+ */
+type RunEnd =
+  /** Its record goes to BullMQ as the job's return value, stored with the completion (job.ts, jobRecord). */
+  | { readonly kind: 'completed'; readonly record: RunProgress }
+  /** Its producer made it void before any worker fetched it: it completes, nothing run. */
+  | { readonly kind: 'void' }
+  /** Handed back (the worker shuts down) or taken over (another worker holds its lock): a DelayedError leaves the job where it is. */
+  | { readonly kind: 'interrupted' }
+  /** A transient failure with attempts left: BullMQ retries it after backoffDelay. */
+  | { readonly kind: 'retrying'; readonly code: string; readonly tell: RetryableRunError }
+  /** Failed for good: a permanent failure or an unreadable job (an UnrecoverableError), or the last attempt's failure. */
+  | { readonly kind: 'failed'; readonly code: string; readonly tell: Error }
+  /** The job no longer fits the configuration: failed for good (an UnrecoverableError). */
+  | { readonly kind: 'config-changed'; readonly tell: Error };
+
+/** The code of a run that failed (a span's error); null for the outcomes that are no failure. */
+function failureCode(end: RunEnd): string | null {
+  switch (end.kind) {
+    case 'completed':
+    case 'void':
+    case 'interrupted':
+      return null;
+    case 'retrying':
+    case 'failed':
+      return end.code;
+    case 'config-changed':
+      return end.kind;
+  }
 }
 
 /** What the steps of a job's run share: the job, its record, and how to write to both. */
@@ -134,7 +159,7 @@ export const LOCKED_JOB_ID = /^(?:Missing lock for job (\S+)\. |Lock mismatch fo
 export class QueueConsumer {
   private readonly active = new Set<ActiveRun>();
   /** Runs that succeeded, until BullMQ has completed their job: only then are they reported completed. */
-  private readonly completing = new Map<string, { readonly fields: JobFields; readonly record: RunProgress | undefined }>();
+  private readonly completing = new Map<string, { readonly fields: JobFields; readonly record: RunProgress }>();
   private worker!: Worker;
   private health: { readonly up: boolean; stop(): void } | null = null;
   private sweeper!: RetentionSweeper;
@@ -254,17 +279,32 @@ export class QueueConsumer {
     try {
       end = await this.run(job, token, fields, span);
     } finally {
-      endJobSpan(span, end?.outcome ?? 'failed', end === undefined ? 'internal' : end.code);
+      endJobSpan(span, end?.kind ?? 'failed', end === undefined ? 'internal' : failureCode(end));
     }
-    if (end.outcome === 'completed') {
+    if (end.kind === 'completed') {
       // Reported once BullMQ has completed the job (completed()): it refuses a worker held up past
       // its lock, whose run then ends as taken over (completionRefused()).
       this.completing.set(fields.jobId, { fields, record: end.record });
       return end.record;
     }
-    this.observer.finished(fields, end.outcome);
-    if (end.tell !== null) throw end.tell;
-    return end.record;
+    this.observer.finished(fields, end.kind);
+    const tell = this.tell(end);
+    if (tell !== null) throw tell;
+    return undefined;
+  }
+
+  /** What BullMQ is told, by a throw, of a run that did not complete; null: nothing (a void job completes). */
+  private tell(end: Exclude<RunEnd, { kind: 'completed' }>): Error | null {
+    switch (end.kind) {
+      case 'void':
+        return null;
+      case 'interrupted':
+        return new this.store.bullmq.DelayedError();
+      case 'retrying':
+      case 'failed':
+      case 'config-changed':
+        return end.tell;
+    }
   }
 
   private completed(jobId: string | undefined): void {
@@ -276,7 +316,7 @@ export class QueueConsumer {
     this.observer.finished(fields, 'completed');
     // The job's one info line: every task's outcome (a task's warning or error has a line of its own).
     const tasks: Record<string, string> = {};
-    if (record !== undefined) for (const id in record.tasks) tasks[id] = record.tasks[id]!.outcome;
+    for (const id in record.tasks) tasks[id] = record.tasks[id]!.outcome;
     this.observer.log('info', 'job completed', { ...fields, tasks });
   }
 
@@ -300,7 +340,7 @@ export class QueueConsumer {
     // request was answered without it) says so in its progress, read with the job (fate.ts).
     if (context.progress.void === true) return await this.voidRun(context);
     const prepared = await this.prepare(context);
-    if ('outcome' in prepared) return prepared;
+    if ('kind' in prepared) return prepared;
     await this.noteStalls(context);
     return await this.execute(context, prepared, span);
   }
@@ -317,24 +357,25 @@ export class QueueConsumer {
     };
   }
 
-  /** `code`: the failed task's, or why the job could not run at all; `reason`: the log line's, when it says more than the store may keep. */
-  private async permanent(
-    context: RunContext,
-    outcome: 'failed' | 'config-changed',
-    message: string,
-    code: string = outcome,
-    reason: string = message,
-  ): Promise<RunEnd> {
+  /**
+   * Records a failure for good and gives the error that tells BullMQ not to retry the job.
+   * `reason`: the log line's, when it says more than the store may keep.
+   */
+  private async permanent(context: RunContext, message: string, reason: string = message): Promise<Error> {
     await context.writeProgress();
     await context.history(`failed for good: ${message}`);
     this.observer.log('error', 'job failed for good', { ...context.fields, reason });
-    return { outcome, code, tell: new this.store.bullmq.UnrecoverableError(message) };
+    return new this.store.bullmq.UnrecoverableError(message);
+  }
+
+  private async configChanged(context: RunContext, message: string): Promise<RunEnd> {
+    return { kind: 'config-changed', tell: await this.permanent(context, message) };
   }
 
   private async voidRun(context: RunContext): Promise<RunEnd> {
     await context.history('void: its request was answered without it (the store took the job after serve gave up); nothing ran');
     this.observer.log('warn', 'job void: its request was answered without it; nothing runs', { ...context.fields });
-    return { outcome: 'void', code: null, tell: null };
+    return { kind: 'void' };
   }
 
   /** The endpoint, the opened run and its parameters under the current configuration; or why the job cannot run. */
@@ -343,18 +384,17 @@ export class QueueConsumer {
     const data = job.data;
     const loaded = this.current();
     const endpoint = loaded.application.endpointsByName.get(data.endpoint);
-    if (endpoint === undefined)
-      return await this.permanent(context, 'config-changed', `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
+    if (endpoint === undefined) return await this.configChanged(context, `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
     let sealed: SealedRun;
     let intermediate: Map<string, string>;
     try {
       sealed = unsealRun(this.settings.keys, fields.jobId, data.sealed);
       intermediate = unsealIntermediate(this.settings.keys, fields.jobId, progress.sealedIntermediate);
     } catch (error) {
-      return await this.permanent(context, 'failed', `the job cannot be read: ${describeError(error)}`, 'unreadable');
+      return { kind: 'failed', code: 'unreadable', tell: await this.permanent(context, `the job cannot be read: ${describeError(error)}`) };
     }
     const parameters = await this.underConfiguration(context, loaded, endpoint, new Map(sealed.parameters));
-    if ('outcome' in parameters) return parameters;
+    if ('kind' in parameters) return parameters;
     return { loaded, endpoint, sealed, intermediate, parameters };
   }
 
@@ -372,21 +412,17 @@ export class QueueConsumer {
     context.progress.config = { fingerprint, mismatch: policy };
     if (policy === 'strict') {
       const why = policy !== this.settings.onConfigChange ? ' (its tasks have no explicit ids, so finished tasks cannot be matched)' : '';
-      return await this.permanent(context, 'config-changed', `config-changed: the endpoint "${data.endpoint}" changed since the request was queued${why}`);
+      return await this.configChanged(context, `config-changed: the endpoint "${data.endpoint}" changed since the request was queued${why}`);
     }
     const finishedGone = Object.entries(context.progress.tasks).filter(
       ([id, r]) => FINISHED_OUTCOMES.has(r.outcome) && !endpoint.tasks.some((t) => t.id === id),
     );
     if (finishedGone.length > 0) {
-      return await this.permanent(
-        context,
-        'config-changed',
-        `config-changed: finished task "${finishedGone[0]![0]}" is no longer in the endpoint "${data.endpoint}"`,
-      );
+      return await this.configChanged(context, `config-changed: finished task "${finishedGone[0]![0]}" is no longer in the endpoint "${data.endpoint}"`);
     }
     // New defaults and rules apply; a parameter that became required and was not sent fails the job.
     const bound = bindParameters(endpoint, new Map([...parameters].map(([name, value]) => [name, [value]])), null);
-    if (!bound.ok) return await this.permanent(context, 'config-changed', `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
+    if (!bound.ok) return await this.configChanged(context, `config-changed: the queued parameters no longer fit the endpoint: ${bound.detail}`);
     return bound.parameters;
   }
 
@@ -471,40 +507,37 @@ export class QueueConsumer {
 
   /** What the run's result means for the job: completed, taken over, handed back, retried or failed. */
   private async ended(context: RunContext, result: TaskRunResult, record: RunProgress | null, checkpoint: Checkpoint, interrupted: boolean): Promise<RunEnd> {
-    const { bullmq } = this.store;
     const { job, token, fields } = context;
-    if (checkpoint.lost) {
+    // The record is null only when completing() found the lock lost.
+    if (result.ok && record !== null) return { kind: 'completed', record };
+    if (checkpoint.lost || result.ok) {
       // Another worker runs the job now (this one was held up past its lock): the record and the
-      // outcome are that worker's; a DelayedError leaves the job where it is.
+      // outcome are that worker's; the job is left where it is.
       await context.history('stopped: another worker had taken the job over (this worker was held up past its lock); nothing more was sent or recorded here');
       this.observer.log('warn', TAKEN_OVER, { ...fields });
-      return { outcome: 'interrupted', code: null, tell: new bullmq.DelayedError() };
-    }
-    if (result.ok) {
-      // Null only when the lock was lost, handled above.
-      return { outcome: 'completed', code: null, tell: null, ...(record !== null ? { record } : {}) };
+      return { kind: 'interrupted' };
     }
     checkpoint.close();
     if (interrupted || result.cause === 'interrupted') {
       await context.history('handed back: the worker is shutting down');
       await job.moveToDelayed(Date.now(), token);
       this.observer.log('info', 'job handed back to the queue: the worker is shutting down', { ...fields });
-      return { outcome: 'interrupted', code: null, tell: new bullmq.DelayedError() };
+      return { kind: 'interrupted' };
     }
     const { error, failedTask } = result;
     // What the store keeps in clear (the job's failed reason, its attempt history): the task and
     // the code, no value; the full text is in the checkpoint, sealed. The log line has it all.
     const message = `task "${failedTask}" failed (${error.code})`;
     const logged = { ...fields, reason: `task "${failedTask}" failed: ${error.message}` };
-    if (!error.transient) return await this.permanent(context, 'failed', message, error.code, logged.reason);
+    if (!error.transient) return { kind: 'failed', code: error.code, tell: await this.permanent(context, message, logged.reason) };
     if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
       await context.history(`retry scheduled: ${message}`);
       this.observer.log('warn', 'job retry scheduled', { ...logged, code: error.code });
-      return { outcome: 'retrying', code: error.code, tell: new RetryableRunError(message, error.retryAfterMs) };
+      return { kind: 'retrying', code: error.code, tell: new RetryableRunError(message, error.retryAfterMs) };
     }
     await context.history(`failed for good after ${job.attemptsMade + 1} attempts: ${message}`);
     this.observer.log('error', 'job failed for good', { ...logged, reason: `${logged.reason} (after ${job.attemptsMade + 1} attempts)` });
-    return { outcome: 'failed', code: error.code, tell: new Error(message) };
+    return { kind: 'failed', code: error.code, tell: new Error(message) };
   }
 }
 

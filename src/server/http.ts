@@ -1,26 +1,22 @@
-// The node:http adapter: routes a request, applies its limits and hands it to the pipeline.
-// The server itself is set up in http-server.ts, the probes answered in probes.ts, CORS is in
-// cors.ts, writing an answer in write-response.ts, reading a body in body-admission.ts. Nothing
-// here knows about actions or tasks; the pipeline decides, this file only speaks HTTP.
+// The node:http adapter: routes a request, applies its limits, reads its body and hands it to
+// the runtime (runtime/received.ts), which decides what the request means and runs it. The server
+// itself is set up in http-server.ts, the probes answered in probes.ts, CORS is in cors.ts,
+// writing an answer in write-response.ts, reading a body in body-admission.ts, what the runtime
+// asks of a request in exchange.ts. Nothing here knows about actions or tasks; the runtime
+// decides, this file only speaks HTTP.
 
 import { newRequestId } from './request-id.js';
 import type { IncomingMessage } from 'node:http';
-import { runRequest, type PipelineResult, type RequestInfo } from '../runtime/pipeline.js';
+import type { PipelineResult } from '../runtime/pipeline.js';
+import { isRefused, NO_BODY, runReceived, type Received } from '../runtime/received.js';
 import { discardResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
 import { jsonPathsOf } from './json-thread.js';
-
-/** SHA-256 of no bytes: ${body-sha256} of a GET. */
-const EMPTY_BODY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 import { describeError } from '../errors.js';
-import { RequestUploads } from '../upload.js';
 import { readBody } from './body-admission.js';
 import type { BodyIntake } from './body-intake.js';
 import { answerPreflight, crossOriginRefused, ENDPOINT_ALLOW, setCorsHeaders } from './cors.js';
 import { methodNotAllowed, truncatePath, writeProblem, writeResponse } from './write-response.js';
-import { requestSources } from './request-sources.js';
-import { digestBody } from './body-digest.js';
-import { requestFingerprint } from '../runtime/deduplication.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
 import type { Guards, LimitExceeded } from '../runtime/guards.js';
 import type { Logger } from './log.js';
@@ -45,7 +41,7 @@ import { answerHealth, answerMetrics, answerReady, PROBE_ALLOW } from './probes.
 import { endServerSpan, startServerSpan } from './request-span.js';
 import { discardRestOfBody } from './linger.js';
 import { answerAltchaChallenge } from './altcha-challenge.js';
-import { Exchange } from './exchange.js';
+import { Exchange, type RequestOrigin } from './exchange.js';
 import type { DeliveryRecording } from './delivery-recording.js';
 import type { ReplayGate } from './replay-gate.js';
 
@@ -57,13 +53,12 @@ export interface HttpServerState {
   readonly queue?: { readonly up: boolean } | null;
 }
 
-const NO_UPLOADS = RequestUploads.NONE;
 /** A GET's body, for its <signature>. */
-const NO_BODY = Buffer.alloc(0);
+const NO_BYTES = Buffer.alloc(0);
 /** Hosts as they appear in a Host header; anything else falls back to the listening address. */
 const SAFE_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
-export class HttpService {
+export class HttpService implements RequestOrigin {
   readonly server: HttpServer;
   private readonly prefix: string;
   /** Two per request: one for its handler, one for its response; zero means idle. */
@@ -207,7 +202,7 @@ export class HttpService {
     if (this.deliveries !== null) this.deliveries.begin(response, replayOf);
     if (method === 'OPTIONS' && cors !== null) return answerPreflight(request, response, originAllowed, requestId);
     if (method !== 'GET' && method !== 'POST') return methodNotAllowed(response, ENDPOINT_ALLOW);
-    const exchange = new Exchange(request, response, application, endpoint, new Map(), requestId, replayOf !== null);
+    const exchange = new Exchange(request, response, application, endpoint, new Map(), requestId, replayOf !== null, this);
     if (crossOriginRefused(cors, origin, originAllowed, request.headers.host, this.settings.publicUrl)) {
       return this.refuse(exchange, 403, `origin ${truncatePath(origin)} is not allowed`);
     }
@@ -239,22 +234,10 @@ export class HttpService {
     const { request, response, endpoint } = exchange;
     let work: Promise<void>;
     if (request.method === 'GET') {
-      if (endpoint.webhook !== null && this.webhookAnswered(exchange, exchange.raw, NO_BODY, undefined)) return;
-      const sources = requestSources(request, endpoint, null);
-      if (typeof sources === 'string') return this.refuse(exchange, 400, sources);
-      const result = runRequest(exchange.application, {
-        endpoint,
-        raw: exchange.raw,
-        sources,
-        uploads: NO_UPLOADS,
-        info: this.requestInfo(exchange, endpoint.deduplicate !== null ? EMPTY_BODY_SHA256 : ''),
-        span: response.span,
-        // One shape for every request (no spread on the hot path): undefined without <deduplicate>.
-        fingerprint: endpoint.deduplicate !== null ? requestFingerprint(queryOf(request), '') : undefined,
-        replay: exchange.replay,
-      });
-      if (!(result instanceof Promise)) return this.answer(exchange, result);
-      work = result.then((answer) => this.answer(exchange, answer));
+      if (endpoint.webhook !== null && this.webhookAnswered(exchange, exchange.raw, NO_BYTES, undefined)) return;
+      const received = runReceived(exchange.application, exchange, NO_BODY);
+      if (!(received instanceof Promise)) return this.settle(exchange, received);
+      work = received.then((answer) => this.answer(exchange, answer));
     } else {
       work = this.answerPost(exchange);
     }
@@ -293,7 +276,7 @@ export class HttpService {
     // A handshake reads the query alone: a form body's fields are added to `raw` as it is read.
     const query = endpoint.webhook?.handshake ? new Map(raw) : raw;
     // <deduplicate>: the body's bytes are hashed as they arrive, for the request's fingerprint.
-    const digest = endpoint.deduplicate !== null ? digestBody(request) : null;
+    if (endpoint.deduplicate !== null) exchange.hashBody();
     if (response.delivery !== null) this.deliveries!.captureBody(request, response.delivery);
     const body = await readBody(request, response, raw, this.bodies, exchange.application.bodyKeeping(endpoint), this.clientIp(request), jsonPathsOf(endpoint));
     if (!body.ok) {
@@ -306,24 +289,12 @@ export class HttpService {
     try {
       if (endpoint.webhook !== null) {
         const bytes = rawBytes(body.uploads.body);
-        const received = bytes instanceof Promise ? await bytes : bytes;
-        if (this.webhookAnswered(exchange, query, received, body.json?.document)) return;
+        const signed = bytes instanceof Promise ? await bytes : bytes;
+        if (this.webhookAnswered(exchange, query, signed, body.json?.document)) return;
       }
-      if (body.unparsed !== undefined) return this.refuse(exchange, body.unparsed.status, body.unparsed.detail);
-      const sources = requestSources(request, endpoint, body.json ?? null);
-      if (typeof sources === 'string') return this.refuse(exchange, 400, sources);
-      // <deduplicate>: the body's digest, in the fingerprint and as ${body-sha256} for the key.
-      const bodySha256 = digest !== null ? digest() : '';
-      result = await runRequest(exchange.application, {
-        endpoint,
-        raw,
-        sources,
-        uploads: body.uploads,
-        info: this.requestInfo(exchange, bodySha256),
-        span: response.span,
-        fingerprint: digest !== null ? requestFingerprint(queryOf(request), bodySha256) : undefined,
-        replay: exchange.replay,
-      });
+      const received = await runReceived(exchange.application, exchange, body);
+      if (isRefused(received)) return this.refuse(exchange, received.status, received.detail);
+      result = received;
     } finally {
       release();
     }
@@ -340,23 +311,16 @@ export class HttpService {
     return answerWebhook(verdict, endpoint, response, exchange.requestId, this.metrics, this.logger);
   }
 
+  /** What the runtime made of a request answered without a promise: its refusal or its result. */
+  private settle(exchange: Exchange, received: Received): void | Promise<void> {
+    return isRefused(received) ? this.refuse(exchange, received.status, received.detail) : this.answer(exchange, received);
+  }
+
   private answer(exchange: Exchange, result: PipelineResult): void | Promise<void> {
     const response = exchange.response;
     if (exchange.over) return discardResponse(result.response);
     if (response.delivery !== null) this.deliveries!.decided(response.delivery, result);
     return writeResponse(response, result.response, exchange.requestId);
-  }
-
-  /** `bodySha256`: the body's digest, taken on an endpoint with <deduplicate> only. */
-  private requestInfo(exchange: Exchange, bodySha256 = ''): RequestInfo {
-    const request = exchange.request;
-    return {
-      requestId: exchange.requestId,
-      clientIp: this.clientIp(request),
-      userAgent: request.headers['user-agent'] ?? '',
-      baseUrl: this.baseUrl(request),
-      bodySha256,
-    };
   }
 
   clientIp(request: IncomingMessage): string {
@@ -400,7 +364,7 @@ export class HttpService {
     return host !== undefined && SAFE_HOST.test(host) ? `${scheme}://${host}${path}` : this.listeningOrigin + path;
   }
 
-  private baseUrl(request: IncomingMessage): string {
+  baseUrl(request: IncomingMessage): string {
     if (this.publicBaseUrl !== null) return this.publicBaseUrl;
     const host = request.headers.host;
     const origin = host !== undefined && SAFE_HOST.test(host) ? `http://${host}` : this.listeningOrigin;
@@ -424,11 +388,4 @@ function firstValue(value: string | string[] | undefined): string | undefined {
   const text = Array.isArray(value) ? value[0] : value;
   const first = text?.split(',', 1)[0]!.trim();
   return first === undefined || first === '' ? undefined : first;
-}
-
-/** The query string as sent ('' without one), for a deduplicated request's fingerprint. */
-function queryOf(request: IncomingMessage): string {
-  const url = request.url ?? '';
-  const question = url.indexOf('?');
-  return question < 0 ? '' : url.slice(question + 1);
 }
