@@ -5,7 +5,8 @@
 
 import type { Job } from 'bullmq';
 import { describeError } from '../errors.js';
-import type { TaskReport } from '../runtime/task-runner.js';
+import type { Task } from '../compiler/ast.js';
+import type { DurableRun, ResumeState, TaskReport } from '../runtime/task-runner.js';
 import { TaskError } from '../tasks/errors.js';
 import type { EffectLedger } from '../tasks/kind.js';
 import { sealIntermediate, sealTaskError, type QueuedRun, type RunProgress } from './job.js';
@@ -14,7 +15,7 @@ import type { QueueSettings } from './settings.js';
 import type { Store } from './store.js';
 
 /** The job's progress record, written after each task outcome and around each mail message, one write at a time. */
-export class Checkpoint {
+export class Checkpoint implements DurableRun {
   private chain: Promise<boolean> = Promise.resolve(true);
   private closed = false;
   /** The fence found the job's lock held by another worker: this one sends and records nothing more. */
@@ -30,7 +31,14 @@ export class Checkpoint {
     private readonly fields: JobFields,
     /** How many task outcomes this run reports (the tasks not finished before it). */
     private readonly toReport: number,
-  ) {}
+    /** Tasks an earlier run finished: not run again. */
+    finished: ReadonlySet<string>,
+  ) {
+    this.resume = { finished, intermediate };
+  }
+
+  /** Where the run stands: what the task engine takes up. */
+  readonly resume: ResumeState;
 
   /** Outcomes reported in this run. */
   private reported = 0;
@@ -85,6 +93,10 @@ export class Checkpoint {
   }
 
   private pending: NodeJS.Immediate | null = null;
+
+  effects(task: Task): EffectLedger {
+    return this.ledger(task.id);
+  }
 
   ledger(taskId: string): EffectLedger {
     // Made on the first message: tasks that send no mail leave no record.

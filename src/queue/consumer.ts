@@ -24,7 +24,7 @@ import type { Job, Worker } from 'bullmq';
 import type { Application, Endpoint } from '../compiler/ast.js';
 import { describeError } from '../errors.js';
 import { bindParameters } from '../runtime/parameters.js';
-import type { TaskEngine, TaskRunResult } from '../runtime/task-runner.js';
+import type { TaskEngine, TaskRun, TaskRunResult } from '../runtime/task-runner.js';
 import { TaskError } from '../tasks/errors.js';
 import { NO_TRACING, type Span, type Tracing } from '../tracing.js';
 import type { ExpansionScope } from '../template/expand.js';
@@ -89,16 +89,26 @@ interface RunEnd {
   readonly record?: RunProgress;
 }
 
-/** What the steps of a job's run share: the job, its record, and how to write to both. */
-interface RunContext {
-  readonly job: Job<QueuedRun>;
-  readonly token: string | undefined;
-  readonly fields: JobFields;
-  readonly progress: RunProgress;
+/** What the steps of a job's run share: the job, its record, and how to write to both. A class: a job makes one object, not one per method. */
+class RunContext {
+  constructor(
+    readonly job: Job<QueuedRun>,
+    readonly token: string | undefined,
+    readonly fields: JobFields,
+    readonly progress: RunProgress,
+    private readonly store: Store,
+  ) {}
+
   /** Appends to the attempt history `jobs show` prints. */
-  history(text: string): Promise<unknown>;
+  history(text: string): Promise<unknown> {
+    return this.job.log(`${new Date().toISOString()} attempt ${this.fields.attempt}: ${text}`).catch(() => 0);
+  }
+
   /** Writes the record before the run's checkpoint exists; fenced as its writes are (fenced-progress.ts). */
-  writeProgress(): Promise<unknown>;
+  writeProgress(): Promise<unknown> {
+    const { job, token, progress } = this;
+    return (token === undefined ? job.updateProgress(progress) : this.store.writeProgress(this.fields.jobId, token, progress)).catch(() => {});
+  }
 }
 
 /** A job's run, opened and checked, ready to start. */
@@ -110,9 +120,29 @@ interface Prepared {
   readonly parameters: ReadonlyMap<string, string>;
 }
 
-interface ActiveRun {
-  interrupted: boolean;
-  interrupt(): void;
+/** A job's run under way, interrupted when the worker shuts down before it ends. */
+class ActiveRun {
+  interrupted = false;
+  constructor(private readonly run: TaskRun) {}
+
+  interrupt(): void {
+    this.interrupted = true;
+    this.run.interrupt(new TaskError('the worker is shutting down', { code: 'shutting-down', transient: true }));
+  }
+}
+
+const NOTHING_FINISHED: ReadonlySet<string> = new Set();
+
+/** Tasks an earlier run finished; one set for every job with none, the common case. */
+function finishedTasks(progress: RunProgress): ReadonlySet<string> {
+  let finished: Set<string> | undefined;
+  for (const id in progress.tasks) if (FINISHED_OUTCOMES.has(progress.tasks[id]!.outcome)) (finished ??= new Set()).add(id);
+  return finished ?? NOTHING_FINISHED;
+}
+
+function hasAny(record: object): boolean {
+  for (const _ in record) return true;
+  return false;
 }
 
 /**
@@ -299,22 +329,16 @@ export class QueueConsumer {
     // Before anything runs: a job its producer made void before any worker fetched it (the
     // request was answered without it) says so in its progress, read with the job (fate.ts).
     if (context.progress.void === true) return await this.voidRun(context);
-    const prepared = await this.prepare(context);
+    // A job that runs as it was queued, the common case, is opened without a promise to wait on.
+    const opened = this.prepare(context);
+    const prepared = opened instanceof Promise ? await opened : opened;
     if ('outcome' in prepared) return prepared;
-    await this.noteStalls(context);
+    if (job.stalledCounter > (context.progress.stalls ?? 0)) await this.noteStalls(context);
     return await this.execute(context, prepared, span);
   }
 
   private context(job: Job<QueuedRun>, token: string | undefined, fields: JobFields): RunContext {
-    const progress = readProgress(job.progress);
-    return {
-      job,
-      token,
-      fields,
-      progress,
-      history: (text) => job.log(`${new Date().toISOString()} attempt ${fields.attempt}: ${text}`).catch(() => 0),
-      writeProgress: () => (token === undefined ? job.updateProgress(progress) : this.store.writeProgress(fields.jobId, token, progress)).catch(() => {}),
-    };
+    return new RunContext(job, token, fields, readProgress(job.progress), this.store);
   }
 
   /** `code`: the failed task's, or why the job could not run at all; `reason`: the log line's, when it says more than the store may keep. */
@@ -337,37 +361,42 @@ export class QueueConsumer {
     return { outcome: 'void', code: null, tell: null };
   }
 
-  /** The endpoint, the opened run and its parameters under the current configuration; or why the job cannot run. */
-  private async prepare(context: RunContext): Promise<Prepared | RunEnd> {
+  /**
+   * The endpoint, the opened run and its parameters under the current configuration; or why the
+   * job cannot run. Waited on only when it cannot run as it was queued (a store write, or the
+   * parameters bound again under a changed configuration).
+   */
+  private prepare(context: RunContext): Prepared | Promise<Prepared | RunEnd> {
     const { job, fields, progress } = context;
     const data = job.data;
     const loaded = this.current();
     const endpoint = loaded.application.endpointsByName.get(data.endpoint);
     if (endpoint === undefined)
-      return await this.permanent(context, 'config-changed', `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
+      return this.permanent(context, 'config-changed', `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
     let sealed: SealedRun;
     let intermediate: Map<string, string>;
     try {
       sealed = unsealRun(this.settings.keys, fields.jobId, data.sealed);
       intermediate = unsealIntermediate(this.settings.keys, fields.jobId, progress.sealedIntermediate);
     } catch (error) {
-      return await this.permanent(context, 'failed', `the job cannot be read: ${describeError(error)}`, 'unreadable');
+      return this.permanent(context, 'failed', `the job cannot be read: ${describeError(error)}`, 'unreadable');
     }
-    const parameters = await this.underConfiguration(context, loaded, endpoint, new Map(sealed.parameters));
-    if ('outcome' in parameters) return parameters;
-    return { loaded, endpoint, sealed, intermediate, parameters };
+    const queued = new Map(sealed.parameters);
+    const fingerprint = endpointFingerprint(loaded.application, endpoint);
+    if (fingerprint === data.fingerprint) return { loaded, endpoint, sealed, intermediate, parameters: queued };
+    return this.underConfiguration(context, endpoint, queued, fingerprint).then((parameters) =>
+      'outcome' in parameters ? parameters : { loaded, endpoint, sealed, intermediate, parameters },
+    );
   }
 
-  /** The queued parameters under the endpoint as configured now (--on-config-change); or why they cannot be. */
+  /** The queued parameters under the endpoint as configured now, which changed since the job was queued (--on-config-change); or why they cannot be. */
   private async underConfiguration(
     context: RunContext,
-    loaded: RunnableApplication,
     endpoint: Endpoint,
     parameters: ReadonlyMap<string, string>,
+    fingerprint: string,
   ): Promise<ReadonlyMap<string, string> | RunEnd> {
     const { data } = context.job;
-    const fingerprint = endpointFingerprint(loaded.application, endpoint);
-    if (fingerprint === data.fingerprint) return parameters;
     const policy = hasPositionalTaskIds(endpoint) ? 'strict' : this.settings.onConfigChange;
     context.progress.config = { fingerprint, mismatch: policy };
     if (policy === 'strict') {
@@ -397,7 +426,6 @@ export class QueueConsumer {
   private async noteStalls(context: RunContext): Promise<void> {
     const { job, progress } = context;
     const stalls = job.stalledCounter - (progress.stalls ?? 0);
-    if (stalls <= 0) return;
     progress.stalls = job.stalledCounter;
     // Written now (a stall is rare): a run cut off again before its first checkpoint must not count this one twice.
     await context.writeProgress();
@@ -411,8 +439,8 @@ export class QueueConsumer {
     const { job, token, fields, progress } = context;
     const { loaded, endpoint, sealed, intermediate, parameters } = prepared;
     const data = job.data;
-    const finished = new Set(Object.entries(progress.tasks).flatMap(([id, r]) => (FINISHED_OUTCOMES.has(r.outcome) ? [id] : [])));
-    const firstStart = job.attemptsMade === 0 && Object.keys(progress.tasks).length === 0;
+    const finished = finishedTasks(progress);
+    const firstStart = job.attemptsMade === 0 && !hasAny(progress.tasks);
     this.observer.started(fields, firstStart ? Math.max(0, Date.now() - data.enqueuedAt) / 1000 : null);
     // A first start has no line of its own: the job's line is its completion's (or its warning's or error's).
     if (job.stalledCounter > 0) this.observer.log('info', 'job resumed after a stall', { ...fields, finishedTasks: finished.size });
@@ -427,6 +455,7 @@ export class QueueConsumer {
       this.observer,
       fields,
       endpoint.tasks.length - finished.size,
+      finished,
     );
     const scope: ExpansionScope = {
       parameters,
@@ -442,15 +471,10 @@ export class QueueConsumer {
       requestId: data.requestId,
       // The job's span when tracing is on (NO_SPAN otherwise): the tasks' spans go under it.
       span,
-      durable: { resume: { finished, intermediate }, recorded: (report) => checkpoint.recorded(report), effects: (task) => checkpoint.ledger(task.id) },
+      // Where the run stands, each outcome recorded, each mail message's marker written.
+      durable: checkpoint,
     });
-    const active: ActiveRun = {
-      interrupted: false,
-      interrupt() {
-        this.interrupted = true;
-        run.interrupt(new TaskError('the worker is shutting down', { code: 'shutting-down', transient: true }));
-      },
-    };
+    const active = new ActiveRun(run);
     this.active.add(active);
     let result: TaskRunResult;
     // The record of a run that succeeded, to complete the job with; null: lost, or not a success.
