@@ -179,13 +179,16 @@ export class Checkpoint implements DurableRun {
       this.pending = null;
     }
     this.unwritten = false;
-    const snapshot = structuredClone(this.progress);
+    // The record as it stands now, as the store takes it: JSON text is the snapshot, with no copy made first.
+    const snapshot = JSON.stringify(this.progress);
     this.chain = this.chain.then(async () => {
       if (this.lost) return false;
       try {
         // Fenced in the store: a worker held up past its lock writes nothing over the record of the one that took the job over.
         const written =
-          this.token === undefined ? (await this.job.updateProgress(snapshot), true) : await this.store.writeProgress(this.job.id!, this.token, snapshot);
+          this.token === undefined
+            ? (await this.job.updateProgress(JSON.parse(snapshot) as object), true)
+            : await this.store.writeProgress(this.job.id!, this.token, snapshot);
         if (!written) {
           this.lost = true;
           this.close();

@@ -107,7 +107,7 @@ class RunContext {
   /** Writes the record before the run's checkpoint exists; fenced as its writes are (fenced-progress.ts). */
   writeProgress(): Promise<unknown> {
     const { job, token, progress } = this;
-    return (token === undefined ? job.updateProgress(progress) : this.store.writeProgress(this.fields.jobId, token, progress)).catch(() => {});
+    return (token === undefined ? job.updateProgress(progress) : this.store.writeProgress(this.fields.jobId, token, JSON.stringify(progress))).catch(() => {});
   }
 }
 
