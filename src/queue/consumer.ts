@@ -89,7 +89,10 @@ interface RunEnd {
   readonly record?: RunProgress;
 }
 
-/** What the steps of a job's run share: the job, its record, and how to write to both. A class: a job makes one object, not one per method. */
+/**
+ * What the steps of a job's run share: the job, its record, and how to write to both. A class:
+ * a job makes one object, not one per method (docs/performance.md, "A worker's job").
+ */
 class RunContext {
   constructor(
     readonly job: Job<QueuedRun>,

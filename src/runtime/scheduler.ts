@@ -79,7 +79,7 @@ export interface TaskRun {
 
 export function scheduleTasks(input: ScheduleInput): TaskRun {
   // One task not finished before, the common case: nothing to order, so no graph to walk and no
-  // state per task to keep (docs/performance.md, "One task").
+  // state per task to keep (docs/performance.md, "A run of one task").
   const only = input.tasks.length === 1 ? input.tasks[0]! : undefined;
   if (only !== undefined && input.resume?.finished.has(only.id) !== true) return new OneTask(input, only).start();
   return new Schedule(input).start();
