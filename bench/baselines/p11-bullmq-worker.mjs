@@ -45,7 +45,9 @@ const upstream = values.upstream;
 async function post(url, form, key) {
   const response = await client.post(url, { form, headers: { 'idempotency-key': key }, timeout: { request: 30_000 }, responseType: 'buffer' });
   if (response.statusCode < 200 || response.statusCode > 299) throw new Error(`upstream answered ${response.statusCode}`);
-  return response.body;
+  // got 16 answers a Uint8Array, whose toString() lists the bytes as numbers: read as a Buffer.
+  const body = response.body;
+  return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
 
 const connection = new Redis(values.redis, { maxRetriesPerRequest: null });
@@ -59,7 +61,13 @@ const worker = new Worker(
       await post(`${upstream}/task?ref=`, { ref: '' }, `${job.id}:notify`);
     }
   },
-  { connection, concurrency },
+  {
+    connection,
+    concurrency,
+    // The jobs serve stores name the service's own backoff; without a strategy for it BullMQ
+    // cannot fail or retry a job whose processor threw, and the job stalls instead of saying why.
+    settings: { backoffStrategy: () => 1_000 },
+  },
 );
 worker.on('error', () => {});
 await worker.waitUntilReady();

@@ -11,14 +11,16 @@
 // Redis: a redis-server of its own on a free port (lib/redis-server.mjs), stopped at the end.
 // Target: worker jobs/s >= 0.9x the baseline's, for each job.
 // --before DIR adds the worker of the build in DIR (a copy of an earlier version), fed by that
-// build's serve.
+// build's serve. --trace-gc runs every worker under node --trace-gc and counts its garbage
+// collections per drain: young-generation scavenges per 1,000 jobs follow what a job allocates.
 //
-//   node bench/scenarios/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR [--before-node PATH]]
+//   node bench/scenarios/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR [--before-node PATH]] [--trace-gc]
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
+  baselinesDir,
   bin,
   check,
   cpuSeconds,
@@ -35,7 +37,7 @@ import {
 } from '../lib/common.mjs';
 import { startRedis } from '../lib/redis-server.mjs';
 
-const USAGE = `Usage: node bench/scenarios/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR [--before-node PATH]]
+const USAGE = `Usage: node bench/scenarios/p11-drain.mjs [--quick] [--rounds N] [--jobs N] [--concurrency C] [--before DIR [--before-node PATH]] [--trace-gc]
 
 P11: endpoint-service worker draining N queued background jobs (one HTTP POST each; and two
 dependent POSTs) against a hand-written BullMQ worker with got, same run, own redis-server.
@@ -48,9 +50,16 @@ Target: worker jobs/s >= 0.90x the BullMQ worker's.
   --before DIR     also measure the build in DIR (DIR/bin/endpoint-service.js, e.g. a copy of main)
   --before-node P  run the --before build's serve and worker under the Node.js binary P, to compare
                    Node.js versions (this build under the running one, the earlier under P)
+  --trace-gc       run every worker under node --trace-gc and report its scavenges and
+                   mark-compacts per 1,000 jobs (the tracing costs the workers a little CPU)
   -h, --help       this text
 `;
-const o = options(USAGE, { rounds: [5, 3], jobs: [3000, 1500], concurrency: [64, 64] }, { before: { type: 'string' }, 'before-node': { type: 'string' } });
+const o = options(
+  USAGE,
+  { rounds: [5, 3], jobs: [3000, 1500], concurrency: [64, 64] },
+  { before: { type: 'string' }, 'before-node': { type: 'string' }, 'trace-gc': { type: 'boolean', default: false } },
+);
+const nodeFlags = o['trace-gc'] ? ['--trace-gc'] : [];
 requireBuild();
 const redis = await startRedis();
 if (redis === null) {
@@ -110,16 +119,26 @@ const workers = {};
 for (const v of VARIANTS)
   workers[v] = await start(
     v === 'baseline'
-      ? startScript(
-          'baselines/p11-bullmq-worker.mjs',
-          ['--redis', redis.url, '--queue', names[v], '--upstream', upstream.url, '--concurrency', String(o.concurrency)],
-          {
-            ready: /^(ready)$/m,
-          },
+      ? startProcess(
+          [
+            process.execPath,
+            ...nodeFlags,
+            path.join(baselinesDir, 'p11-bullmq-worker.mjs'),
+            '--redis',
+            redis.url,
+            '--queue',
+            names[v],
+            '--upstream',
+            upstream.url,
+            '--concurrency',
+            String(o.concurrency),
+          ],
+          { ready: /^(ready)$/m },
         )
       : startProcess(
           [
             nodes[v],
+            ...nodeFlags,
             bins[v],
             'worker',
             app,
@@ -137,6 +156,21 @@ for (const v of VARIANTS)
           { env, ready: /^endpoint-service worker listening on (\S+)$/m },
         ),
   );
+
+/** With --trace-gc: each worker's collections so far, counted from the lines node writes to its stdout. */
+const collections = Object.fromEntries(VARIANTS.map((v) => [v, { scavenges: 0, markCompacts: 0 }]));
+if (o['trace-gc'])
+  for (const v of VARIANTS) {
+    let partial = '';
+    workers[v].child.stdout.on('data', (chunk) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop();
+      for (const line of lines) {
+        if (/: Scavenge\b/.test(line)) collections[v].scavenges++;
+        else if (/: Mark-Compact\b/.test(line)) collections[v].markCompacts++;
+      }
+    });
+  }
 
 async function upstreamCount() {
   return (await (await fetch(`${upstream.url}/_probes`)).json()).count;
@@ -184,6 +218,7 @@ async function drain(v, n, calls) {
   if (pollCost === null) await measurePollCost(v);
   const commands0 = await commandCounts();
   let polls = 0;
+  const gc0 = { ...collections[v] };
   const cpu0 = cpuSeconds(workers[v].pid);
   const redis0 = cpuSeconds(redis.pid);
   const t0 = performance.now();
@@ -201,10 +236,12 @@ async function drain(v, n, calls) {
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(workers[v].pid) - cpu0;
+  // The last lines may still be in the pipe: the collections of a drain are read after the pause below.
   // Redis's share, for planning how many workers one Redis serves (the polling here included: a few commands every 10 ms).
   const redisCpu = cpuSeconds(redis.pid) - redis0;
   await queues[v].pause();
   const commands1 = await commandCounts();
+  const gc = collections[v];
   // The workers' own (and the resume and pause, a few commands per drain): the polls and the INFO taken off.
   const storeCommands = (field) => (commands1[field] - commands0[field] - polls * pollCost[field] - (field === 'all' ? 1 : 0)) / n;
   return {
@@ -214,6 +251,8 @@ async function drain(v, n, calls) {
     redisUsPerJob: (redisCpu * 1e6) / n,
     scriptsPerJob: storeCommands('scripts'),
     commandsPerJob: storeCommands('all'),
+    scavengesPer1000: ((gc.scavenges - gc0.scavenges) * 1000) / n,
+    markCompactsPer1000: ((gc.markCompacts - gc0.markCompacts) * 1000) / n,
   };
 }
 
@@ -250,6 +289,8 @@ console.log(
 );
 const checks = [];
 const plan = [];
+/** The count behind a per-1,000-jobs figure, over all rounds of a worker. */
+const sumOf = (rounds, field) => Math.round(rounds.reduce((sum, x) => sum + (x[field] * o.jobs) / 1000, 0));
 const ratioOf = (r, v, field) => median(r[v].map((x) => x[field])) / median(r.baseline.map((x) => x[field]));
 for (const job of JOBS) {
   const r = results[job.endpoint];
@@ -263,7 +304,17 @@ for (const job of JOBS) {
       )}/job (scripts), commands ${spread(
         r[v].map((x) => x.commandsPerJob),
         1,
-      )}/job`,
+      )}/job${
+        o['trace-gc']
+          ? `   scavenges ${spread(
+              r[v].map((x) => x.scavengesPer1000),
+              1,
+            )}/1,000 jobs, mark-compacts ${spread(
+              r[v].map((x) => x.markCompactsPer1000),
+              2,
+            )}/1,000 jobs (sums: ${sumOf(r[v], 'scavengesPer1000')} scavenges, ${sumOf(r[v], 'markCompactsPer1000')} mark-compacts in ${r[v].length * o.jobs} jobs)`
+          : ''
+      }`,
     );
   const jobsRatio = ratioOf(r, 'service', 'jobsPerSecond');
   const cpuRatio = ratioOf(r, 'service', 'cpuUsPerJob');

@@ -5,7 +5,8 @@
 
 import type { Job } from 'bullmq';
 import { describeError } from '../errors.js';
-import type { TaskReport } from '../runtime/task-runner.js';
+import type { Task } from '../compiler/ast.js';
+import type { DurableRun, ResumeState, TaskReport } from '../runtime/task-runner.js';
 import { TaskError } from '../tasks/errors.js';
 import type { EffectLedger } from '../tasks/kind.js';
 import { sealIntermediate, sealTaskError, type QueuedRun, type RunProgress } from './job.js';
@@ -14,7 +15,7 @@ import type { QueueSettings } from './settings.js';
 import type { Store } from './store.js';
 
 /** The job's progress record, written after each task outcome and around each mail message, one write at a time. */
-export class Checkpoint {
+export class Checkpoint implements DurableRun {
   private chain: Promise<boolean> = Promise.resolve(true);
   private closed = false;
   /** The fence found the job's lock held by another worker: this one sends and records nothing more. */
@@ -30,7 +31,14 @@ export class Checkpoint {
     private readonly fields: JobFields,
     /** How many task outcomes this run reports (the tasks not finished before it). */
     private readonly toReport: number,
-  ) {}
+    /** Tasks an earlier run finished: not run again. */
+    finished: ReadonlySet<string>,
+  ) {
+    this.resume = { finished, intermediate };
+  }
+
+  /** Where the run stands: what the task engine takes up. */
+  readonly resume: ResumeState;
 
   /** Outcomes reported in this run. */
   private reported = 0;
@@ -85,6 +93,10 @@ export class Checkpoint {
   }
 
   private pending: NodeJS.Immediate | null = null;
+
+  effects(task: Task): EffectLedger {
+    return this.ledger(task.id);
+  }
 
   ledger(taskId: string): EffectLedger {
     // Made on the first message: tasks that send no mail leave no record.
@@ -167,13 +179,16 @@ export class Checkpoint {
       this.pending = null;
     }
     this.unwritten = false;
-    const snapshot = structuredClone(this.progress);
+    // The record as it stands now, as the store takes it: JSON text is the snapshot, with no copy made first.
+    const snapshot = JSON.stringify(this.progress);
     this.chain = this.chain.then(async () => {
       if (this.lost) return false;
       try {
         // Fenced in the store: a worker held up past its lock writes nothing over the record of the one that took the job over.
         const written =
-          this.token === undefined ? (await this.job.updateProgress(snapshot), true) : await this.store.writeProgress(this.job.id!, this.token, snapshot);
+          this.token === undefined
+            ? (await this.job.updateProgress(JSON.parse(snapshot) as object), true)
+            : await this.store.writeProgress(this.job.id!, this.token, snapshot);
         if (!written) {
           this.lost = true;
           this.close();

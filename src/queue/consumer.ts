@@ -24,7 +24,7 @@ import type { Job, Worker } from 'bullmq';
 import type { Application, Endpoint } from '../compiler/ast.js';
 import { describeError } from '../errors.js';
 import { bindParameters } from '../runtime/parameters.js';
-import type { TaskEngine, TaskRunResult } from '../runtime/task-runner.js';
+import type { TaskEngine, TaskRun, TaskRunResult } from '../runtime/task-runner.js';
 import { TaskError } from '../tasks/errors.js';
 import { NO_TRACING, type Span, type Tracing } from '../tracing.js';
 import type { ExpansionScope } from '../template/expand.js';
@@ -114,16 +114,29 @@ function failureCode(end: RunEnd): string | null {
   }
 }
 
-/** What the steps of a job's run share: the job, its record, and how to write to both. */
-interface RunContext {
-  readonly job: Job<QueuedRun>;
-  readonly token: string | undefined;
-  readonly fields: JobFields;
-  readonly progress: RunProgress;
+/**
+ * What the steps of a job's run share: the job, its record, and how to write to both. A class:
+ * a job makes one object, not one per method (docs/performance.md, "A worker's job").
+ */
+class RunContext {
+  constructor(
+    readonly job: Job<QueuedRun>,
+    readonly token: string | undefined,
+    readonly fields: JobFields,
+    readonly progress: RunProgress,
+    private readonly store: Store,
+  ) {}
+
   /** Appends to the attempt history `jobs show` prints. */
-  history(text: string): Promise<unknown>;
+  history(text: string): Promise<unknown> {
+    return this.job.log(`${new Date().toISOString()} attempt ${this.fields.attempt}: ${text}`).catch(() => 0);
+  }
+
   /** Writes the record before the run's checkpoint exists; fenced as its writes are (fenced-progress.ts). */
-  writeProgress(): Promise<unknown>;
+  writeProgress(): Promise<unknown> {
+    const { job, token, progress } = this;
+    return (token === undefined ? job.updateProgress(progress) : this.store.writeProgress(this.fields.jobId, token, JSON.stringify(progress))).catch(() => {});
+  }
 }
 
 /** A job's run, opened and checked, ready to start. */
@@ -135,9 +148,29 @@ interface Prepared {
   readonly parameters: ReadonlyMap<string, string>;
 }
 
-interface ActiveRun {
-  interrupted: boolean;
-  interrupt(): void;
+/** A job's run under way, interrupted when the worker shuts down before it ends. */
+class ActiveRun {
+  interrupted = false;
+  constructor(private readonly run: TaskRun) {}
+
+  interrupt(): void {
+    this.interrupted = true;
+    this.run.interrupt(new TaskError('the worker is shutting down', { code: 'shutting-down', transient: true }));
+  }
+}
+
+const NOTHING_FINISHED: ReadonlySet<string> = new Set();
+
+/** Tasks an earlier run finished; one set for every job with none, the common case. */
+function finishedTasks(progress: RunProgress): ReadonlySet<string> {
+  let finished: Set<string> | undefined;
+  for (const id in progress.tasks) if (FINISHED_OUTCOMES.has(progress.tasks[id]!.outcome)) (finished ??= new Set()).add(id);
+  return finished ?? NOTHING_FINISHED;
+}
+
+function hasAny(record: object): boolean {
+  for (const _ in record) return true;
+  return false;
 }
 
 /**
@@ -339,22 +372,16 @@ export class QueueConsumer {
     // Before anything runs: a job its producer made void before any worker fetched it (the
     // request was answered without it) says so in its progress, read with the job (fate.ts).
     if (context.progress.void === true) return await this.voidRun(context);
-    const prepared = await this.prepare(context);
+    // A job that runs as it was queued, the common case, is opened without a promise to wait on.
+    const opened = this.prepare(context);
+    const prepared = opened instanceof Promise ? await opened : opened;
     if ('kind' in prepared) return prepared;
-    await this.noteStalls(context);
+    if (job.stalledCounter > (context.progress.stalls ?? 0)) await this.noteStalls(context);
     return await this.execute(context, prepared, span);
   }
 
   private context(job: Job<QueuedRun>, token: string | undefined, fields: JobFields): RunContext {
-    const progress = readProgress(job.progress);
-    return {
-      job,
-      token,
-      fields,
-      progress,
-      history: (text) => job.log(`${new Date().toISOString()} attempt ${fields.attempt}: ${text}`).catch(() => 0),
-      writeProgress: () => (token === undefined ? job.updateProgress(progress) : this.store.writeProgress(fields.jobId, token, progress)).catch(() => {}),
-    };
+    return new RunContext(job, token, fields, readProgress(job.progress), this.store);
   }
 
   /**
@@ -378,36 +405,41 @@ export class QueueConsumer {
     return { kind: 'void' };
   }
 
-  /** The endpoint, the opened run and its parameters under the current configuration; or why the job cannot run. */
-  private async prepare(context: RunContext): Promise<Prepared | RunEnd> {
+  /**
+   * The endpoint, the opened run and its parameters under the current configuration; or why the
+   * job cannot run. Waited on only when it cannot run as it was queued (a store write, or the
+   * parameters bound again under a changed configuration).
+   */
+  private prepare(context: RunContext): Prepared | Promise<Prepared | RunEnd> {
     const { job, fields, progress } = context;
     const data = job.data;
     const loaded = this.current();
     const endpoint = loaded.application.endpointsByName.get(data.endpoint);
-    if (endpoint === undefined) return await this.configChanged(context, `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
+    if (endpoint === undefined) return this.configChanged(context, `config-changed: the endpoint "${data.endpoint}" is no longer in the configuration`);
     let sealed: SealedRun;
     let intermediate: Map<string, string>;
     try {
       sealed = unsealRun(this.settings.keys, fields.jobId, data.sealed);
       intermediate = unsealIntermediate(this.settings.keys, fields.jobId, progress.sealedIntermediate);
     } catch (error) {
-      return { kind: 'failed', code: 'unreadable', tell: await this.permanent(context, `the job cannot be read: ${describeError(error)}`) };
+      return this.permanent(context, `the job cannot be read: ${describeError(error)}`).then((tell): RunEnd => ({ kind: 'failed', code: 'unreadable', tell }));
     }
-    const parameters = await this.underConfiguration(context, loaded, endpoint, new Map(sealed.parameters));
-    if ('kind' in parameters) return parameters;
-    return { loaded, endpoint, sealed, intermediate, parameters };
+    const queued = new Map(sealed.parameters);
+    const fingerprint = endpointFingerprint(loaded.application, endpoint);
+    if (fingerprint === data.fingerprint) return { loaded, endpoint, sealed, intermediate, parameters: queued };
+    return this.underConfiguration(context, endpoint, queued, fingerprint).then((parameters) =>
+      'kind' in parameters ? parameters : { loaded, endpoint, sealed, intermediate, parameters },
+    );
   }
 
-  /** The queued parameters under the endpoint as configured now (--on-config-change); or why they cannot be. */
+  /** The queued parameters under the endpoint as configured now, which changed since the job was queued (--on-config-change); or why they cannot be. */
   private async underConfiguration(
     context: RunContext,
-    loaded: RunnableApplication,
     endpoint: Endpoint,
     parameters: ReadonlyMap<string, string>,
+    fingerprint: string,
   ): Promise<ReadonlyMap<string, string> | RunEnd> {
     const { data } = context.job;
-    const fingerprint = endpointFingerprint(loaded.application, endpoint);
-    if (fingerprint === data.fingerprint) return parameters;
     const policy = hasPositionalTaskIds(endpoint) ? 'strict' : this.settings.onConfigChange;
     context.progress.config = { fingerprint, mismatch: policy };
     if (policy === 'strict') {
@@ -433,7 +465,6 @@ export class QueueConsumer {
   private async noteStalls(context: RunContext): Promise<void> {
     const { job, progress } = context;
     const stalls = job.stalledCounter - (progress.stalls ?? 0);
-    if (stalls <= 0) return;
     progress.stalls = job.stalledCounter;
     // Written now (a stall is rare): a run cut off again before its first checkpoint must not count this one twice.
     await context.writeProgress();
@@ -447,8 +478,8 @@ export class QueueConsumer {
     const { job, token, fields, progress } = context;
     const { loaded, endpoint, sealed, intermediate, parameters } = prepared;
     const data = job.data;
-    const finished = new Set(Object.entries(progress.tasks).flatMap(([id, r]) => (FINISHED_OUTCOMES.has(r.outcome) ? [id] : [])));
-    const firstStart = job.attemptsMade === 0 && Object.keys(progress.tasks).length === 0;
+    const finished = finishedTasks(progress);
+    const firstStart = job.attemptsMade === 0 && !hasAny(progress.tasks);
     this.observer.started(fields, firstStart ? Math.max(0, Date.now() - data.enqueuedAt) / 1000 : null);
     // A first start has no line of its own: the job's line is its completion's (or its warning's or error's).
     if (job.stalledCounter > 0) this.observer.log('info', 'job resumed after a stall', { ...fields, finishedTasks: finished.size });
@@ -463,6 +494,7 @@ export class QueueConsumer {
       this.observer,
       fields,
       endpoint.tasks.length - finished.size,
+      finished,
     );
     const scope: ExpansionScope = {
       parameters,
@@ -478,15 +510,10 @@ export class QueueConsumer {
       requestId: data.requestId,
       // The job's span when tracing is on (NO_SPAN otherwise): the tasks' spans go under it.
       span,
-      durable: { resume: { finished, intermediate }, recorded: (report) => checkpoint.recorded(report), effects: (task) => checkpoint.ledger(task.id) },
+      // Where the run stands, each outcome recorded, each mail message's marker written.
+      durable: checkpoint,
     });
-    const active: ActiveRun = {
-      interrupted: false,
-      interrupt() {
-        this.interrupted = true;
-        run.interrupt(new TaskError('the worker is shutting down', { code: 'shutting-down', transient: true }));
-      },
-    };
+    const active = new ActiveRun(run);
     this.active.add(active);
     let result: TaskRunResult;
     // The record of a run that succeeded, to complete the job with; null: lost, or not a success.

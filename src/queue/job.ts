@@ -147,6 +147,8 @@ export async function bodyToJob(body: RawBody): Promise<NonNullable<SealedRun['b
 
 /** What the run's tasks get of the request: the job's own copies, in memory, with nothing to remove when the run is over. */
 export function requestUploadsFromJob(sealed: SealedRun): RequestUploads {
+  // Most jobs carry neither: they share the one empty set of uploads.
+  if (sealed.body === undefined && (sealed.uploads === undefined || sealed.uploads.length === 0)) return RequestUploads.NONE;
   let body: RawBody | null = null;
   if (sealed.body !== undefined) {
     const content = Buffer.from(sealed.body.content, 'base64');

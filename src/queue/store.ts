@@ -82,8 +82,11 @@ export interface Store {
   sentNothing(error: unknown): boolean;
   /** Makes a job void unless a consumer has fetched it (fate.ts); resolves to the fate that holds. `endpoint` and `requestId`: the job's. */
   voidJob(jobId: string, endpoint: string, requestId: string): Promise<JobFate>;
-  /** Writes a job's progress record if `token` still holds its lock, in one step (fenced-progress.ts); false: another worker holds it, or nobody. */
-  writeProgress(jobId: string, token: string, progress: unknown): Promise<boolean>;
+  /**
+   * Writes a job's progress record, given as JSON text, if `token` still holds its lock, in one
+   * step (fenced-progress.ts); false: another worker holds it, or nobody.
+   */
+  writeProgress(jobId: string, token: string, progressJson: string): Promise<boolean>;
   /** Announces this consumer's lock duration for the queue, unless another is announced and not expired (lock-agreement.ts); resolves to the one that holds. */
   claimLockDuration(lockMs: number): Promise<number>;
   close(): Promise<void>;
@@ -142,8 +145,7 @@ export async function openStore(settings: QueueSettings, role: ConnectionRole, o
       const held = await scripts[VOID_JOB_COMMAND](...jobKeys(settings.name, jobId), ...redisVoidArguments(endpoint, requestId));
       return held === 'void' ? 'void' : 'started';
     },
-    writeProgress: async (jobId, token, progress) =>
-      (await scripts[FENCED_PROGRESS_COMMAND](...jobKeys(settings.name, jobId), token, JSON.stringify(progress))) === 1,
+    writeProgress: async (jobId, token, progressJson) => (await scripts[FENCED_PROGRESS_COMMAND](...jobKeys(settings.name, jobId), token, progressJson)) === 1,
     claimLockDuration: async (lockMs) => Number(await scripts[CLAIM_LOCK_DURATION_COMMAND](lockDurationKey(settings.name), lockMs, announcementLifeMs(lockMs))),
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection: client });
@@ -234,8 +236,8 @@ async function openPostgres(settings: QueueSettings, role: ConnectionRole, onErr
         : 'started';
     },
     claimLockDuration: postgresLockClaims(fatePool, settings.name),
-    writeProgress: async (jobId, token, progress) =>
-      (await fatePool().query(POSTGRES_FENCED_PROGRESS, [settings.name, jobId, token, JSON.stringify(progress)])).rows.length === 1,
+    writeProgress: async (jobId, token, progressJson) =>
+      (await fatePool().query(POSTGRES_FENCED_PROGRESS, [settings.name, jobId, token, progressJson])).rows.length === 1,
     newQueue(options = {}) {
       const queue = new bullmq.Queue(settings.name, { ...options, connection } as unknown as QueueOptions, backend);
       queue.on('error', onError);

@@ -78,6 +78,10 @@ export interface TaskRun {
 }
 
 export function scheduleTasks(input: ScheduleInput): TaskRun {
+  // One task not finished before, the common case: nothing to order, so no graph to walk and no
+  // state per task to keep (docs/performance.md, "A run of one task").
+  const only = input.tasks.length === 1 ? input.tasks[0]! : undefined;
+  if (only !== undefined && input.resume?.finished.has(only.id) !== true) return new OneTask(input, only).start();
   return new Schedule(input).start();
 }
 
@@ -99,45 +103,41 @@ interface Held {
   readonly prepareMs: number;
 }
 
-class Schedule {
-  private readonly byId: ReadonlyMap<string, Task>;
-  private readonly state = new Map<string, TaskState>();
-  private readonly pendingDeps = new Map<string, number>();
-  private readonly intermediate = new Map<string, string>();
-  private readonly held: Held[] = [];
+/** What every run shares: one task's steps, the failure that stops the run, the result. Subclasses keep the state of the tasks. */
+abstract class Run {
+  protected readonly intermediate = new Map<string, string>();
+  /** Prepared tasks that deliver last, in the order they were prepared. */
+  protected held: Held[] | null = null;
   /** Set once, by the first failure that counts or by interrupt(); null while the run goes on. */
-  private stopped: Stop | null = null;
-  private delivering = false;
-  private inFlight = 0;
+  protected stopped: Stop | null = null;
+  protected delivering = false;
+  protected inFlight = 0;
   private resultDone = false;
   private resolveResult!: (result: TaskRunResult) => void;
   private resolveSettled!: () => void;
   private readonly result: Promise<TaskRunResult>;
   private readonly settled: Promise<void>;
-  private readonly control: ExecuteControl = { mayContinue: () => this.stopped === null };
+  protected readonly control: ExecuteControl = { mayContinue: () => this.stopped === null };
 
-  constructor(private readonly input: ScheduleInput) {
-    this.byId = new Map(input.tasks.map((t) => [t.id, t]));
+  constructor(protected readonly input: ScheduleInput) {
     this.result = new Promise((resolve) => (this.resolveResult = resolve));
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
+    if (input.resume !== undefined) for (const [name, value] of input.resume.intermediate) this.intermediate.set(name, value);
   }
 
-  start(): TaskRun {
-    const { tasks, graph } = this.input;
-    const finished = this.input.resume?.finished;
-    if (this.input.resume !== undefined) for (const [name, value] of this.input.resume.intermediate) this.intermediate.set(name, value);
-    for (const task of tasks) {
-      this.state.set(task.id, finished?.has(task.id) === true ? 'done' : 'waiting');
-      this.pendingDeps.set(task.id, (graph.dependsOn.get(task.id) ?? []).filter((id) => finished?.has(id) !== true).length);
-    }
-    for (const task of tasks) if (this.pendingDeps.get(task.id) === 0) this.launch(task);
-    this.checkProgress();
+  protected abstract stateOf(task: Task): TaskState;
+  protected abstract setState(task: Task, state: TaskState): void;
+  /** A task is done (or held): the tasks waiting on it may start. */
+  protected abstract releaseDependants(task: Task): void;
+  protected abstract allTasksDone(): boolean;
+
+  protected handle(): TaskRun {
     return { result: this.result, settled: this.settled, interrupt: (error) => this.stop({ kind: 'interrupted', reason: error.message }, error) };
   }
 
-  private launch(task: Task): void {
-    if (this.stopped !== null || this.state.get(task.id) !== 'waiting') return;
-    this.state.set(task.id, 'running');
+  protected launch(task: Task): void {
+    if (this.stopped !== null || this.stateOf(task) !== 'waiting') return;
+    this.setState(task, 'running');
     this.inFlight++;
     // Deferred so that a synchronous failure in one task cannot stop its siblings from starting.
     void Promise.resolve()
@@ -153,7 +153,7 @@ class Schedule {
     // A sibling released together with a task that failed synchronously (in its condition or
     // prepare) is not started: the first failure stops new starts.
     if (this.stopped !== null) {
-      this.state.set(task.id, 'done');
+      this.setState(task, 'done');
       this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not started: ${this.why()}` });
       return;
     }
@@ -201,7 +201,7 @@ class Schedule {
 
   /** Reports a task whose execute returned: done, or stopped early because another task failed. */
   private finished(task: Task, result: ExecuteResult, durationMs: number, notDone = 'not started', outputs?: ReadonlyMap<string, string>): void {
-    this.state.set(task.id, 'done');
+    this.setState(task, 'done');
     if (result.stopped === undefined) {
       this.report({ task, outcome: 'succeeded', durationMs, attempts: result.attempts, ...(outputs !== undefined ? { outputs } : {}) });
     } else if (result.stopped.done === null) {
@@ -216,30 +216,19 @@ class Schedule {
     const { task } = entry;
     if (this.stopped !== null) {
       this.report({ task, outcome: 'not-started', durationMs: entry.prepareMs, attempts: 0, reason: `not delivered: ${this.why()}` });
-      this.state.set(task.id, 'done');
+      this.setState(task, 'done');
       return;
     }
-    this.held.push(entry);
+    (this.held ??= []).push(entry);
     // Held counts as finished for the tasks after it: it runs after all of them, so making
     // them wait for it would deadlock.
-    this.state.set(task.id, 'held');
+    this.setState(task, 'held');
     this.releaseDependants(task);
   }
 
   private finish(task: Task): void {
-    this.state.set(task.id, 'done');
+    this.setState(task, 'done');
     this.releaseDependants(task);
-  }
-
-  private releaseDependants(task: Task): void {
-    for (const id of this.input.graph.dependents.get(task.id) ?? []) {
-      const left = (this.pendingDeps.get(id) ?? 1) - 1;
-      this.pendingDeps.set(id, left);
-      if (left === 0) {
-        const next = this.byId.get(id);
-        if (next) this.launch(next);
-      }
-    }
   }
 
   private taskFailed(task: Task, error: TaskError, durationMs: number, attempts = 0): void {
@@ -249,7 +238,7 @@ class Schedule {
       return;
     }
     this.report({ task, outcome: 'failed', durationMs, attempts, error });
-    this.state.set(task.id, 'done');
+    this.setState(task, 'done');
     this.stop({ kind: 'task-failed', taskId: task.id }, error);
   }
 
@@ -257,12 +246,12 @@ class Schedule {
     if (this.stopped !== null) return;
     this.stopped = stop;
     for (const task of this.input.tasks) {
-      const state = this.state.get(task.id);
+      const state = this.stateOf(task);
       if (state === 'waiting') {
-        this.state.set(task.id, 'done');
+        this.setState(task, 'done');
         this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not started: ${this.why()}` });
       } else if (state === 'held' && !this.delivering) {
-        this.state.set(task.id, 'done');
+        this.setState(task, 'done');
         this.report({ task, outcome: 'not-started', durationMs: 0, attempts: 0, reason: `not delivered: ${this.why()}` });
       }
     }
@@ -272,31 +261,26 @@ class Schedule {
   }
 
   /** Called whenever work ends: starts the held tasks when all else is done, settles when idle. */
-  private checkProgress(): void {
+  protected checkProgress(): void {
     if (this.inFlight === 0 && this.stopped === null && !this.delivering && this.allTasksDone()) {
-      if (this.held.length === 0) {
-        this.settleResult({ ok: true, intermediate: new Map(this.intermediate) });
-      } else {
-        this.runHeld();
+      // Nothing runs any more, so the values are final: the map itself is the result's.
+      if (this.held === null) this.settleResult({ ok: true, intermediate: this.intermediate });
+      else {
+        this.runHeld(this.held);
         return;
       }
     }
     if (this.inFlight === 0 && this.resultDone) this.resolveSettled();
   }
 
-  private allTasksDone(): boolean {
-    for (const state of this.state.values()) if (state === 'waiting' || state === 'running') return false;
-    return true;
-  }
-
-  private runHeld(): void {
+  private runHeld(held: readonly Held[]): void {
     this.delivering = true;
     this.inFlight++;
-    void Promise.all(this.held.map((entry) => this.runOneHeld(entry)))
+    void Promise.all(held.map((entry) => this.runOneHeld(entry)))
       .then(() => {
-        if (this.stopped === null) this.settleResult({ ok: true, intermediate: new Map(this.intermediate) });
+        if (this.stopped === null) this.settleResult({ ok: true, intermediate: this.intermediate });
       })
-      .catch((error: unknown) => this.stop({ kind: 'task-failed', taskId: this.held[0]!.task.id }, unexpected(error)))
+      .catch((error: unknown) => this.stop({ kind: 'task-failed', taskId: held[0]!.task.id }, unexpected(error)))
       .finally(() => {
         this.inFlight--;
         this.checkProgress();
@@ -326,6 +310,8 @@ class Schedule {
   }
 
   private scopeFor(task: Task): ExpansionScope {
+    // A task without inputs shares one empty map: nothing writes to it.
+    if (task.inputs.length === 0) return { ...this.input.scope, intermediate: NO_INPUTS };
     const inputs = new Map<string, string>();
     for (const name of task.inputs) {
       const value = this.intermediate.get(name);
@@ -348,6 +334,87 @@ class Schedule {
     } catch {
       // A broken observer must not turn into a task failure or an unhandled rejection.
     }
+  }
+}
+
+const NO_INPUTS: ReadonlyMap<string, string> = new Map();
+
+/** Tasks in dependency order: each starts once all its dependencies are done. */
+class Schedule extends Run {
+  private readonly byId: ReadonlyMap<string, Task>;
+  private readonly state = new Map<string, TaskState>();
+  private readonly pendingDeps = new Map<string, number>();
+
+  constructor(input: ScheduleInput) {
+    super(input);
+    this.byId = new Map(input.tasks.map((t) => [t.id, t]));
+  }
+
+  start(): TaskRun {
+    const { tasks, graph } = this.input;
+    const finished = this.input.resume?.finished;
+    for (const task of tasks) {
+      this.state.set(task.id, finished?.has(task.id) === true ? 'done' : 'waiting');
+      this.pendingDeps.set(task.id, (graph.dependsOn.get(task.id) ?? []).filter((id) => finished?.has(id) !== true).length);
+    }
+    for (const task of tasks) if (this.pendingDeps.get(task.id) === 0) this.launch(task);
+    this.checkProgress();
+    return this.handle();
+  }
+
+  protected stateOf(task: Task): TaskState {
+    return this.state.get(task.id)!;
+  }
+
+  protected setState(task: Task, state: TaskState): void {
+    this.state.set(task.id, state);
+  }
+
+  protected releaseDependants(task: Task): void {
+    for (const id of this.input.graph.dependents.get(task.id) ?? []) {
+      const left = (this.pendingDeps.get(id) ?? 1) - 1;
+      this.pendingDeps.set(id, left);
+      if (left === 0) {
+        const next = this.byId.get(id);
+        if (next) this.launch(next);
+      }
+    }
+  }
+
+  protected allTasksDone(): boolean {
+    for (const state of this.state.values()) if (state === 'waiting' || state === 'running') return false;
+    return true;
+  }
+}
+
+/** The only task of a run, not finished before: the same steps, its state in one field. */
+class OneTask extends Run {
+  private state: TaskState = 'waiting';
+
+  constructor(
+    input: ScheduleInput,
+    private readonly task: Task,
+  ) {
+    super(input);
+  }
+
+  start(): TaskRun {
+    this.launch(this.task);
+    return this.handle();
+  }
+
+  protected stateOf(): TaskState {
+    return this.state;
+  }
+
+  protected setState(_task: Task, state: TaskState): void {
+    this.state = state;
+  }
+
+  protected releaseDependants(): void {}
+
+  protected allTasksDone(): boolean {
+    return this.state !== 'waiting' && this.state !== 'running';
   }
 }
 

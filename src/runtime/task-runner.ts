@@ -33,6 +33,7 @@ export interface DurableRun {
   readonly resume: ResumeState;
   /** Every task report, after the observer has it (the checkpoint). */
   recorded(report: TaskReport): void;
+  /** Asked only for a task of a kind that sends mail: the record of its messages. */
   effects(task: Task): EffectLedger;
 }
 
@@ -88,20 +89,23 @@ export class TaskEngine {
         let step = steps.get(task.kind);
         if (step === undefined) {
           const kind = this.kinds.of(task);
+          const services = this.services.get(task.kind)!;
+          // Only a kind that sends mail has irreversible steps for a durable run to record.
+          const ledger = kind.sendsMail ? durable : undefined;
           step = {
             deliversLast: kind.deliversLast,
             prepare: (t, scope) => kind.prepare(t, scope, taskRequest, this.options.settings),
             execute:
-              spans === null && durable === undefined
-                ? (t, prepared, control) => kind.execute(t, prepared, this.services.get(t.kind)!, control)
+              spans === null && ledger === undefined
+                ? (t, prepared, control) => kind.execute(t, prepared, services, control)
                 : (t, prepared, control) => {
                     let span: Span | undefined;
                     if (spans !== null) {
                       span = taskSpan(parent!, t.id, t.kind);
                       spans.set(t.id, span);
                     }
-                    const effects = durable?.effects(t);
-                    return kind.execute(t, prepared, this.services.get(t.kind)!, {
+                    const effects = ledger?.effects(t);
+                    return kind.execute(t, prepared, services, {
                       mayContinue: () => control.mayContinue(),
                       ...(span !== undefined ? { span } : {}),
                       ...(effects !== undefined ? { effects } : {}),

@@ -32,15 +32,15 @@ describe.each(backends)('the fenced progress write on %s', (backend) => {
     expect(job).toBeDefined();
     const stored = async () => (await queue.getJob(job!.id!))!.progress;
 
-    expect(await store.writeProgress(job!.id!, token, { tasks: { a: 'succeeded' } })).toBe(true);
+    expect(await store.writeProgress(job!.id!, token, JSON.stringify({ tasks: { a: 'succeeded' } }))).toBe(true);
     expect(await stored()).toEqual({ tasks: { a: 'succeeded' } });
 
     // Another worker's token (the one a held-up worker still has after a takeover): nothing written.
-    expect(await store.writeProgress(job!.id!, 'another-token', { tasks: {} })).toBe(false);
+    expect(await store.writeProgress(job!.id!, 'another-token', JSON.stringify({ tasks: {} }))).toBe(false);
     expect(await stored()).toEqual({ tasks: { a: 'succeeded' } });
 
     await job!.moveToCompleted('done', token, false);
-    expect(await store.writeProgress(job!.id!, token, { tasks: {} })).toBe(false);
+    expect(await store.writeProgress(job!.id!, token, JSON.stringify({ tasks: {} }))).toBe(false);
     expect(await stored()).toEqual({ tasks: { a: 'succeeded' } });
     await worker.close();
   });

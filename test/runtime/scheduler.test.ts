@@ -820,4 +820,56 @@ describe('a run taken up again, and interrupted', () => {
     expect(h.settled).toBe(true);
     h.expectAllReportedOnce();
   });
+
+  // A run of one task takes a path of its own (no graph, no state per task): the same outcomes.
+  it('interrupt of a run of one task: fails the result at once, and reports the task when it returns stopped', async () => {
+    const h = new Harness([fakeTask('a')]);
+    await tick();
+    const stop = new TaskError('the worker is shutting down', { code: 'shutting-down', transient: true });
+    h.run.interrupt(stop);
+    await tick();
+    expect(h.result).toEqual({ ok: false, cause: 'interrupted', error: stop });
+    expect(h.controls.get('a')!.mayContinue()).toBe(false);
+    expect(h.reported('a')).toBe(false);
+    expect(h.settled).toBe(false);
+    h.resolve('a', { attempts: 1, stopped: { done: null } });
+    await tick();
+    expect(h.report('a')).toMatchObject({ outcome: 'not-started', reason: 'not started: the run was interrupted (the worker is shutting down)' });
+    expect(h.settled).toBe(true);
+    h.expectAllReportedOnce();
+  });
+
+  it('interrupt of a run of one task that delivers last: what it did is reported as not delivered', async () => {
+    const h = new Harness([fakeTask('mail')], { deliversLast: ['mail'] });
+    await tick();
+    expect(h.executing('mail')).toBe(true);
+    const stop = new TaskError('the worker is shutting down', { code: 'shutting-down', transient: true });
+    h.run.interrupt(stop);
+    h.resolve('mail', { attempts: 1, stopped: { done: null } });
+    await tick();
+    expect(h.result).toEqual({ ok: false, cause: 'interrupted', error: stop });
+    expect(h.report('mail')).toMatchObject({ outcome: 'not-started', reason: 'not delivered: the run was interrupted (the worker is shutting down)' });
+    expect(h.settled).toBe(true);
+  });
+
+  it('interrupt before a run of one task has started it: the task is not started, and the run settles at once', async () => {
+    const h = new Harness([fakeTask('a')]);
+    const stop = new TaskError('the worker is shutting down', { code: 'shutting-down', transient: true });
+    h.run.interrupt(stop);
+    await tick();
+    expect(h.prepared('a')).toBe(false);
+    expect(h.result).toEqual({ ok: false, cause: 'interrupted', error: stop });
+    expect(h.report('a')).toMatchObject({ outcome: 'not-started', reason: 'not started: the run was interrupted (the worker is shutting down)' });
+    expect(h.settled).toBe(true);
+    h.expectAllReportedOnce();
+  });
+
+  it('a run of one task finished before settles at once, with the values it had produced', async () => {
+    const h = new Harness([fakeTask('a', { outputs: ['x'] })], { resume: { finished: new Set(['a']), intermediate: new Map([['x', '1']]) } });
+    await tick();
+    expect(h.events).toEqual([]);
+    expect(h.result).toEqual({ ok: true, intermediate: new Map([['x', '1']]) });
+    expect(h.settled).toBe(true);
+    expect(h.reported('a')).toBe(false);
+  });
 });

@@ -73,9 +73,32 @@ export function loadGot(): Promise<GotModule> {
   return (gotModule ??= import('got'));
 }
 
-/** One client per process: keeps connections alive across requests. got is created on the first request. */
+/** got's instance for this client and got's module (its error classes), once loaded. */
+interface LoadedGot {
+  readonly got: Got;
+  readonly errors: GotModule;
+}
+
+/**
+ * What a request hands the redirect hook as got's `context`: the prepared request (its headers
+ * are the task's own) and its URL. The hook itself is made once per client, so a request builds
+ * no hook, no array for it, nor a closure (docs/performance.md, "The HTTP client").
+ */
+// A type, not an interface: got's `context` takes only what has an index signature.
+type RedirectContext = {
+  readonly taskRequest: PreparedHttpRequest;
+  readonly taskUrl: URL;
+};
+
+/**
+ * One client per process: keeps connections alive across requests. got is created on the first
+ * request; what every request shares (the redirect hook, each timeout's object) is made once.
+ */
 export class HttpClient {
-  private instance: Promise<Got> | undefined;
+  private loading: Promise<LoadedGot> | undefined;
+  /** Set once got is loaded: a request then starts without waiting on a promise for it. */
+  loaded: LoadedGot | undefined;
+  private readonly timeouts = new Map<number, { readonly request: number }>();
 
   constructor(
     private readonly agent: Agents | undefined,
@@ -83,9 +106,10 @@ export class HttpClient {
     readonly policy: OutboundPolicy = OPEN_POLICY,
   ) {}
 
-  got(): Promise<Got> {
-    return (this.instance ??= loadGot().then(({ default: got }) =>
-      got.extend({
+  load(): Promise<LoadedGot> {
+    return (this.loading ??= loadGot().then((errors) => {
+      const guards = gotGuards(this.policy);
+      const got = errors.default.extend({
         retry: { limit: 0 },
         throwHttpErrors: false,
         followRedirect: true,
@@ -96,9 +120,18 @@ export class HttpClient {
         ...(this.agent !== undefined ? { agent: this.agent } : {}),
         // The first URL is checked before the request (attemptOnce); each redirect in a hook,
         // and every address a name resolves to in the lookup of the connection itself.
-        ...gotGuards(this.policy),
-      }),
-    ));
+        ...guards,
+        hooks: { beforeRedirect: [...(guards.hooks?.beforeRedirect ?? []), originGuard(this.policy)] },
+      });
+      return (this.loaded = { got, errors });
+    }));
+  }
+
+  /** got's `timeout` option for `ms`: the same object for every request with that timeout (got copies it). */
+  timeout(ms: number): { readonly request: number } {
+    let timeout = this.timeouts.get(ms);
+    if (timeout === undefined) this.timeouts.set(ms, (timeout = { request: ms }));
+    return timeout;
   }
 }
 
@@ -112,20 +145,24 @@ type AttemptResult =
 
 /** Sends the request, retrying transient failures; a failure is a TaskError with its attempt count. */
 export async function sendHttpRequest(client: HttpClient, request: PreparedHttpRequest, options: SendOptions): Promise<HttpAnswer> {
-  const target = describeTarget(request);
-  const [got, errors] = await Promise.all([client.got(), loadGot()]);
+  const loaded = client.loaded ?? (await client.load());
   // <sign>: the bytes are signed as sent, each attempt with its own send time.
   const signed = request.signing === null ? null : { signing: request.signing, bytes: await bodyBytes(request.body) };
   const { value, attempts } = await withRetries(
     async (_n, span) => {
       const sent = signed === null ? request : { ...request, headers: { ...request.headers, ...signAttempt(signed.signing, Date.now(), signed.bytes) } };
-      const result = await attemptOnce(got, errors, sent, options.timeoutMs, client.policy, span);
+      const result = await attemptOnce(client, loaded, sent, options.timeoutMs, span);
       if (result.kind === 'answer') span.setAttribute(ATTR.status, result.status);
+      // The target is described only for a failure: an answer never needs it.
       if (result.kind === 'error')
-        throw new TaskError(`${target} failed: ${result.error.message}`, { code: result.error.code, transient: result.error.transient, cause: result.error });
+        throw new TaskError(`${describeTarget(request)} failed: ${result.error.message}`, {
+          code: result.error.code,
+          transient: result.error.transient,
+          cause: result.error,
+        });
       if (result.status < 200 || result.status > 299) {
         const transient = result.status === 429 || result.status >= 500;
-        throw new TaskError(`${target} answered ${result.status}${result.statusMessage ? ' ' + result.statusMessage : ''}`, {
+        throw new TaskError(`${describeTarget(request)} answered ${result.status}${result.statusMessage ? ' ' + result.statusMessage : ''}`, {
           code: 'http-status',
           transient,
           retryAfterMs: transient ? parseRetryAfter(result.headers['retry-after']) : null,
@@ -148,14 +185,8 @@ export function describeTarget(request: Pick<PreparedHttpRequest, 'method' | 'ur
   }
 }
 
-function attemptOnce(
-  client: Got,
-  errors: GotModule,
-  request: PreparedHttpRequest,
-  timeoutMs: number,
-  policy: OutboundPolicy,
-  span: Span,
-): Promise<AttemptResult> {
+function attemptOnce(client: HttpClient, { got, errors }: LoadedGot, request: PreparedHttpRequest, timeoutMs: number, span: Span): Promise<AttemptResult> {
+  const { policy } = client;
   return new Promise<AttemptResult>((resolve) => {
     let url: URL;
     try {
@@ -181,7 +212,10 @@ function attemptOnce(
       settled = true;
       resolve(result);
     };
-    const sent: Record<string, string | string[] | undefined> = { ...request.headers };
+    // got copies the headers it is given, so the prepared ones are handed over as they are,
+    // unless this attempt adds one (a traceparent, the length of a body read from a file).
+    const fromFile = request.body !== null && typeof request.body !== 'string' && request.body.source.kind === 'file';
+    const sent: Record<string, string | string[] | undefined> = span.recording || fromFile ? { ...request.headers } : request.headers;
     if (span.recording) {
       span.setAttribute(ATTR.method, request.method);
       setTargetAttributes(span, url);
@@ -189,12 +223,13 @@ function attemptOnce(
       span.inject(sent);
     }
     const body = wireBody(request.body, sent);
-    const stream = client.stream(url, {
+    const context: RedirectContext = { taskRequest: request, taskUrl: url };
+    const stream = got.stream(url, {
       method: request.method as 'GET',
       headers: sent,
       ...(body !== null ? { body } : {}),
-      timeout: { request: timeoutMs },
-      hooks: { beforeRedirect: [originGuard(policy, url, request)] },
+      timeout: client.timeout(timeoutMs),
+      context,
     });
     // In stream mode got waits for a request body on methods that may carry one; without a
     // prepared body the request must be ended here or it never leaves.
@@ -261,12 +296,14 @@ async function bodyBytes(body: PreparedHttpRequest['body']): Promise<Buffer> {
 const KEPT_ACROSS_ORIGINS: ReadonlySet<string> = new Set(['content-type', 'idempotency-key']);
 
 /**
- * got's beforeRedirect hook for one request: a redirect to another origin than the task's URL
- * is refused (crossOriginRefusal), or, when --allow-task-host names its host, followed without
- * the task's own headers; once dropped they stay dropped for the rest of the chain.
+ * got's beforeRedirect hook, one per client: a redirect to another origin than the task's URL is
+ * refused (crossOriginRefusal), or, when --allow-task-host names its host, followed without the
+ * task's own headers; once dropped they stay dropped for the rest of the chain. The request and
+ * its URL come with each request, in got's `context` (RedirectContext).
  */
-function originGuard(policy: OutboundPolicy, origin: URL, request: PreparedHttpRequest): (next: Pick<Options, 'url' | 'headers'>) => void {
+function originGuard(policy: OutboundPolicy): (next: Pick<Options, 'url' | 'headers' | 'context'>) => void {
   return (next) => {
+    const { taskRequest: request, taskUrl: origin } = next.context as unknown as RedirectContext;
     const to = new URL(String(next.url));
     if (to.origin === origin.origin) return;
     const refusal = crossOriginRefusal(policy, origin, to);
