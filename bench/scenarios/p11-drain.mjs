@@ -9,7 +9,9 @@
 // idling on its empty queue while another drains. Besides jobs/s, the worker's CPU time per job
 // (/proc): steadier on a busy machine.
 // Redis: a redis-server of its own on a free port (lib/redis-server.mjs), stopped at the end.
-// Target: worker jobs/s >= 0.9x the baseline's, for each job.
+// Target: worker jobs/s >= 0.9x the baseline's, for each job, with --deliveries none (the baseline
+// records nothing); the worker with its delivery log on (the default) is measured too, for
+// information.
 // --before DIR adds the worker of the build in DIR (a copy of an earlier version), fed by that
 // build's serve. --trace-gc runs every worker under node --trace-gc and counts its garbage
 // collections per drain: young-generation scavenges per 1,000 jobs follow what a job allocates.
@@ -70,11 +72,13 @@ if (redis === null) {
 const app = fixture('p11-drain');
 const key = randomBytes(32).toString('base64');
 const suffix = randomBytes(3).toString('hex');
-// The workers measured: this build's, the BullMQ baseline, and with --before an earlier build's.
-const VARIANTS = ['service', 'baseline', ...(o.before !== undefined ? ['before'] : [])];
-const LABELS = { service: 'endpoint-service worker', baseline: 'BullMQ + got', before: 'worker of --before' };
-const bins = { service: bin, baseline: bin, before: o.before !== undefined ? path.resolve(o.before, 'bin/endpoint-service.js') : bin };
-const nodes = { service: process.execPath, baseline: process.execPath, before: o['before-node'] ?? process.execPath };
+// The workers measured: this build's, the BullMQ baseline, this build's with its delivery log on
+// (the default), and with --before an earlier build's. The baseline records no delivery, so the
+// worker held to the target runs with --deliveries none; the log's cost is the third's ratio.
+const VARIANTS = ['service', 'baseline', 'logged', ...(o.before !== undefined ? ['before'] : [])];
+const LABELS = { service: 'endpoint-service worker', baseline: 'BullMQ + got', logged: '+ delivery log', before: 'worker of --before' };
+const bins = { service: bin, baseline: bin, logged: bin, before: o.before !== undefined ? path.resolve(o.before, 'bin/endpoint-service.js') : bin };
+const nodes = { service: process.execPath, baseline: process.execPath, logged: process.execPath, before: o['before-node'] ?? process.execPath };
 const names = Object.fromEntries(VARIANTS.map((v) => [v, `es-bench-p11-${v}-${suffix}`]));
 const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
 const queues = Object.fromEntries(VARIANTS.map((v) => [v, new Queue(names[v], { connection })]));
@@ -152,6 +156,7 @@ for (const v of VARIANTS)
             String(o.concurrency),
             '--log-format',
             'json',
+            ...(v === 'service' ? ['--deliveries', 'none'] : []),
           ],
           { env, ready: /^endpoint-service worker listening on (\S+)$/m },
         ),
@@ -330,6 +335,18 @@ for (const job of JOBS) {
       `one worker (--concurrency ${o.concurrency}): jobs/s, ${job.what}`,
       `${medianOf('service')} jobs/s (${jobsRatio.toFixed(2)}x)`,
       `BullMQ + got ${medianOf('baseline')} jobs/s`,
+    ),
+  );
+  const median_ = (v, field) => median(r[v].map((x) => x[field]));
+  const logJobs = median_('logged', 'jobsPerSecond') / median_('service', 'jobsPerSecond');
+  const logCpu = median_('logged', 'cpuUsPerJob') / median_('service', 'cpuUsPerJob');
+  console.log(`  ${job.endpoint}: with/without the delivery log: jobs/s ${logJobs.toFixed(2)}x, CPU per job ${logCpu.toFixed(2)}x`);
+  checks.push(
+    check(
+      `P11 (info) worker with its delivery log (the default) vs without (${job.endpoint})`,
+      `${logJobs.toFixed(2)}x (CPU ${logCpu.toFixed(2)}x)`,
+      'information',
+      null,
     ),
   );
   if (o.before !== undefined) {
