@@ -39,7 +39,7 @@ const o = options(USAGE, { rounds: [4, 2], duration: [8, 4], connections: [10, 1
 requireBuild();
 const redisUrl = process.env.ENDPOINT_SERVICE_BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 const app = fixture('p9-queue');
-const queueName = `es-bench-p8-${randomBytes(3).toString('hex')}`;
+const queueName = `es-bench-p9-${randomBytes(3).toString('hex')}`;
 const key = randomBytes(32).toString('base64');
 
 let Queue;
@@ -53,16 +53,35 @@ try {
   probe.disconnect();
 } catch (error) {
   console.log(`P9 skipped: no Redis at ${redisUrl} (${error.message}); set ENDPOINT_SERVICE_BENCH_REDIS_URL`);
-  emitResult('p8', [check('P9 skipped: no Redis', 'n/a', 'information', null)]);
+  emitResult('p9', [check('P9 skipped: no Redis', 'n/a', 'information', null)]);
   process.exit(0);
 }
 
 const upstream = await startScript('peers/p9-upstream.mjs', [], { cpu: LOAD_CPU });
 const env = { ...process.env, UPSTREAM: upstream.url, ENDPOINT_SERVICE_QUEUE_KEY: key };
-const inProcess = await startService(app, { env });
-const queued = await startService(app, { env, extra: ['--queue', redisUrl, '--queue-name', queueName, '--no-queue-consume'] });
+// Without the delivery log, which P16 measures: with --queue it would write every delivery into
+// this shared Redis under the default namespace, and nothing here would remove them.
+const NO_LOG = ['--deliveries', 'none'];
+const inProcess = await startService(app, { env, extra: NO_LOG });
+const queued = await startService(app, { env, extra: ['--queue', redisUrl, '--queue-name', queueName, '--no-queue-consume', ...NO_LOG] });
 const worker = await startProcess(
-  [process.execPath, bin, 'worker', app, '--queue', redisUrl, '--queue-name', queueName, '--port', '0', '--concurrency', '64', '--log-format', 'json'],
+  [
+    process.execPath,
+    bin,
+    'worker',
+    app,
+    '--queue',
+    redisUrl,
+    '--queue-name',
+    queueName,
+    '--port',
+    '0',
+    '--concurrency',
+    '64',
+    '--log-format',
+    'json',
+    ...NO_LOG,
+  ],
   {
     cpu: LOAD_CPU,
     env,
@@ -152,7 +171,7 @@ const [local, durable] = variants;
 const vsLocal = median(durable.samples.map((x) => x.rps)) / median(local.samples.map((x) => x.rps));
 const p99 = percentile(durable.delays, 99);
 console.log(`  ratios (of medians): queued/in-process req/s ${vsLocal.toFixed(2)}x`);
-emitResult('p8', [
+emitResult('p9', [
   check('P9 --queue req/s vs in-process background', `${vsLocal.toFixed(3)}x`, '>= 0.70x', vsLocal >= 0.7),
   check('P9 --queue answer→upstream delay p99', `${p99} ms (p50 ${percentile(durable.delays, 50)} ms)`, '<= 50 ms', p99 <= 50),
   check('P9 (info) in-process answer→upstream p99', `${percentile(local.delays, 99)} ms`, 'information', null),
