@@ -7,7 +7,7 @@ import { pageSize, POSTGRES, sqlFilter } from './delivery-query.js';
 import type { DeliveryRecord, TaskRecord } from './record.js';
 import { decodeOutcome, encodeOutcome, newTicket, REPLAY_OUTCOME_TTL_MS } from './replay.js';
 import { POSTGRES_SCHEMA_VERSION, postgresMeta, postgresStatements, postgresTables, quoteIdentifier } from './postgres-schema.js';
-import { groupNamed, withGroup } from './sealed-request.js';
+import { storedRequest } from './sealed-request.js';
 import { namingErrors } from './store-errors.js';
 import { withoutPassword } from './store-url.js';
 import type { DeliveryStore, DeliveryWrite } from './store.js';
@@ -117,13 +117,9 @@ function queryOf(w: DeliveryWrite, sql: ReturnType<typeof postgresStatements>, u
   }
 }
 
-/** A delivery's sealed request with its group's blob; null when not kept, or its group is gone. */
-async function sealedWithGroup(pool: PgPool, sql: ReturnType<typeof postgresStatements>, row: Record<string, unknown>): Promise<string | null> {
-  const sealed = sealedOf(row);
-  const group = sealed === null ? null : groupNamed(sealed);
-  if (group === null) return sealed;
-  const found = (await pool.query(sql.group, [group])).rows[0]?.sealed;
-  return typeof found === 'string' ? withGroup(group, found) : null;
+/** A group's sealed blob; null when it is gone. */
+async function groupBlob(pool: PgPool, sql: ReturnType<typeof postgresStatements>, group: string): Promise<string | null> {
+  return sealedOf((await pool.query(sql.group, [group])).rows[0] ?? {});
 }
 
 function storeOn(pool: PgPool, s: string, description: string): DeliveryStore {
@@ -158,7 +154,7 @@ function storeOn(pool: PgPool, s: string, description: string): DeliveryStore {
         [id],
       );
       const row = rows[0];
-      return row === undefined ? null : { record: withWritten(row), sealed: await sealedWithGroup(pool, sql, row) };
+      return row === undefined ? null : { record: withWritten(row), sealed: await storedRequest(sealedOf(row), (group) => groupBlob(pool, sql, group)) };
     },
     async counts(since) {
       const verdicts: Record<string, number> = {};

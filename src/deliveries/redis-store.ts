@@ -20,7 +20,7 @@ import { newestFirst } from './redis-index.js';
 import { CLAIM_REPLAY_SCRIPT, decodeTaskField, WRITE_DELIVERIES_SCRIPT, WRITE_TASK_SCRIPT } from './redis-scripts.js';
 import { decodeOutcome, encodeOutcome, newTicket, REPLAY_OUTCOME_TTL_MS } from './replay.js';
 import { GROUP_MARGIN_MS } from './sealed-groups.js';
-import { groupNamed, withGroup } from './sealed-request.js';
+import { storedRequest } from './sealed-request.js';
 import { namingErrors } from './store-errors.js';
 import { withoutPassword } from './store-url.js';
 import type { DeliveryStore, DeliveryWrite } from './store.js';
@@ -126,14 +126,6 @@ async function pruneGroups(redis: Redis, index: string, groups: string, group: (
   }
 }
 
-/** A delivery's sealed request as stored, with its group's blob; null when not kept, or its group is gone. */
-async function withGroupOf(redis: Redis, sealed: string | null | undefined, group: (id: string) => string): Promise<string | null> {
-  const name = sealed === null || sealed === undefined ? null : groupNamed(sealed);
-  if (name === null) return sealed ?? null;
-  const blob = await redis.get(group(name));
-  return blob === null ? null : withGroup(name, blob);
-}
-
 type Keys = ReturnType<typeof keysUnder>;
 
 function keysUnder(prefix: string) {
@@ -219,7 +211,7 @@ function storeOn(redis: Redis, prefix: string, description: string): DeliverySto
       if (json === null || json === undefined) return null;
       const record = JSON.parse(json) as DeliveryRecord;
       const tasks = mergeTasks(record.tasks, writtenTasks(hash as Record<string, string>));
-      return { record: { ...record, tasks }, sealed: await withGroupOf(redis, sealed, key.group) };
+      return { record: { ...record, tasks }, sealed: await storedRequest(sealed ?? null, (group) => redis.get(key.group(group))) };
     },
     async counts(since) {
       const verdicts: Record<string, number> = {};

@@ -131,6 +131,17 @@ export function withGroup(group: string, sealed: string): string {
   return `${GROUP_MARK}${group}.${sealed}`;
 }
 
+/**
+ * What a store gives back for a delivery's stored `sealed`: its own blob as it is, or the name and
+ * blob of the group it names, which `read` finds; null when not kept, or when its group is gone.
+ */
+export async function storedRequest(sealed: string | null, read: (group: string) => string | null | Promise<string | null>): Promise<string | null> {
+  const group = sealed === null ? null : groupNamed(sealed);
+  if (group === null) return sealed;
+  const blob = await read(group);
+  return blob === null ? null : withGroup(group, blob);
+}
+
 /** The bytes of `delivery`'s request in a group as withGroup gave it. */
 function requestInGroup(keys: readonly QueueKey[], delivery: string, stored: string): Buffer {
   const dot = stored.indexOf('.', GROUP_MARK.length);

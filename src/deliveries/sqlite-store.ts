@@ -13,7 +13,7 @@ import { pageSize, sqlFilter, SQLITE } from './delivery-query.js';
 import type { TaskRecord } from './record.js';
 import { decodeOutcome, encodeOutcome, newTicket, REPLAY_OUTCOME_TTL_MS } from './replay.js';
 import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_SCHEMA_VERSION, SQLITE_SETTINGS, SQLITE_TABLES, UPSERT_TASK_SQL } from './sqlite-schema.js';
-import { groupNamed, withGroup } from './sealed-request.js';
+import { storedRequest } from './sealed-request.js';
 import { pruneGroupsSql, upsertGroupSql } from './sealed-groups.js';
 import { namingErrors } from './store-errors.js';
 import type { DeliveryStore, DeliveryWrite, StoredDelivery } from './store.js';
@@ -191,15 +191,6 @@ function valuesOf(statements: Statements, write: DeliveryWrite, now: number): { 
   }
 }
 
-/** A delivery's sealed request with its group's blob; null when not kept, or its group is gone. */
-function sealedAndGroup(statements: Statements, row: Row): string | null {
-  const sealed = sealedOf(row);
-  const group = sealed === null ? null : groupNamed(sealed);
-  if (group === null) return sealed;
-  const found = statements.group.get(group);
-  return found === undefined ? null : withGroup(group, String(found.sealed));
-}
-
 function storeOn(db: Database, file: string): DeliveryStore {
   const statements = statementsOf(db);
   /** One statement per set of filters used, made the first time that set is asked for. */
@@ -216,7 +207,6 @@ function storeOn(db: Database, file: string): DeliveryStore {
   };
 
   const writeValues = (write: DeliveryWrite, now: number) => valuesOf(statements, write, now);
-  const sealedWithGroup = (row: Row) => sealedAndGroup(statements, row);
 
   return {
     description: `SQLite at ${file}`,
@@ -256,7 +246,8 @@ function storeOn(db: Database, file: string): DeliveryStore {
       if (row === undefined) return null;
       const record = recordOf(row);
       const written = statements.tasksOf.all(id).map((r) => JSON.parse(String(r.task)) as TaskRecord);
-      return { record: { ...record, tasks: mergeTasks(record.tasks, written) }, sealed: sealedWithGroup(row) };
+      const sealed = await storedRequest(sealedOf(row), (group) => sealedOf(statements.group.get(group) ?? {}));
+      return { record: { ...record, tasks: mergeTasks(record.tasks, written) }, sealed };
     },
     async counts(since) {
       live();

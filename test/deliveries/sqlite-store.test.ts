@@ -27,6 +27,14 @@ interface RawDatabase {
 }
 const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => RawDatabase };
 
+/** A store's file as this version makes it, then changed by `sql` behind its back (as another version would have left it). */
+async function madeThenChanged(file: string, sql: string): Promise<void> {
+  await openSqliteStore(file).close();
+  const raw = new DatabaseSync(file);
+  raw.exec(sql);
+  raw.close();
+}
+
 describe('the SQLite delivery store', () => {
   deliveryStoreContract(async () => {
     const file = newFile();
@@ -136,19 +144,13 @@ describe('a file that cannot be the delivery store', () => {
 
   it('is refused when a newer version made it', async () => {
     const file = newFile();
-    await openSqliteStore(file).close();
-    const raw = new DatabaseSync(file);
-    raw.exec('PRAGMA user_version = 99');
-    raw.close();
+    await madeThenChanged(file, 'PRAGMA user_version = 99');
     expect(refusal(file)).toContain(`was made by a newer endpoint-service (schema version 99; this one knows ${SQLITE_SCHEMA_VERSION})`);
   });
 
   it('is brought up to date from version 1: it gains the table of sealed groups', async () => {
     const file = newFile();
-    await openSqliteStore(file).close();
-    const raw = new DatabaseSync(file);
-    raw.exec('DROP TABLE delivery_groups; PRAGMA user_version = 1');
-    raw.close();
+    await madeThenChanged(file, 'DROP TABLE delivery_groups; PRAGMA user_version = 1');
     const store = openSqliteStore(file);
     await store.write([{ kind: 'sealed-group', id: 'req-1', sealed: 'QUJD' }, delivery(record('req-1', T0), 'g.req-1')]);
     expect((await store.get('req-1'))!.sealed).toBe('g.req-1.QUJD');
