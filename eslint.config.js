@@ -8,7 +8,7 @@ const FUNCTION_LINES = 60;
 const functionLines = (max) => ['error', { max, skipBlankLines: true, skipComments: true, IIFEs: true }];
 /** Functions longer than FUNCTION_LINES today, each file at its longest: a ceiling to work down, never to raise. */
 const LONG_FUNCTIONS = {
-  'src/server/body-multipart.ts': 124,
+  'src/server/body/multipart.ts': 124,
   'src/tasks/http-request/compile.ts': 119,
   'src/server/worker-process.ts': 114,
   'src/deliveries/redis-store.ts': 113,

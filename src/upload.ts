@@ -1,6 +1,6 @@
 // Files uploaded with a multipart request, as the tasks see them. Only endpoints with a task that
 // reads uploads keep them at all (runtime/loaded.ts); a small file stays in memory, a larger one
-// is streamed to a temporary file while it arrives (server/spool.ts) and read from there when it
+// is streamed to a temporary file while it arrives (server/body/spool.ts) and read from there when it
 // is used, so a request's uploads cost little memory however long its tasks take.
 
 /** Where kept bytes are (an upload's, or a raw request body's): in memory (a small one) or in a temporary file. */

@@ -25,7 +25,7 @@ import { noBackgroundEndpointWarning, resolveQueueSettings } from './queue-setti
 import { compileProgress } from './progress.js';
 import { size, usageOf, type Usage } from './option-parsers.js';
 import { DEFAULT_MAX_INFLIGHT_BODY_SIZE } from './serve-defaults.js';
-import { REPORTER_ENV, type WorkerMessage } from '../server/cluster-messages.js';
+import { REPORTER_ENV, type WorkerMessage } from '../server/cluster/messages.js';
 import { resolveDeliverySettings, type AdminFlags, type DeliveryRecordingFlags } from './deliveries-options.js';
 
 /** serve's options: its own, the queue's, the delivery log's, and those the task kinds read (tasks/<kind>/settings.ts). */
@@ -110,7 +110,7 @@ export async function runServe(file: string, flags: ServeFlags, command: Command
   };
 
   if (cluster.isPrimary && settings.workers > 1) {
-    const { runPrimary } = await import('../server/cluster.js');
+    const { runPrimary } = await import('../server/cluster/primary.js');
     serving = true;
     runPrimary(settings, logger, reload);
     return 0;

@@ -8,7 +8,7 @@ import { extname } from 'node:path';
 import { readJsonBody } from '../runtime/json-body.js';
 import { NO_SOURCES, type JsonBody, type RequestSources } from '../runtime/sources.js';
 import { parseUrlEncoded } from '../runtime/urlencoded.js';
-import { mediaTypeOf, unsupportedMediaType } from '../server/body-intake.js';
+import { mediaTypeOf, unsupportedMediaType } from '../server/body/intake.js';
 import type { SimulatedBody } from './plan/model.js';
 import type { RawBody } from '../upload.js';
 

@@ -1,9 +1,9 @@
 // A JSON request body, read once for every parameter: its top-level members bind by name, and
 // the values each JSONPath parameter selects are read from the parsed document (sources.ts).
-// serve (server/body-whole.ts) and dry-run --body read a body with these same functions.
+// serve (server/body/whole.ts) and dry-run --body read a body with these same functions.
 //
 // A body of at most INLINE_JSON_BYTES is parsed where it arrives (readJsonBody). A larger one is
-// parsed and selected from on another thread (server/json-thread.ts runs readJsonBodyData), and
+// parsed and selected from on another thread (server/body/json-thread.ts runs readJsonBodyData), and
 // only its values come back (jsonBodyOf): parsing 9 MB and walking it with `$..x` held the event
 // loop for seconds (docs/behaviour.md, "Parameters and their rules").
 

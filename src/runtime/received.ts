@@ -40,7 +40,7 @@ export interface ReceivedRequest {
   info(bodySha256: string): RequestInfo;
 }
 
-/** A request's body as the server read it (server/body-admission.ts). */
+/** A request's body as the server read it (server/body/admission.ts). */
 export interface ReceivedBody {
   /** Held by the task engine while the request's tasks run. */
   readonly uploads: RequestUploads;

@@ -14,7 +14,7 @@ export type RequestHeaders = Readonly<Record<string, readonly string[] | undefin
 export interface JsonBody {
   /**
    * The document, any JSON value, null included, when this thread parsed it; absent for a body
-   * parsed on another thread (server/json-thread.ts), of which only the values came back.
+   * parsed on another thread (server/body/json-thread.ts), of which only the values came back.
    */
   readonly document?: unknown;
   /** The values the JSONPath `path` (compiled as `query`) selects, or why they cannot be read. */

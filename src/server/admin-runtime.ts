@@ -6,7 +6,7 @@
 
 import { adminToken, TOKEN_ENV } from '../admin/auth.js';
 import { startAdmin, type AdminPage } from '../admin/server.js';
-import { openLogStore } from './delivery-log-runtime.js';
+import { openLogStore } from './delivery-log/runtime.js';
 import type { Logger } from './log.js';
 import { listenFailure, LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
 import type { ServeSettings } from './options.js';

@@ -14,7 +14,7 @@ import type { ReceivedRequest } from '../runtime/received.js';
 import type { RequestHeaders } from '../runtime/sources.js';
 import type { ValueMap } from '../runtime/urlencoded.js';
 import type { Span } from '../tracing.js';
-import { digestBody } from './body-digest.js';
+import { digestBody } from './body/digest.js';
 import type { TrackedResponse } from './http-server.js';
 import { requestHeaders } from './request-headers.js';
 

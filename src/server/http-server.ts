@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import type { Endpoint } from '../compiler/ast.js';
 import { NO_SPAN, type Span } from '../tracing.js';
 import { problemBody } from './write-response.js';
-import type { OpenDelivery } from './open-delivery.js';
+import type { OpenDelivery } from './delivery-log/open-delivery.js';
 
 /** How long the headers of a request may take. */
 export const HEADERS_TIMEOUT_MS = 10_000;

@@ -1,7 +1,7 @@
 // The node:http adapter: routes a request, applies its limits, reads its body and hands it to
 // the runtime (runtime/received.ts), which decides what the request means and runs it. The server
 // itself is set up in http-server.ts, the probes answered in probes.ts, CORS is in cors.ts,
-// writing an answer in write-response.ts, reading a body in body-admission.ts, what the runtime
+// writing an answer in write-response.ts, reading a body in body/admission.ts, what the runtime
 // asks of a request in exchange.ts. Nothing here knows about actions or tasks; the runtime
 // decides, this file only speaks HTTP.
 
@@ -11,10 +11,10 @@ import type { PipelineResult } from '../runtime/pipeline.js';
 import { isRefused, NO_BODY, runReceived, type Received } from '../runtime/received.js';
 import { discardResponse } from '../runtime/response.js';
 import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
-import { jsonPathsOf } from './json-thread.js';
+import { jsonPathsOf } from './body/json-thread.js';
 import { describeError } from '../errors.js';
-import { readBody } from './body-admission.js';
-import type { BodyIntake } from './body-intake.js';
+import { readBody } from './body/admission.js';
+import type { BodyIntake } from './body/intake.js';
 import { answerPreflight, crossOriginRefused, ENDPOINT_ALLOW, setCorsHeaders } from './cors.js';
 import { methodNotAllowed, truncatePath, writeProblem, writeResponse } from './write-response.js';
 import type { LoadedApplication } from '../runtime/loaded.js';
@@ -39,11 +39,11 @@ import {
 } from './http-server.js';
 import { answerHealth, answerMetrics, answerReady, PROBE_ALLOW } from './probes.js';
 import { endServerSpan, startServerSpan } from './request-span.js';
-import { discardRestOfBody } from './linger.js';
+import { discardRestOfBody } from './body/linger.js';
 import { answerAltchaChallenge } from './altcha-challenge.js';
 import { Exchange, type RequestOrigin } from './exchange.js';
-import type { DeliveryRecording } from './delivery-recording.js';
-import type { ReplayGate } from './replay-gate.js';
+import type { DeliveryRecording } from './delivery-log/recording.js';
+import type { ReplayGate } from './delivery-log/replay-gate.js';
 
 export interface HttpServerState {
   /** The application new requests are served by; replaced on a --watch reload. */
@@ -330,7 +330,7 @@ export class HttpService implements RequestOrigin {
   /**
    * A request refused before its body was read (413, 415, 400), or whose body was given up
    * when it was answered otherwise (the request timed out): the body is not parsed any
-   * further, and what is still coming is discarded (linger.ts).
+   * further, and what is still coming is discarded (body/linger.ts).
    */
   private refuse(exchange: Exchange, status: number, detail: string): void {
     const { request, response } = exchange;

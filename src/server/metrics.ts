@@ -4,8 +4,8 @@
 import cluster from 'node:cluster';
 import { AggregatorRegistry, Counter, type Histogram, Registry } from 'prom-client';
 import type { TaskOutcomeEvent } from '../runtime/observer.js';
-import type { BodyBudget } from './body-budget.js';
-import type { UploadSpool } from './spool.js';
+import type { BodyBudget } from './body/budget.js';
+import type { UploadSpool } from './body/spool.js';
 
 const REQUEST_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
 
@@ -310,7 +310,7 @@ export class ServiceMetrics {
   }
 }
 
-// Worker side of the exchange with the primary (see cluster.ts).
+// Worker side of the exchange with the primary (see cluster/primary.ts).
 export const METRICS_REQUEST = 'endpoint-service:metrics-request';
 export const METRICS_RESPONSE = 'endpoint-service:metrics-response';
 

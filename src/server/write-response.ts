@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream';
 import type { RuntimeResponse } from '../runtime/response.js';
 import type { ParameterError } from '../runtime/parameters.js';
 import { ERROR_PAGE_HEADERS, errorPage, prefersHtml, sameOriginReferer } from './error-page.js';
-import type { OpenDelivery } from './open-delivery.js';
+import type { OpenDelivery } from './delivery-log/open-delivery.js';
 
 /** What a page leaves out for its visitor (the detail, each parameter's): for the operator's log. */
 export interface PageDetail {

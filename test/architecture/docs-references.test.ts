@@ -3,7 +3,7 @@
 // section removed fails here, naming the comment that points to it.
 //
 // They point to files too: a document (`docs/behaviour`, `README.md`), a module
-// (`server/body-whole.ts`, `./sources.ts`), a test (`test/queue/seal.test.ts`). Each must name a
+// (`server/body/whole.ts`, `./sources.ts`), a test (`test/queue/seal.test.ts`). Each must name a
 // file of this repository: a file renamed, or a pointer to notes that live beside the
 // repository (`../shared/`, which is not part of the product), fails here too.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -79,7 +79,7 @@ const NOT_AFTER = String.raw`(?<![\w./<>*@:-])`;
 const DOCS_POINTER = new RegExp(String.raw`${NOT_AFTER}docs\/[\w.-]*[\w-]`, 'g');
 /** `README.md`, `bench/README.md`, `../shared/spec/cli.md`. */
 const MD_POINTER = new RegExp(String.raw`${NOT_AFTER}(?:\.{1,2}\/)*(?:[\w.-]+\/)*[\w.-]*\w\.md\b`, 'g');
-/** `server/body-whole.ts`, `./sources.ts`, `test/queue/seal.test.ts`; not `lib.d.ts`'s kind of name, which no one points to. */
+/** `server/body/whole.ts`, `./sources.ts`, `test/queue/seal.test.ts`; not `lib.d.ts`'s kind of name, which no one points to. */
 const TS_POINTER = new RegExp(String.raw`${NOT_AFTER}(?:\.{1,2}\/)*(?:[\w.-]+\/)*[\w.-]*\w\.ts\b(?!\/)`, 'g');
 
 /** The comments of a TypeScript source with their offsets, found by TypeScript's parser: `//` in a string, a URL or a regex is no comment. */
@@ -201,7 +201,7 @@ describe('files named in src/', () => {
 
   it('resolves a pointer from src/, from its own folder and from the top, and reads only comments for modules', () => {
     const text = [
-      '// runtime/pipeline.ts, ./http.ts, cluster.ts, ../runtime/sources.ts, test/queue/seal.test.ts,',
+      '// runtime/pipeline.ts, ./http.ts, lifecycle.ts, ../runtime/sources.ts, test/queue/seal.test.ts,',
       '// docs/behaviour, docs/language.md, README.md, bench/README.md; not src/tasks/<kind>/compile.ts,',
       '// *.e2e.test.ts, https://example.com/docs/api or https://example.com/x/README.md.',
       "const pattern = /\\/\\/ server\\/body.ts/; const url = 'http://a.example/x.ts';",
@@ -214,7 +214,7 @@ describe('files named in src/', () => {
       ['bench/README.md', 'bench/README.md'],
       ['runtime/pipeline.ts', 'src/runtime/pipeline.ts'],
       ['./http.ts', 'src/server/http.ts'],
-      ['cluster.ts', 'src/server/cluster.ts'],
+      ['lifecycle.ts', 'src/server/lifecycle.ts'],
       ['../runtime/sources.ts', 'src/runtime/sources.ts'],
       ['test/queue/seal.test.ts', 'test/queue/seal.test.ts'],
     ]);

@@ -1,9 +1,9 @@
-// The budget for request bodies in memory (src/server/body-budget.ts) on its own: who gets room
+// The budget for request bodies in memory (src/server/body/budget.ts) on its own: who gets room
 // and in which order, what a wait that runs out answers, what one client address may hold, and
 // what one body's charge gives back. Orders and amounts only; the wait is made short so a
 // refusal comes quickly, never timed.
 import { describe, expect, it } from 'vitest';
-import { BodyBudget, BodyCharge, defaultClientLimit } from '../../src/server/body-budget.js';
+import { BodyBudget, BodyCharge, defaultClientLimit } from '../../src/server/body/budget.js';
 
 const SHORT_WAIT_MS = 30;
 const OWNER = {};

@@ -3,7 +3,7 @@
 // endpoint are evicted, counted in endpoint_service_deduplication_evictions_total; another
 // endpoint's are not touched. With a real Redis; small limits so the test stays short.
 import { afterAll, describe, expect, it } from 'vitest';
-import { ServiceDeduplication } from '../../src/server/deduplication.js';
+import { ServiceDeduplication } from '../../src/server/deduplication/service.js';
 import { ServiceMetrics } from '../../src/server/metrics.js';
 import type { Application } from '../../src/compiler/ast.js';
 import { deleteKeys, keysUnder, testRedisUrl, uniqueKeyPrefix } from '../helpers/redis.js';

@@ -1,7 +1,7 @@
 // The in-memory record of <deduplicate> keys (one process, or the primary for its workers): one
 // claim per key, a claim held under its token, and keys that expire by themselves.
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeduplicationRecords, MAX_REMEMBERED, MAX_REMEMBERED_BYTES, rememberedSize } from '../../src/server/deduplication-records.js';
+import { DeduplicationRecords, MAX_REMEMBERED, MAX_REMEMBERED_BYTES, rememberedSize } from '../../src/server/deduplication/records.js';
 
 let now = 1_000_000;
 const records = new DeduplicationRecords(() => now);

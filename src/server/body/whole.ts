@@ -4,12 +4,12 @@
 // keeps the raw body, the collected buffer is that body: kept as it is, not copied.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RequestUploads, type RawBody } from '../upload.js';
-import { parseUrlEncoded, type ValueMap } from '../runtime/urlencoded.js';
+import { RequestUploads, type RawBody } from '../../upload.js';
+import { parseUrlEncoded, type ValueMap } from '../../runtime/urlencoded.js';
 import { readJsonBodyOffThread } from './json-thread.js';
-import type { BodyCharge } from './body-budget.js';
-import { ChargedChunks } from './body-chunks.js';
-import type { BodyIntake, BodyResult, Refusal } from './body-intake.js';
+import type { BodyCharge } from './budget.js';
+import { ChargedChunks } from './chunks.js';
+import type { BodyIntake, BodyResult, Refusal } from './intake.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -1,6 +1,6 @@
 // The record of <deduplicate> keys for one serving process (runtime/deduplication.ts says what it
 // is for): in this process's memory without --workers, in the primary with --workers
-// (deduplication-cluster.ts), and with --rate-limit-store (or the queue's Redis) in Redis, one
+// (cluster.ts), and with --rate-limit-store (or the queue's Redis) in Redis, one
 // record for every instance sharing it. A claim in Redis is one Lua script, so two processes
 // can never both take one key; every key expires by itself (PEXPIRE): a running claim after
 // LEASE_MS unless renewed, a remembered answer after `for`. A store that cannot answer fails
@@ -8,14 +8,14 @@
 
 import cluster from 'node:cluster';
 import type { Redis } from 'ioredis';
-import type { Application, Endpoint } from '../compiler/ast.js';
-import type { Claim, DeduplicationOutcome, DeduplicationStore, RememberedAnswer } from '../runtime/deduplication.js';
-import { describeError } from '../errors.js';
-import type { Logger } from './log.js';
-import type { ServiceMetrics } from './metrics.js';
-import { openSharedState } from './shared-state.js';
-import { DeduplicationRecords, MAX_REMEMBERED, MAX_REMEMBERED_BYTES, rememberedSize } from './deduplication-records.js';
-import { PrimaryRecords } from './deduplication-cluster.js';
+import type { Application, Endpoint } from '../../compiler/ast.js';
+import type { Claim, DeduplicationOutcome, DeduplicationStore, RememberedAnswer } from '../../runtime/deduplication.js';
+import { describeError } from '../../errors.js';
+import type { Logger } from '../log.js';
+import type { ServiceMetrics } from '../metrics.js';
+import { openSharedState } from '../shared-state.js';
+import { DeduplicationRecords, MAX_REMEMBERED, MAX_REMEMBERED_BYTES, rememberedSize } from './records.js';
+import { PrimaryRecords } from './cluster.js';
 import { randomUUID } from 'node:crypto';
 
 export interface DeduplicationSettings {

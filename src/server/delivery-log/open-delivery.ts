@@ -1,12 +1,12 @@
-// What the delivery log learns of a request while it runs (delivery-recording.ts), kept on its
+// What the delivery log learns of a request while it runs (recording.ts), kept on its
 // response: the steps that learn it (a refusal, the runtime's answer, a task) need no other
 // handle on the log.
 
-import type { TaskRecord } from '../deliveries/record.js';
+import type { TaskRecord } from '../../deliveries/record.js';
 
 /** What is learnt of a delivery while its request runs. */
 export class OpenDelivery {
-  /** The problem's detail as answered (write-response.ts). */
+  /** The problem's detail as answered (../write-response.ts). */
   reason: string | null = null;
   classified: 'spam' | 'duplicate' | 'handshake' | null = null;
   deduplicationKey: string | null = null;

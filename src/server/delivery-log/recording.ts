@@ -6,15 +6,15 @@
 // written as updates of the record.
 
 import type { IncomingMessage } from 'node:http';
-import { isoTime } from '../iso-time.js';
-import type { Endpoint } from '../compiler/ast.js';
-import type { DeliveryLog } from '../deliveries/log.js';
-import type { CapturedRequest } from '../deliveries/log-entry.js';
-import type { DeliveryRecord, TaskRecord, TaskState, Verdict } from '../deliveries/record.js';
-import { withoutHeader } from '../deliveries/sealed-request.js';
-import type { PipelineResult } from '../runtime/pipeline.js';
-import type { TaskOutcome, TaskOutcomeEvent } from '../runtime/observer.js';
-import type { TrackedResponse } from './http-server.js';
+import { isoTime } from '../../iso-time.js';
+import type { Endpoint } from '../../compiler/ast.js';
+import type { DeliveryLog } from '../../deliveries/log.js';
+import type { CapturedRequest } from '../../deliveries/log-entry.js';
+import type { DeliveryRecord, TaskRecord, TaskState, Verdict } from '../../deliveries/record.js';
+import { withoutHeader } from '../../deliveries/sealed-request.js';
+import type { PipelineResult } from '../../runtime/pipeline.js';
+import type { TaskOutcome, TaskOutcomeEvent } from '../../runtime/observer.js';
+import type { TrackedResponse } from '../http-server.js';
 import { OpenDelivery } from './open-delivery.js';
 import { REPLAY_HEADER } from './replay-gate.js';
 
@@ -57,7 +57,7 @@ export class DeliveryRecording {
     if (response.endpoint!.tasks.length > 0) this.open.set(response.requestId, open);
   }
 
-  /** Keeps the body's bytes as they arrive, beside the reader that parses them (as body-digest.ts hashes them). */
+  /** Keeps the body's bytes as they arrive, beside the reader that parses them (as ../body/digest.ts hashes them). */
   captureBody(request: IncomingMessage, open: OpenDelivery): void {
     if (!this.log.keepsRequests) return;
     const chunks: Buffer[] = [];

@@ -1,11 +1,11 @@
 // Bytes received in order and kept: in memory up to MEMORY_SPOOL_BYTES, streamed to a temporary
 // file (spool.ts) beyond it, so a large body or upload is not held in memory while its tasks
-// run. One class for both an uploaded file (body-multipart.ts) and a raw body kept for
-// forwarding (body-raw.ts).
+// run. One class for both an uploaded file (multipart.ts) and a raw body kept for
+// forwarding (raw.ts).
 
 import { createWriteStream, type WriteStream } from 'node:fs';
-import type { UploadSource } from '../upload.js';
-import type { BodyCharge } from './body-budget.js';
+import type { UploadSource } from '../../upload.js';
+import type { BodyCharge } from './budget.js';
 import type { UploadSpool } from './spool.js';
 
 /** Bytes up to this size stay in memory; more go to a temporary file. */

@@ -3,19 +3,19 @@
 // "Request bodies and uploads"): read as a stream, counted as they arrive, and abandoned as soon
 // as a limit is crossed so a large body costs nothing more. This module decides whether a body
 // is read at all (length, content type, room in the process's budget) and hands it to its
-// reader: body-whole.ts for forms and JSON, body-multipart.ts for multipart, body-raw.ts for any
+// reader: whole.ts for forms and JSON, multipart.ts for multipart, raw.ts for any
 // other type when the endpoint keeps the raw body. Every chunk is charged to the budget
-// (body-budget.ts) before it is parsed.
+// (budget.ts) before it is parsed.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RequestUploads } from '../upload.js';
-import type { ValueMap } from '../runtime/urlencoded.js';
-import { BodyCharge } from './body-budget.js';
-import { INCOMPLETE, mediaTypeOf, tooLarge, unsupportedMediaType, type BodyIntake, type BodyResult } from './body-intake.js';
-import { readMultipart } from './body-multipart.js';
-import { readWhole } from './body-whole.js';
-import { readRaw } from './body-raw.js';
-import type { BodyKeeping } from '../runtime/loaded.js';
+import { RequestUploads } from '../../upload.js';
+import type { ValueMap } from '../../runtime/urlencoded.js';
+import { BodyCharge } from './budget.js';
+import { INCOMPLETE, mediaTypeOf, tooLarge, unsupportedMediaType, type BodyIntake, type BodyResult } from './intake.js';
+import { readMultipart } from './multipart.js';
+import { readWhole } from './whole.js';
+import { readRaw } from './raw.js';
+import type { BodyKeeping } from '../../runtime/loaded.js';
 
 /**
  * Adds the body's parameters to `into`; `keep.uploads`: whether a task of the endpoint may use
@@ -49,7 +49,7 @@ export function readBody(
   // Answered already (timed out while its rate limits were counted) or the client gone: no reader would ever end.
   if (response.writableEnded || response.destroyed) return INCOMPLETE;
 
-  // Nothing is charged before a byte arrives: a declared length is only a claim (body-budget.ts).
+  // Nothing is charged before a byte arrives: a declared length is only a claim (budget.ts).
   const charge = new BodyCharge(intake.budget, client);
   const rawType = keep.raw ? contentType : null;
   const result = multipart

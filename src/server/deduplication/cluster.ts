@@ -1,12 +1,12 @@
 // <deduplicate> keys with --workers N and no Redis: the primary holds the one record
-// (deduplication-records.ts) and each worker asks it over the cluster's IPC channel, so no two
+// (records.ts) and each worker asks it over the cluster's IPC channel, so no two
 // workers can both run one key. Every operation is answered, completions and releases too: a
 // worker answers its client only once the primary has taken the outcome, so the client's next
 // request, on whichever worker, sees it.
 
 import type { Worker } from 'node:cluster';
-import type { Claim, RememberedAnswer } from '../runtime/deduplication.js';
-import type { DeduplicationRecords } from './deduplication-records.js';
+import type { Claim, RememberedAnswer } from '../../runtime/deduplication.js';
+import type { DeduplicationRecords } from './records.js';
 
 const REQUEST = 'endpoint-service:dedup';
 const ANSWER = 'endpoint-service:dedup-answer';
@@ -36,7 +36,7 @@ interface AnswerMessage {
   readonly type: typeof ANSWER;
   readonly seq: number;
   readonly claim: Claim | null;
-  /** Remembered answers the operation evicted (deduplication-records.ts), counted by the worker that asked. */
+  /** Remembered answers the operation evicted (records.ts), counted by the worker that asked. */
   readonly evicted: number;
 }
 

@@ -4,7 +4,7 @@
 // and no body holds nothing. The bytes of an upload that go to a temporary file, or of a file no
 // task reads, are given back as soon as they are written or dropped; what stays (parameters,
 // small uploads) is given back when the request's uploads are released (upload.ts), or at once
-// when the request ends without its body (body-chunks.ts). One client address holds at most its
+// when the request ends without its body (chunks.ts). One client address holds at most its
 // share of the budget, so a client that stalls many bodies cannot starve the others. A chunk that
 // does not fit waits briefly for others to finish, then its body is refused with a 503.
 

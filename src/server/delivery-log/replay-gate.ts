@@ -5,7 +5,7 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { QueueKey } from '../queue/seal.js';
+import type { QueueKey } from '../../queue/seal.js';
 
 export const REPLAY_HEADER = 'x-endpoint-service-replay';
 

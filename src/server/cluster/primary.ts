@@ -4,18 +4,18 @@
 
 import cluster, { type Address, type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import type { Logger } from './log.js';
-import { METRICS_REQUEST, METRICS_RESPONSE } from './metrics.js';
-import { originOf, type ServeSettings } from './options.js';
-import { formatDuration } from '../units.js';
-import { exampleRequest, logBasePath, logDeliveries, READY_PREFIX } from './serving.js';
-import { logAdminPage, openAdminPage, type RunningAdmin } from './admin-runtime.js';
-import { forceExit } from './lifecycle.js';
-import { LISTEN_FAILED_EXIT_CODE } from './listen-failure.js';
-import { REPORTER_ENV, type ControlMessage, type WorkerMessage } from './cluster-messages.js';
-import { watchApplication, type Compiler } from './watch.js';
-import { DeduplicationRecords } from './deduplication-records.js';
-import { answerDeduplication } from './deduplication-cluster.js';
+import type { Logger } from '../log.js';
+import { METRICS_REQUEST, METRICS_RESPONSE } from '../metrics.js';
+import { originOf, type ServeSettings } from '../options.js';
+import { formatDuration } from '../../units.js';
+import { exampleRequest, logBasePath, logDeliveries, READY_PREFIX } from '../serving.js';
+import { logAdminPage, openAdminPage, type RunningAdmin } from '../admin-runtime.js';
+import { forceExit } from '../lifecycle.js';
+import { LISTEN_FAILED_EXIT_CODE } from '../listen-failure.js';
+import { REPORTER_ENV, type ControlMessage, type WorkerMessage } from './messages.js';
+import { watchApplication, type Compiler } from '../watch.js';
+import { DeduplicationRecords } from '../deduplication/records.js';
+import { answerDeduplication } from '../deduplication/cluster.js';
 
 /** Extra time after --shutdown-timeout for workers to exit on their own before they are killed. */
 const EXIT_GRACE_MS = 5000;

@@ -2,7 +2,7 @@
 // JSONPaths its endpoint's parameters read; the answer is the values, never the document.
 
 import { parentPort } from 'node:worker_threads';
-import { readJsonBodyData, type JsonBodyData } from '../runtime/json-body.js';
+import { readJsonBodyData, type JsonBodyData } from '../../runtime/json-body.js';
 
 export interface JsonJob {
   readonly id: number;

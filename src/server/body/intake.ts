@@ -1,10 +1,10 @@
-// What reading a request body needs and answers, shared by its readers (body-admission.ts,
-// body-whole.ts, body-multipart.ts): the process's limits, budget and temporary folder, and the
+// What reading a request body needs and answers, shared by its readers (admission.ts,
+// whole.ts, multipart.ts): the process's limits, budget and temporary folder, and the
 // refusals a body can get (docs/behaviour.md, "Request bodies and uploads").
 
-import type { RequestUploads } from '../upload.js';
-import type { JsonBody } from '../runtime/sources.js';
-import { BODY_RETRY_AFTER_S, type BodyBudget } from './body-budget.js';
+import type { RequestUploads } from '../../upload.js';
+import type { JsonBody } from '../../runtime/sources.js';
+import { BODY_RETRY_AFTER_S, type BodyBudget } from './budget.js';
 import type { UploadSpool } from './spool.js';
 
 /** What reading bodies needs of the process: its limits, its budget and its temporary folder. */

@@ -1,16 +1,16 @@
 // The request body kept exactly as received, for an endpoint whose tasks forward it
 // (Endpoint.keepsRequestBody). A form or JSON body is collected whole anyway, and that buffer is
-// the raw body (body-whole.ts); here are the others: a multipart body beside its parsing
-// (body-multipart.ts), and a body of any other type, which nothing parses (readRaw). Either is
+// the raw body (whole.ts); here are the others: a multipart body beside its parsing
+// (multipart.ts), and a body of any other type, which nothing parses (readRaw). Either is
 // held in memory up to MEMORY_SPOOL_BYTES and streamed to a temporary file (spool.ts) beyond it,
 // so a large body is not held in memory while its tasks run; the file goes when the request's
 // last hold is released (upload.ts), or at once when the body is refused.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RequestUploads, type RawBody } from '../upload.js';
-import { BODY_RETRY_AFTER_S, type BodyCharge } from './body-budget.js';
-import { ChargedChunks } from './body-chunks.js';
-import type { BodyIntake, BodyResult, Refusal } from './body-intake.js';
+import { RequestUploads, type RawBody } from '../../upload.js';
+import { BODY_RETRY_AFTER_S, type BodyCharge } from './budget.js';
+import { ChargedChunks } from './chunks.js';
+import type { BodyIntake, BodyResult, Refusal } from './intake.js';
 import { SpooledBytes } from './spooled-bytes.js';
 
 export const RAW_STORAGE_FAILED: Refusal = {

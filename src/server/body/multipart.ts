@@ -1,18 +1,18 @@
 // A multipart/form-data body, parsed by busboy as it arrives: fields into the request's
 // parameters, files kept only when a task of the endpoint reads uploads, in memory up to
 // MEMORY_UPLOAD_BYTES and streamed to a temporary file (spool.ts) beyond it. For an endpoint
-// that keeps the raw body, the bytes are kept beside the parsing as they arrive (body-raw.ts).
+// that keeps the raw body, the bytes are kept beside the parsing as they arrive (raw.ts).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import busboy from 'busboy';
-import { RequestUploads, type Upload } from '../upload.js';
-import type { ValueMap } from '../runtime/urlencoded.js';
-import { BODY_RETRY_AFTER_S, type BodyCharge } from './body-budget.js';
-import { ChargedChunks } from './body-chunks.js';
-import type { BodyIntake, BodyResult, Refusal } from './body-intake.js';
-import { RAW_STORAGE_FAILED } from './body-raw.js';
+import { RequestUploads, type Upload } from '../../upload.js';
+import type { ValueMap } from '../../runtime/urlencoded.js';
+import { BODY_RETRY_AFTER_S, type BodyCharge } from './budget.js';
+import { ChargedChunks } from './chunks.js';
+import type { BodyIntake, BodyResult, Refusal } from './intake.js';
+import { RAW_STORAGE_FAILED } from './raw.js';
 import { MEMORY_SPOOL_BYTES, SpooledBytes } from './spooled-bytes.js';
-import type { RawBody } from '../upload.js';
+import type { RawBody } from '../../upload.js';
 
 export const MAX_UPLOADS = 20;
 /** An upload up to this size stays in memory; a larger one goes to a temporary file. */

@@ -1,15 +1,15 @@
 // `deliveries replay ID` asks through the store (a ticket); a running serve takes it and sends
 // the kept request to its own listening address, so the replay goes through the application as
 // it is configured now, by the same code as any request: the body read and parsed, the signature
-// checked, the tasks run or queued. Its ReplayGate mark makes it a replay (exchange.ts). Every
+// checked, the tasks run or queued. Its ReplayGate mark makes it a replay (../exchange.ts). Every
 // process of every instance polls; the store gives each ticket to one of them.
 
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { describeError } from '../errors.js';
-import type { QueueKey } from '../queue/seal.js';
-import { unsealRequest } from '../deliveries/sealed-request.js';
-import type { DeliveryStore, ReplayOutcome } from '../deliveries/store.js';
-import type { Logger } from './log.js';
+import { describeError } from '../../errors.js';
+import type { QueueKey } from '../../queue/seal.js';
+import { unsealRequest } from '../../deliveries/sealed-request.js';
+import type { DeliveryStore, ReplayOutcome } from '../../deliveries/store.js';
+import type { Logger } from '../log.js';
 import { REPLAY_HEADER, type ReplayGate } from './replay-gate.js';
 
 const POLL_MS = 500;

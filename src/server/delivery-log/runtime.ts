@@ -4,16 +4,16 @@
 // and the service serves without it: the log must never be why requests go unanswered.
 
 import type { IncomingMessage } from 'node:http';
-import { describeError } from '../errors.js';
-import { deliveriesKey, type DeliveriesKey } from '../deliveries/key.js';
-import { DeliveryLog } from '../deliveries/log.js';
-import { writerThread, type BatchWriter } from '../deliveries/writer.js';
-import { openDeliveryStore } from '../deliveries/open.js';
-import { withoutPassword, type DeliverySettings, type DeliveryStoreLocation } from '../deliveries/settings.js';
-import type { DeliveryStore } from '../deliveries/store.js';
-import { DeliveryRecording } from './delivery-recording.js';
-import type { Logger } from './log.js';
-import type { ServiceMetrics } from './metrics.js';
+import { describeError } from '../../errors.js';
+import { deliveriesKey, type DeliveriesKey } from '../../deliveries/key.js';
+import { DeliveryLog } from '../../deliveries/log.js';
+import { writerThread, type BatchWriter } from '../../deliveries/writer.js';
+import { openDeliveryStore } from '../../deliveries/open.js';
+import { withoutPassword, type DeliverySettings, type DeliveryStoreLocation } from '../../deliveries/settings.js';
+import type { DeliveryStore } from '../../deliveries/store.js';
+import { DeliveryRecording } from './recording.js';
+import type { Logger } from '../log.js';
+import type { ServiceMetrics } from '../metrics.js';
 import { ReplayGate } from './replay-gate.js';
 import { replayFromLog, type Replayer } from './replays.js';
 

@@ -1,6 +1,6 @@
-// The one loop that reads a body's bytes off the request for both readers (body-whole.ts,
-// body-multipart.ts): counts them against --max-body-size, charges each chunk to the body's
-// share of the budget (body-budget.ts) before passing it on, and while a chunk waits for room
+// The one loop that reads a body's bytes off the request for both readers (whole.ts,
+// multipart.ts): counts them against --max-body-size, charges each chunk to the body's
+// share of the budget (budget.ts) before passing it on, and while a chunk waits for room
 // keeps the request paused and the end of the body behind it.
 //
 // Its life is tied to the request's: the response's 'close' (answered by anyone, timed out,
@@ -9,8 +9,8 @@
 // would never see another event, and its charge and temporary files would be held for good.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { BodyCharge } from './body-budget.js';
-import { INCOMPLETE, noRoom, tooLarge, type BodyIntake, type Refusal } from './body-intake.js';
+import type { BodyCharge } from './budget.js';
+import { INCOMPLETE, noRoom, tooLarge, type BodyIntake, type Refusal } from './intake.js';
 
 /** Where the chunks go. Called only while reading: never after `stop`. */
 export interface ChunkSink {

@@ -1,5 +1,5 @@
 // The record of <deduplicate> keys held in one process's memory: the serving process itself
-// without --workers, or the cluster primary for all its workers (deduplication-cluster.ts). One
+// without --workers, or the cluster primary for all its workers (cluster.ts). One
 // event loop owns it, so a claim is atomic without a lock. Entries expire by themselves: each
 // read looks at its time, and a sweep drops the expired ones once a minute.
 //
@@ -10,7 +10,7 @@
 // are as many as the requests running, and expire within 30 s.
 
 import { randomUUID } from 'node:crypto';
-import type { Claim, RememberedAnswer } from '../runtime/deduplication.js';
+import type { Claim, RememberedAnswer } from '../../runtime/deduplication.js';
 
 interface Entry {
   state: 'running' | 'done';

@@ -10,11 +10,11 @@
 
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
-import { jsonBodyOf, jsonPathsOf as jsonPathsOfParameters, readJsonBody, INLINE_JSON_BYTES, type JsonBodyResult } from '../runtime/json-body.js';
-import type { Endpoint, ParameterDeclaration } from '../compiler/ast.js';
-import type { ValueMap } from '../runtime/urlencoded.js';
+import { jsonBodyOf, jsonPathsOf as jsonPathsOfParameters, readJsonBody, INLINE_JSON_BYTES, type JsonBodyResult } from '../../runtime/json-body.js';
+import type { Endpoint, ParameterDeclaration } from '../../compiler/ast.js';
+import type { ValueMap } from '../../runtime/urlencoded.js';
 import type { JsonAnswer, JsonJob } from './json-worker.js';
-import type { JsonBodyData } from '../runtime/json-body.js';
+import type { JsonBodyData } from '../../runtime/json-body.js';
 
 const THREADS = Math.max(1, Math.min(2, availableParallelism()));
 
