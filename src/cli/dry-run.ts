@@ -38,18 +38,18 @@ export function dryRun(file: string, options: DryRunOptions, io: CommandIo): Exi
   const stderrColor = useColor(io.stderr, io.env);
   const { warn, fail } = stderrLines(io);
 
-  const compiled = compileApplication(file, { mode: 'dry-run', kinds: TASK_KINDS.list, env: io.env });
+  const compiled = compileApplication(file, { mode: 'dry-run', kinds: TASK_KINDS.list, env: io.env, keepSourceTexts: true });
   if (compiled.unreadable !== null) {
     fail(compiled.unreadable);
     return 2;
   }
   if (compiled.application === null || compiled.errorCount > 0) {
-    io.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor }));
+    io.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor, sourceTexts: compiled.sourceTexts }));
     io.stderr.write(summaryLine(compiled.errorCount, compiled.warningCount) + '\n');
     return 1;
   }
   const application = compiled.application;
-  if (compiled.diagnostics.length > 0) io.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor }));
+  if (compiled.diagnostics.length > 0) io.stderr.write(formatDiagnosticsText(compiled.diagnostics, { color: stderrColor, sourceTexts: compiled.sourceTexts }));
 
   const endpoints = selectedEndpoints(application, options.endpoint, file, fail);
   if (endpoints === null) return 2;

@@ -5,7 +5,7 @@ import cluster from 'node:cluster';
 import { accessSync, constants, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
-import type { Application, Diagnostic, TasksRunHere } from '../compiler/index.js';
+import type { Application, TasksRunHere } from '../compiler/index.js';
 import { compileToServe, failedStartCode, type ServingCompile } from '../server/compile-to-serve.js';
 import type { QueueSettings } from '../queue/settings.js';
 import { TASK_KINDS } from '../tasks/registry.js';
@@ -18,7 +18,7 @@ import type { TaskFlags } from '../tasks/settings.js';
 import { formatSize } from '../units.js';
 import { useColor } from './color.js';
 import type { ExitCode } from './action.js';
-import { FORMATTERS } from './formatters/index.js';
+import { compileReport } from './formatters/text.js';
 import { startTracingIfWanted, tracingWanted } from './otel-options.js';
 import type { QueueFlags } from './queue-options.js';
 import { noBackgroundEndpointWarning, resolveQueueSettings } from './queue-settings.js';
@@ -142,11 +142,11 @@ function sayOutcome(outcome: ServingCompile, diagnostics: 'print' | 'log' | 'sil
       else if (diagnostics === 'log') logger.log('error', outcome.reason);
       break;
     case 'invalid':
-      if (diagnostics === 'print') process.stderr.write(report(outcome.diagnostics, outcome.errorCount, outcome.warningCount));
+      if (diagnostics === 'print') process.stderr.write(compileReport(outcome));
       else if (diagnostics === 'log') logger.log('error', `${file} has errors; still serving the previous version`, { errors: outcome.errorCount });
       break;
     case 'compiled':
-      if (diagnostics === 'print' && outcome.warningCount > 0) process.stderr.write(report(outcome.diagnostics, 0, outcome.warningCount));
+      if (diagnostics === 'print' && outcome.warningCount > 0) process.stderr.write(compileReport({ ...outcome, errorCount: 0 }));
       break;
   }
 }
@@ -264,9 +264,4 @@ function checkUploadDir(folder: string, usage: (message: string) => never): void
   } catch {
     usage(`--upload-dir "${folder}" is not writable by this user`);
   }
-}
-
-/** validate's text format: the diagnostics, then the summary line. */
-function report(diagnostics: readonly Diagnostic[], errorCount: number, warningCount: number): string {
-  return FORMATTERS.text({ diagnostics, errorCount, warningCount }, { color: useColor(process.stderr) });
 }

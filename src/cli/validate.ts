@@ -20,8 +20,16 @@ export async function validate(files: readonly string[], options: ValidateOption
   let unreadable = 0;
   let errorCount = 0;
   let warningCount = 0;
+  const sourceTexts = new Map<string, string>();
   for (const file of files) {
-    const result = compileApplication(file, { mode: 'validate', kinds: TASK_KINDS.list, env: io.env, diagnosticsOnly: true, onProgress: progress.update });
+    const result = compileApplication(file, {
+      mode: 'validate',
+      kinds: TASK_KINDS.list,
+      env: io.env,
+      diagnosticsOnly: true,
+      keepSourceTexts: options.format === 'text',
+      onProgress: progress.update,
+    });
     progress.stop();
     if (result.unreadable !== null) {
       // Part of the report in every format, so a JSON reader never sees "valid": true for a
@@ -33,10 +41,11 @@ export async function validate(files: readonly string[], options: ValidateOption
     }
     // A loop, not push(...list): a hostile file can have more diagnostics than a call has room for arguments.
     for (const d of result.diagnostics) diagnostics.push(d);
+    for (const [name, text] of result.sourceTexts) sourceTexts.set(name, text);
     errorCount += result.errorCount;
     warningCount += result.warningCount;
   }
-  io.stdout.write(FORMATTERS[options.format]({ diagnostics, errorCount, warningCount }, { color: useColor(io.stdout, io.env) }));
+  io.stdout.write(FORMATTERS[options.format]({ diagnostics, errorCount, warningCount }, { color: useColor(io.stdout, io.env), sourceTexts }));
   const tooManyWarnings = options.maxWarnings !== undefined && warningCount > options.maxWarnings;
   // On stderr, in every format: the report on stdout keeps its exact shape (the summary
   // stays the last line of text output) and the reason for exit 1 is still said.

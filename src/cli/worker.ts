@@ -3,7 +3,6 @@
 
 import { resolveDeliveryStore, type DeliveryStoreFlags } from './deliveries-options.js';
 import type { Command } from 'commander';
-import type { Diagnostic } from '../compiler/index.js';
 import { compileToServe, failedStartCode, type ServingCompile } from '../server/compile-to-serve.js';
 import { createLogger, type LogFormat } from '../server/log.js';
 import { emailSettings } from '../tasks/email/settings.js';
@@ -12,7 +11,7 @@ import { TASK_KINDS } from '../tasks/registry.js';
 import type { TaskFlags, TaskSettings } from '../tasks/settings.js';
 import type { ExitCode } from './action.js';
 import { useColor } from './color.js';
-import { FORMATTERS } from './formatters/index.js';
+import { compileReport } from './formatters/text.js';
 import { startTracingIfWanted, tracingWanted } from './otel-options.js';
 import { usageOf } from './option-parsers.js';
 import type { QueueFlags } from './queue-options.js';
@@ -52,7 +51,7 @@ export async function runWorkerCommand(file: string, flags: WorkerFlags, command
       publicUrlGiven: true,
     });
     if (print && outcome.kind === 'unreadable') process.stderr.write(`endpoint-service: ${outcome.reason}\n`);
-    if (print && outcome.kind === 'invalid') process.stderr.write(report(outcome.diagnostics, outcome.errorCount, outcome.warningCount));
+    if (print && outcome.kind === 'invalid') process.stderr.write(compileReport(outcome));
     return outcome;
   };
   const started = compile(true);
@@ -88,8 +87,4 @@ export async function runWorkerCommand(file: string, flags: WorkerFlags, command
     tracing,
   );
   return 0;
-}
-
-function report(diagnostics: readonly Diagnostic[], errorCount: number, warningCount: number): string {
-  return FORMATTERS.text({ diagnostics, errorCount, warningCount }, { color: useColor(process.stderr) });
 }

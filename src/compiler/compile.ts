@@ -40,7 +40,8 @@ export function compileApplication(file: string, options: CompileOptions): Compi
   const diagnostics = new Diagnostics(options.mode);
   options.onProgress?.({ phase: 'reading' });
   const read = readConfigurationFile(file);
-  if (!read.ok) return { application: null, diagnostics: [], errorCount: 0, warningCount: 0, unreadable: `Cannot read ${file}: ${read.reason}.` };
+  if (!read.ok)
+    return { application: null, diagnostics: [], errorCount: 0, warningCount: 0, unreadable: `Cannot read ${file}: ${read.reason}.`, sourceTexts: NO_TEXTS };
   const ctx = compileContext(file, options, diagnostics);
 
   const securityRoot = readSettingsFile(ctx, 'security.xml', 'security');
@@ -70,8 +71,11 @@ export function compileApplication(file: string, options: CompileOptions): Compi
           email,
           security,
         };
-  return { application, diagnostics: sorted, errorCount, warningCount, unreadable: null };
+  const sourceTexts = options.keepSourceTexts === true && sorted.length > 0 ? ctx.sources.of(sorted) : NO_TEXTS;
+  return { application, diagnostics: sorted, errorCount, warningCount, unreadable: null, sourceTexts };
 }
+
+const NO_TEXTS: ReadonlyMap<string, string> = new Map();
 
 function compileContext(file: string, options: CompileOptions, diagnostics: Diagnostics): CompileContext {
   const given = path.dirname(file);

@@ -17,6 +17,16 @@ export class SourceTexts {
     this.texts.set(file, { text, lines: null });
   }
 
+  /** The text of each file that one of `diagnostics` names, when it was read. */
+  of(diagnostics: readonly { readonly file: string }[]): Map<string, string> {
+    const texts = new Map<string, string>();
+    for (const { file } of diagnostics) {
+      const source = this.texts.get(file);
+      if (source !== undefined) texts.set(file, source.text);
+    }
+    return texts;
+  }
+
   /** The position of the first `needle` at or after `at`, before the next end tag; `at` when there is none. */
   locate(at: Position, needle: string): Position {
     const source = this.texts.get(at.file);

@@ -31,6 +31,12 @@ export interface CompileOptions {
    * the other commands, then let go, and `application` is null.
    */
   readonly diagnosticsOnly?: boolean;
+  /**
+   * Hand back the text of each file that has a diagnostic (`CompileResult.sourceTexts`), so the
+   * printer shows its lines without reading and decoding it again (and decodes it as the
+   * compiler did, in the encoding its declaration names).
+   */
+  readonly keepSourceTexts?: boolean;
   /** Told what the compile is doing, for a spinner on a terminal; called synchronously, every few hundred endpoints. */
   readonly onProgress?: (progress: CompileProgress) => void;
   /**
@@ -58,4 +64,6 @@ export interface CompileResult {
   readonly warningCount: number;
   /** Set when the endpoints.xml itself could not be read (a usage-level failure, exit 2). */
   readonly unreadable: string | null;
+  /** With `keepSourceTexts`: the decoded text of each file a diagnostic names, by the name it gives. Otherwise empty. */
+  readonly sourceTexts: ReadonlyMap<string, string>;
 }

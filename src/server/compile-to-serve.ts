@@ -6,19 +6,34 @@
 import { compileApplication, type Application, type CompileOptions, type Diagnostic } from '../compiler/index.js';
 
 export type ServingCompile =
-  | { readonly kind: 'compiled'; readonly application: Application; readonly diagnostics: readonly Diagnostic[]; readonly warningCount: number }
-  | { readonly kind: 'invalid'; readonly diagnostics: readonly Diagnostic[]; readonly errorCount: number; readonly warningCount: number }
+  | {
+      readonly kind: 'compiled';
+      readonly application: Application;
+      readonly diagnostics: readonly Diagnostic[];
+      readonly warningCount: number;
+      readonly sourceTexts: ReadonlyMap<string, string>;
+    }
+  | {
+      readonly kind: 'invalid';
+      readonly diagnostics: readonly Diagnostic[];
+      readonly errorCount: number;
+      readonly warningCount: number;
+      readonly sourceTexts: ReadonlyMap<string, string>;
+    }
   | { readonly kind: 'unreadable'; readonly reason: string }
   /** A --watch reload that threw (a compiler bug): the running version stays. */
   | { readonly kind: 'failed'; readonly reason: string };
 
 export function compileToServe(file: string, options: CompileOptions): ServingCompile {
-  const result = compileApplication(file, options);
+  // The texts come back only with diagnostics, for their printed lines; nothing keeps them after.
+  const result = compileApplication(file, { ...options, keepSourceTexts: true });
   if (result.unreadable !== null) return { kind: 'unreadable', reason: result.unreadable };
   if (result.application === null || result.errorCount > 0) {
-    return { kind: 'invalid', diagnostics: result.diagnostics, errorCount: result.errorCount, warningCount: result.warningCount };
+    const { diagnostics, errorCount, warningCount, sourceTexts } = result;
+    return { kind: 'invalid', diagnostics, errorCount, warningCount, sourceTexts };
   }
-  return { kind: 'compiled', application: result.application, diagnostics: result.diagnostics, warningCount: result.warningCount };
+  const { application, diagnostics, warningCount, sourceTexts } = result;
+  return { kind: 'compiled', application, diagnostics, warningCount, sourceTexts };
 }
 
 /** The exit code of a start without an application: 1 for a file with errors, 2 for one that cannot be read (or a compile that threw). */

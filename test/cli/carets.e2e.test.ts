@@ -74,4 +74,20 @@ describe('the caret of validate', () => {
     const { line, column } = positionOf(xml, '\n    <parameter');
     expect(r.out).toContain(`${r.file}:${line}:${column}  error  xml-malformed  Malformed XML: the start tag <endpoint> is not closed`);
   });
+
+  it("shows the source line as the file's declared encoding reads, not as UTF-8", async () => {
+    const xml = wrap('  <endpoint name="grüße">\n    <success><response-body>Grüße, ${nmae}</response-body></success>\n  </endpoint>').replace(
+      'encoding="UTF-8"',
+      'encoding="ISO-8859-1"',
+    );
+    const dir = tempApp({ 'endpoints.xml': Buffer.from(xml, 'latin1') });
+    dirs.push(dir);
+    const file = path.join(dir, 'endpoints.xml');
+    const r = await run(['validate', '--no-color', file]);
+    const out = r.stdout + r.stderr;
+    expect(out).toContain('unknown-placeholder');
+    // Read again as UTF-8, the ü and ß (one byte each in ISO-8859-1) would print as "?".
+    expect(out).toContain('Grüße, ${nmae}');
+    expectCaretAt({ out, file }, xml, '${nmae}', 'unknown-placeholder');
+  });
 });

@@ -5,10 +5,13 @@
 import { Chalk } from 'chalk';
 import { QUOTES_SECRET, type Diagnostic } from '../../compiler/index.js';
 import { readConfigurationFile } from '../../compiler/read-file.js';
-import type { Formatter } from './types.js';
+import { useColor } from '../color.js';
+import type { DiagnosticsReport, Formatter } from './types.js';
 
 export interface TextOptions {
   readonly color: boolean;
+  /** FormatterContext.sourceTexts. */
+  readonly sourceTexts?: ReadonlyMap<string, string>;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -28,10 +31,7 @@ export function formatDiagnosticsText(diagnostics: readonly Diagnostic[], option
   const lineOf = (file: string, line: number): string | undefined => {
     let source = sources.get(file);
     if (source === undefined) {
-      // As the compiler read it: a FIFO or /dev/zero named by an unreadable-file diagnostic must
-      // not be read again here, where nothing bounds it.
-      const read = readConfigurationFile(file);
-      source = read.ok ? new Source(read.bytes.toString('utf8')) : null;
+      source = sourceOf(file, options.sourceTexts);
       sources.set(file, source);
     }
     if (source === null || line < 1) return undefined;
@@ -65,6 +65,16 @@ export function maskAttributeValue(line: string, column: number): string {
   const start = at + attribute[0].length;
   const end = line.indexOf(attribute[1]!, start);
   return line.slice(0, start) + '***' + (end < 0 ? '' : line.slice(end));
+}
+
+/** The file's text as the compiler decoded it, else read again; null when it cannot be read. */
+function sourceOf(file: string, texts: ReadonlyMap<string, string> | undefined): Source | null {
+  const text = texts?.get(file);
+  if (text !== undefined) return new Source(text);
+  // As the compiler read it: a FIFO or /dev/zero named by an unreadable-file diagnostic must
+  // not be read again here, where nothing bounds it.
+  const read = readConfigurationFile(file);
+  return read.ok ? new Source(read.bytes.toString('utf8')) : null;
 }
 
 /** A file's text, read line by line forward (back to the start only when asked for an earlier line). */
@@ -107,3 +117,8 @@ class Source {
 /** The diagnostics, a blank line when there are any, and the summary. */
 export const formatText: Formatter = (report, context) =>
   formatDiagnosticsText(report.diagnostics, context) + (report.diagnostics.length > 0 ? '\n' : '') + summaryLine(report.errorCount, report.warningCount) + '\n';
+
+/** A serving process's compile on stderr (serve, worker): validate's text format, the diagnostics then the summary line. */
+export function compileReport(report: DiagnosticsReport & { readonly sourceTexts: ReadonlyMap<string, string> }): string {
+  return formatText(report, { color: useColor(process.stderr), sourceTexts: report.sourceTexts });
+}

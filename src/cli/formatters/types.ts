@@ -12,6 +12,8 @@ export interface DiagnosticsReport {
 export interface FormatterContext {
   /** ANSI colors (a TTY without NO_COLOR / --no-color). */
   readonly color: boolean;
+  /** The text of files as the compiler decoded them (CompileResult.sourceTexts); a file not here is read again. */
+  readonly sourceTexts?: ReadonlyMap<string, string>;
 }
 
 export type Formatter = (report: DiagnosticsReport, context: FormatterContext) => string;
