@@ -422,6 +422,8 @@ export function beforeRatio(before, current) {
  */
 export function latencyRatio(a, b) {
   if (a === 0 && b === 0) return { value: 1, text: '1.00x (both 0 ms at 1 ms resolution)' };
+  // A baseline under the 1 ms resolution (0 ms) has no ratio: 1 ms against it may be anything from 1x up.
+  if (b === 0) return { value: null, text: `${a} ms against under 1 ms (not measurable at 1 ms resolution)` };
   const value = a / b;
   return { value, text: `${value.toFixed(2)}x` };
 }
