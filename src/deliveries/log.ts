@@ -7,7 +7,9 @@
 
 import type { QueueKey } from '../queue/seal.js';
 import type { LogEntry } from './log-entry.js';
+import type { TaskRecord } from './record.js';
 import type { DeliveryStore } from './store.js';
+import { isTerminal, mergeTasks } from './task-merge.js';
 import { writerHere, type BatchWriter } from './writer.js';
 
 export const FLUSH_MS = 100;
@@ -23,6 +25,13 @@ export interface DropSink {
 
 export class DeliveryLog {
   private pending: LogEntry[] = [];
+  /**
+   * Where in `pending` each delivery with unfinished tasks is, by id. A task's outcome that comes
+   * before its delivery is written (an in-process task answered within FLUSH_MS) goes into the
+   * record rather than into a write of its own: one row or hash per delivery instead of two.
+   * Emptied whenever `pending` is cut; an outcome that comes later is written as an update.
+   */
+  private readonly unwritten = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   private closed = false;
@@ -46,9 +55,21 @@ export class DeliveryLog {
 
   add(entry: LogEntry): void {
     if (this.closed) return;
+    if (entry.kind === 'task' && this.mergedIntoPending(entry.delivery, entry.task)) return;
     if (this.pending.length >= MAX_PENDING) return this.drops.dropped(1, 'the buffer of unwritten deliveries is full: the store is not keeping up');
+    if (entry.kind === 'delivery' && entry.record.tasks.some((t) => !isTerminal(t.state))) this.unwritten.set(entry.record.id, this.pending.length);
     this.pending.push(entry);
     if (this.timer === null && this.writing === null) this.schedule();
+  }
+
+  /** Whether `task` went into its delivery's record, still in `pending`. */
+  private mergedIntoPending(delivery: string, task: TaskRecord): boolean {
+    const at = this.unwritten.get(delivery);
+    if (at === undefined) return false;
+    const entry = this.pending[at];
+    if (entry?.kind !== 'delivery' || entry.record.id !== delivery) return false;
+    this.pending[at] = { ...entry, record: { ...entry.record, tasks: mergeTasks(entry.record.tasks, [task]) } };
+    return true;
   }
 
   private schedule(): void {
@@ -66,6 +87,7 @@ export class DeliveryLog {
   private async flush(): Promise<void> {
     while (this.pending.length > 0) {
       const entries = this.pending.splice(0, MAX_BATCH);
+      this.unwritten.clear();
       try {
         await this.writer.write(entries);
       } catch (error) {

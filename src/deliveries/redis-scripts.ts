@@ -1,26 +1,33 @@
 // The Redis store's scripts: the steps that must not interleave with another process's (a task
 // write reads the stored state, then replaces it or not; a replay ticket is claimed once), and a
-// batch of deliveries written in one command rather than several per delivery.
+// batch's deliveries and task writes each written in one command rather than several apiece.
 
 /**
- * KEYS[1] the delivery's task hash, KEYS[2] the delivery's hash; ARGV[1] the task id, ARGV[2] "1"
- * when the task has ended, else "0", ARGV[3] the task's JSON, ARGV[4] how long (ms) the tasks of a
- * delivery that has not landed are kept. Each field holds "<ordinal> <ended> <json>": the ordinal
- * keeps the order tasks were first written in (a hash has none), the flag lets the script decide
- * without parsing JSON. Returns 1 when written, 0 when an ended task was kept.
+ * ARGV[1] the key prefix, ARGV[2] how long (ms) the tasks of a delivery that has not landed are
+ * kept, then four per task write, in the order they came: the delivery's id, the task id, "1" when
+ * the task has ended, else "0", the task's JSON. Each field of a delivery's task hash holds
+ * "<ordinal> <ended> <json>": the ordinal keeps the order tasks were first written in (a hash has
+ * none), the flag lets the script decide without parsing JSON; an ended task is not replaced by
+ * one that has not. One command for a whole batch, as for its deliveries: a worker writes an
+ * outcome for every task it runs, and a command for each doubled the scripts a job sends.
  */
-export const WRITE_TASK_SCRIPT = `
-local current = redis.call('HGET', KEYS[1], ARGV[1])
-local ordinal
-if current then
-  local space = string.find(current, ' ', 1, true)
-  if string.sub(current, space + 1, space + 1) == '1' and ARGV[2] == '0' then return 0 end
-  ordinal = string.sub(current, 1, space - 1)
-else
-  ordinal = tostring(redis.call('HLEN', KEYS[1]))
+export const WRITE_TASKS_SCRIPT = `
+local prefix = ARGV[1]
+for i = 3, #ARGV, 4 do
+  local tasks = prefix .. 'tasks:' .. ARGV[i]
+  local current = redis.call('HGET', tasks, ARGV[i + 1])
+  local ordinal = nil
+  if current then
+    local space = string.find(current, ' ', 1, true)
+    if not (string.sub(current, space + 1, space + 1) == '1' and ARGV[i + 2] == '0') then ordinal = string.sub(current, 1, space - 1) end
+  else
+    ordinal = tostring(redis.call('HLEN', tasks))
+  end
+  if ordinal then
+    redis.call('HSET', tasks, ARGV[i + 1], ordinal .. ' ' .. ARGV[i + 2] .. ' ' .. ARGV[i + 3])
+    if redis.call('EXISTS', prefix .. 'delivery:' .. ARGV[i]) == 0 then redis.call('PEXPIRE', tasks, ARGV[2]) end
+  end
 end
-redis.call('HSET', KEYS[1], ARGV[1], ordinal .. ' ' .. ARGV[2] .. ' ' .. ARGV[3])
-if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 return 1
 `;
 

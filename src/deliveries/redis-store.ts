@@ -17,7 +17,7 @@ import { cursorPosition, pageSize, selects } from './delivery-query.js';
 import { epochMs } from './delivery-row.js';
 import type { DeliveryRecord, TaskRecord } from './record.js';
 import { newestFirst } from './redis-index.js';
-import { CLAIM_REPLAY_SCRIPT, decodeTaskField, WRITE_DELIVERIES_SCRIPT, WRITE_TASK_SCRIPT } from './redis-scripts.js';
+import { CLAIM_REPLAY_SCRIPT, decodeTaskField, WRITE_DELIVERIES_SCRIPT, WRITE_TASKS_SCRIPT } from './redis-scripts.js';
 import { decodeOutcome, encodeOutcome, newTicket, REPLAY_OUTCOME_TTL_MS } from './replay.js';
 import { GROUP_MARGIN_MS } from './sealed-groups.js';
 import { storedRequest } from './sealed-request.js';
@@ -38,7 +38,7 @@ const SCAN_BOUND = 10_000;
 const ORPHAN_TASKS_TTL_MS = 24 * 60 * 60_000;
 
 /** The names the scripts are defined under on the connection (ioredis defineCommand). */
-const WRITE_TASK = 'endpointServiceWriteDeliveryTask';
+const WRITE_TASKS = 'endpointServiceWriteDeliveryTasks';
 const CLAIM_REPLAY = 'endpointServiceClaimReplay';
 const WRITE_DELIVERIES = 'endpointServiceWriteDeliveries';
 
@@ -47,7 +47,7 @@ interface Scripts {
   [WRITE_DELIVERIES](index: string, ...args: (string | number)[]): Promise<number>;
 }
 interface ScriptsInTransaction {
-  [WRITE_TASK](tasks: string, delivery: string, taskId: string, ended: '0' | '1', json: string, orphanTtlMs: number): ChainableCommander;
+  [WRITE_TASKS](...args: (string | number)[]): ChainableCommander;
   [WRITE_DELIVERIES](index: string, ...args: (string | number)[]): ChainableCommander;
 }
 
@@ -72,7 +72,7 @@ export async function openRedisStore(url: string, prefix: string): Promise<Deliv
     redis.disconnect();
     throw new Error(`${description} cannot be reached: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  redis.defineCommand(WRITE_TASK, { numberOfKeys: 2, lua: WRITE_TASK_SCRIPT });
+  redis.defineCommand(WRITE_TASKS, { numberOfKeys: 0, lua: WRITE_TASKS_SCRIPT });
   redis.defineCommand(CLAIM_REPLAY, { numberOfKeys: 2, lua: CLAIM_REPLAY_SCRIPT });
   redis.defineCommand(WRITE_DELIVERIES, { numberOfKeys: 1, lua: WRITE_DELIVERIES_SCRIPT });
   return namingErrors(storeOn(redis, prefix, description));
@@ -146,18 +146,21 @@ function batchTransaction(redis: Redis, prefix: string, key: Keys, batch: readon
   const transaction = redis.multi();
   const scripted = transaction as unknown as ScriptsInTransaction;
   const deliveries: (string | number)[] = [prefix];
+  const tasks: (string | number)[] = [prefix, ORPHAN_TASKS_TTL_MS];
   const now = Date.now();
   for (const w of batch) {
     if (w.kind === 'sealed-group') {
       transaction.set(key.group(w.id), w.sealed).zadd(key.groups, now, w.id);
     } else if (w.kind === 'task') {
-      const ended = isTerminal(w.task.state) ? '1' : '0';
-      scripted[WRITE_TASK](key.tasks(w.delivery), key.delivery(w.delivery), w.task.id, ended, JSON.stringify(w.task), ORPHAN_TASKS_TTL_MS);
+      tasks.push(w.delivery, w.task.id, isTerminal(w.task.state) ? '1' : '0', JSON.stringify(w.task));
     } else {
       const { record, sealed } = w;
       deliveries.push(record.id, epochMs(record.receivedAt, record.id), JSON.stringify(record), `${record.endpoint} ${record.verdict}`, sealed ?? '');
     }
   }
+  // Tasks before deliveries: a task written before its delivery is given an expiry, which the
+  // delivery's write then lifts (redis-scripts.ts).
+  if (tasks.length > 2) scripted[WRITE_TASKS](...tasks);
   if (deliveries.length > 1) scripted[WRITE_DELIVERIES](key.index, ...deliveries);
   return transaction;
 }
