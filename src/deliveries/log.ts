@@ -1,5 +1,5 @@
 // The writer between the request path and the store: a request's end adds one entry to a
-// buffer and returns; a timer writes the buffer in one batch (one transaction, one pipeline)
+// buffer and returns; a timer writes the buffer in batches (each one transaction, one pipeline)
 // every FLUSH_MS, sealing the kept requests there, off the request path. A store that is down
 // or slow never delays an answer: what it cannot take is counted and dropped, and the buffer is
 // bounded, so a store that never answers costs at most MAX_PENDING entries of memory. What a
@@ -72,26 +72,36 @@ export class DeliveryLog {
     return true;
   }
 
-  private schedule(): void {
+  /**
+   * Writes every FLUSH_MS, counted from the start of the last write: what arrives while a batch
+   * is written waits for the next turn, so that a batch holds FLUSH_MS of deliveries. Written as
+   * soon as it arrived, it would be the few of one write's round trip, and each batch's fixed
+   * cost (its transaction or script, its message to the writer thread) would be shared by few.
+   */
+  private schedule(delay: number = FLUSH_MS): void {
     this.timer = setTimeout(() => {
       this.timer = null;
+      const started = performance.now();
       this.writing = this.flush().finally(() => {
         this.writing = null;
-        if (this.pending.length > 0 && !this.closed) this.schedule();
+        if (this.pending.length > 0 && !this.closed) this.schedule(Math.max(0, FLUSH_MS - (performance.now() - started)));
       });
-    }, FLUSH_MS);
+    }, delay);
     // A buffer waiting to be written never keeps a process alive: close() writes it.
     this.timer.unref();
   }
 
+  /** Writes what is pending now, MAX_BATCH entries at a time. */
   private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
-      const entries = this.pending.splice(0, MAX_BATCH);
-      this.unwritten.clear();
+    const entries = this.pending;
+    this.pending = [];
+    this.unwritten.clear();
+    for (let at = 0; at < entries.length; at += MAX_BATCH) {
+      const batch = entries.length <= MAX_BATCH ? entries : entries.slice(at, at + MAX_BATCH);
       try {
-        await this.writer.write(entries);
+        await this.writer.write(batch);
       } catch (error) {
-        this.drops.dropped(entries.length, error instanceof Error ? error.message : String(error));
+        this.drops.dropped(batch.length, error instanceof Error ? error.message : String(error));
       }
     }
   }
@@ -106,7 +116,7 @@ export class DeliveryLog {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     await this.writing;
-    await this.flush();
+    while (this.pending.length > 0) await this.flush();
     this.closed = true;
     await this.writer.close();
     await this.store.close();

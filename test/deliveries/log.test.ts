@@ -20,7 +20,7 @@ const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as {
 };
 
 /** A log on a new file whose writer also keeps each batch it was handed, and says when one was written. */
-function logOnFile() {
+function logOnFile({ writeDelayMs = 0 } = {}) {
   const file = path.join(dir, `log-${++files}.db`);
   const store: DeliveryStore = openSqliteStore(file);
   const batches: LogEntry[][] = [];
@@ -29,6 +29,7 @@ function logOnFile() {
   const writer: BatchWriter = {
     async write(entries) {
       batches.push([...entries]);
+      if (writeDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, writeDelayMs));
       await base.write(entries);
       written?.();
     },
@@ -99,5 +100,20 @@ describe('the delivery log', () => {
     log.add({ kind: 'task', delivery: 'req-elsewhere', task: task('notify', 'succeeded') });
     await log.close();
     expect(batches.map((b) => b.map((e) => e.kind))).toEqual([['task']]);
+  });
+
+  it('writes at most one batch per 100 ms while deliveries keep coming, not one per write of the store', async () => {
+    // A store that answers in 5 ms while a delivery arrives every 5 ms: written as soon as they
+    // arrived, they would go one or two to a batch.
+    const { log, batches, reopened } = logOnFile({ writeDelayMs: 5 });
+    let n = 0;
+    const arrivals = setInterval(() => log.add({ kind: 'delivery', record: record(`req-r${n++}`, T0 + n), request: null }), 5);
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    clearInterval(arrivals);
+    await log.close();
+    // Flushes at about 100, 200, 300 and 400 ms, and close's: five at most, however slow the machine.
+    expect(batches.length).toBeLessThanOrEqual(5);
+    expect(batches.flat()).toHaveLength(n);
+    expect((await reopened(`req-r${n - 1}`)).id).toBe(`req-r${n - 1}`);
   });
 });
