@@ -13,6 +13,7 @@ import type { BodyIntake, BodyResult, Refusal } from './intake.js';
 import { RAW_STORAGE_FAILED } from './raw.js';
 import { MEMORY_SPOOL_BYTES, SpooledBytes } from './spooled-bytes.js';
 import type { RawBody } from '../../upload.js';
+import { readPauses } from './read-pauses.js';
 
 export const MAX_UPLOADS = 20;
 /** An upload up to this size stays in memory; a larger one goes to a temporary file. */
@@ -55,13 +56,7 @@ export function readMultipart(
     const fileFields = new Set<string>();
     let done = false;
     // Reasons the request is paused: the parser's back-pressure, a file's pending write, a wait for budget.
-    let blocked = 0;
-    const block = () => {
-      if (blocked++ === 0) request.pause();
-    };
-    const unblock = () => {
-      if (--blocked === 0 && !done) request.resume();
-    };
+    const { block, unblock } = readPauses(request, () => done);
     const stopReading = () => {
       reading.stop();
       request.unpipe();

@@ -12,6 +12,7 @@ import { BODY_RETRY_AFTER_S, type BodyCharge } from './budget.js';
 import { ChargedChunks } from './chunks.js';
 import type { BodyIntake, BodyResult, Refusal } from './intake.js';
 import { SpooledBytes } from './spooled-bytes.js';
+import { readPauses } from './read-pauses.js';
 
 export const RAW_STORAGE_FAILED: Refusal = {
   ok: false,
@@ -26,13 +27,7 @@ export function readRaw(request: IncomingMessage, response: ServerResponse, inta
   return new Promise((resolve) => {
     let done = false;
     // Reasons the request is paused: a pending write to the file, a wait for budget.
-    let blocked = 0;
-    const block = () => {
-      if (blocked++ === 0) request.pause();
-    };
-    const unblock = () => {
-      if (--blocked === 0 && !done) request.resume();
-    };
+    const { block, unblock } = readPauses(request, () => done);
     const finish = (result: BodyResult) => {
       if (done) return;
       done = true;
