@@ -34,6 +34,8 @@ export class DeliveryLog {
   private readonly unwritten = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
+  /** Entries a flush has taken from `pending` and not yet handed to the store: they count towards MAX_PENDING. */
+  private inFlight = 0;
   private closed = false;
 
   constructor(
@@ -56,7 +58,7 @@ export class DeliveryLog {
   add(entry: LogEntry): void {
     if (this.closed) return;
     if (entry.kind === 'task' && this.mergedIntoPending(entry.delivery, entry.task)) return;
-    if (this.pending.length >= MAX_PENDING) return this.drops.dropped(1, 'the buffer of unwritten deliveries is full: the store is not keeping up');
+    if (this.pending.length + this.inFlight >= MAX_PENDING) return this.drops.dropped(1, 'the buffer of unwritten deliveries is full: the store is not keeping up');
     if (entry.kind === 'delivery' && entry.record.tasks.some((t) => !isTerminal(t.state))) this.unwritten.set(entry.record.id, this.pending.length);
     this.pending.push(entry);
     if (this.timer === null && this.writing === null) this.schedule();
@@ -96,6 +98,7 @@ export class DeliveryLog {
     const entries = this.pending;
     this.pending = [];
     this.unwritten.clear();
+    this.inFlight = entries.length;
     for (let at = 0; at < entries.length; at += MAX_BATCH) {
       const batch = entries.length <= MAX_BATCH ? entries : entries.slice(at, at + MAX_BATCH);
       try {
@@ -103,6 +106,7 @@ export class DeliveryLog {
       } catch (error) {
         this.drops.dropped(batch.length, error instanceof Error ? error.message : String(error));
       }
+      this.inFlight -= batch.length;
     }
   }
 

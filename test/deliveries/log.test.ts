@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DeliveryLog } from '../../src/deliveries/log.js';
+import { DeliveryLog, MAX_PENDING } from '../../src/deliveries/log.js';
 import type { LogEntry } from '../../src/deliveries/log-entry.js';
 import { openSqliteStore } from '../../src/deliveries/sqlite-store.js';
 import type { DeliveryStore } from '../../src/deliveries/store.js';
@@ -115,5 +115,26 @@ describe('the delivery log', () => {
     expect(batches.length).toBeLessThanOrEqual(5);
     expect(batches.flat()).toHaveLength(n);
     expect((await reopened(`req-r${n - 1}`)).id).toBe(`req-r${n - 1}`);
+  });
+
+  it('holds at most 20,000 unwritten deliveries, those being written included, while the store does not answer', async () => {
+    const store = openSqliteStore(path.join(dir, `log-${++files}.db`));
+    let writeStarted: () => void = () => {};
+    const started = new Promise<void>((resolve) => (writeStarted = resolve));
+    // A store that takes a batch and never answers.
+    const stuck: BatchWriter = {
+      write: () => (writeStarted(), new Promise<void>(() => {})),
+      prune: async () => 0,
+      close: async () => {},
+    };
+    let dropped = 0;
+    const log = new DeliveryLog(store, null, { dropped: (count) => (dropped += count) }, stuck);
+    const add = (i: number) => log.add({ kind: 'delivery', record: record(`req-m${i}`, T0 + i), request: null });
+    for (let i = 0; i < 15_000; i++) add(i);
+    await started;
+    for (let i = 15_000; i < 30_000; i++) add(i);
+    expect(MAX_PENDING).toBe(20_000);
+    expect(dropped).toBe(10_000);
+    await store.close();
   });
 });
