@@ -58,7 +58,8 @@ export class DeliveryLog {
   add(entry: LogEntry): void {
     if (this.closed) return;
     if (entry.kind === 'task' && this.mergedIntoPending(entry.delivery, entry.task)) return;
-    if (this.pending.length + this.inFlight >= MAX_PENDING) return this.drops.dropped(1, 'the buffer of unwritten deliveries is full: the store is not keeping up');
+    if (this.pending.length + this.inFlight >= MAX_PENDING)
+      return this.drops.dropped(1, 'the buffer of unwritten deliveries is full: the store is not keeping up');
     if (entry.kind === 'delivery' && entry.record.tasks.some((t) => !isTerminal(t.state))) this.unwritten.set(entry.record.id, this.pending.length);
     this.pending.push(entry);
     if (this.timer === null && this.writing === null) this.schedule();
