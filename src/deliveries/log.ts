@@ -36,6 +36,8 @@ export class DeliveryLog {
   private writing: Promise<void> | null = null;
   /** Entries a flush has taken from `pending` and not yet handed to the store: they count towards MAX_PENDING. */
   private inFlight = 0;
+  /** close() has begun: it writes what remains itself, so no turn is scheduled beside it. */
+  private closing = false;
   private closed = false;
 
   constructor(
@@ -62,7 +64,7 @@ export class DeliveryLog {
       return this.drops.dropped(1, 'the buffer of unwritten deliveries is full: the store is not keeping up');
     if (entry.kind === 'delivery' && entry.record.tasks.some((t) => !isTerminal(t.state))) this.unwritten.set(entry.record.id, this.pending.length);
     this.pending.push(entry);
-    if (this.timer === null && this.writing === null) this.schedule();
+    if (this.timer === null && this.writing === null && !this.closing) this.schedule();
   }
 
   /** Whether `task` went into its delivery's record, still in `pending`. */
@@ -87,7 +89,7 @@ export class DeliveryLog {
       const started = performance.now();
       this.writing = this.flush().finally(() => {
         this.writing = null;
-        if (this.pending.length > 0 && !this.closed) this.schedule(Math.max(0, FLUSH_MS - (performance.now() - started)));
+        if (this.pending.length > 0 && !this.closing) this.schedule(Math.max(0, FLUSH_MS - (performance.now() - started)));
       });
     }, delay);
     // A buffer waiting to be written never keeps a process alive: close() writes it.
@@ -118,6 +120,7 @@ export class DeliveryLog {
 
   /** Writes what is buffered, then closes the store. */
   async close(): Promise<void> {
+    this.closing = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     await this.writing;
