@@ -31,11 +31,12 @@ const SCENARIOS = [
   ['p14', 'p14-signature.mjs', 'a signed 20 KB webhook delivery vs the same endpoint unsigned'],
   ['p15', 'p15-dedup.mjs', '<deduplicate> on Redis vs none (needs Redis)'],
   ['p16', 'p16-deliveries.mjs', 'the delivery log (SQLite, Redis) vs --deliveries none (needs Redis)'],
+  ['p16f', 'p16-floor.mjs', "P1 with parts of the delivery log left out: the floor of any log's cost"],
   ['p17', 'p17-page.mjs', 'P2 with the deliveries page open and live vs no page'],
 ];
 
-const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p17]
-       node bench/run.mjs [--quick] [p1 ... p17]
+const USAGE = `Usage: npm run bench -- [--quick] [p1 ... p17, p16f]
+       node bench/run.mjs [--quick] [p1 ... p17, p16f]
 
 Runs the scenarios (all, or those named) one after the other and ends with a summary of every
 target. Each scenario also runs alone: node bench/scenarios/SCRIPT --help.
