@@ -353,6 +353,19 @@ export function spread(xs, decimals = 0, unit = '') {
   return `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
 }
 
+/** What the kernel's thread names are in serve. */
+const THREAD_NAMES = { main: 'requests (main)', WorkerThread: 'log writer', V8Worker: 'garbage collection' };
+
+/** serve's CPU µs per request by thread, medians of measureServer's `samples`, those of at least `least` µs: "requests (main) 18.9, log writer 6.5". */
+export function threadBreakdown(samples, least) {
+  const names = [...new Set(samples.flatMap((x) => Object.keys(x.threadUsPerReq ?? {})))];
+  return names
+    .map((n) => [n, median(samples.map((x) => x.threadUsPerReq?.[n] ?? 0))])
+    .filter(([, us]) => us >= least)
+    .map(([n, us]) => `${THREAD_NAMES[n] ?? n} ${us.toFixed(1)}`)
+    .join(', ');
+}
+
 /** One variant's line of a report: req/s, p50, p99 and the server's CPU per request, each as median (min–max) of `samples`. */
 export function variantLine(name, width, samples) {
   const of = (key, decimals = 0, unit = '') =>

@@ -23,6 +23,7 @@ import {
   spread,
   startScript,
   startService,
+  threadBreakdown,
   warmup,
 } from '../lib/common.mjs';
 
@@ -127,8 +128,6 @@ console.log(
   `P16 the delivery log: ${o.connections} connections, ${o.rounds} rounds x ${o.duration} s per variant, alternating; server on core 0, autocannon and upstream on core 1`,
 );
 const med = (v, k) => median(v.samples.map((x) => x[k]));
-/** What the kernel's thread names are in serve. */
-const THREAD_NAMES = { main: 'requests (main)', WorkerThread: 'log writer', V8Worker: 'garbage collection' };
 const checks = [];
 for (const g of groups) {
   for (const v of g.variants) {
@@ -143,14 +142,7 @@ for (const g of groups) {
       )} µs/req`,
     );
   }
-  for (const v of g.variants) {
-    const names = [...new Set(v.samples.flatMap((x) => Object.keys(x.threadUsPerReq ?? {})))];
-    const parts = names
-      .map((n) => [n, median(v.samples.map((x) => x.threadUsPerReq?.[n] ?? 0))])
-      .filter(([, us]) => us >= 0.5)
-      .map(([n, us]) => `${THREAD_NAMES[n] ?? n} ${us.toFixed(1)}`);
-    console.log(`    ${v.name}: CPU µs per request by thread: ${parts.join(', ')}`);
-  }
+  for (const v of g.variants) console.log(`    ${v.name}: CPU µs per request by thread: ${threadBreakdown(v.samples, 0.5)}`);
   const [none, ...logged] = g.variants;
   for (const v of logged) {
     const ratio = med(v, 'rps') / med(none, 'rps');

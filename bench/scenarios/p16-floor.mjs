@@ -12,7 +12,21 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bin, check, emitResult, fixture, measureServer, median, options, repoRoot, requireBuild, spread, startService, warmup } from '../lib/common.mjs';
+import {
+  bin,
+  check,
+  emitResult,
+  fixture,
+  measureServer,
+  median,
+  options,
+  repoRoot,
+  requireBuild,
+  spread,
+  startService,
+  threadBreakdown,
+  warmup,
+} from '../lib/common.mjs';
 
 const USAGE = `Usage: node bench/scenarios/p16-floor.mjs [--quick] [--rounds N] [--duration S] [--connections C]
 
@@ -95,16 +109,7 @@ for (const v of variants)
       1,
     )} µs/req`,
   );
-/** What the kernel's thread names are in serve. */
-const THREAD_NAMES = { main: 'requests (main)', WorkerThread: 'log writer', V8Worker: 'garbage collection' };
-for (const v of variants) {
-  const names = [...new Set(v.samples.flatMap((x) => Object.keys(x.threadUsPerReq ?? {})))];
-  const parts = names
-    .map((n) => [n, median(v.samples.map((x) => x.threadUsPerReq?.[n] ?? 0))])
-    .filter(([, us]) => us >= 0.05)
-    .map(([n, us]) => `${THREAD_NAMES[n] ?? n} ${us.toFixed(1)}`);
-  console.log(`    ${v.name}: CPU µs per request by thread: ${parts.join(', ')}`);
-}
+for (const v of variants) console.log(`    ${v.name}: CPU µs per request by thread: ${threadBreakdown(v.samples, 0.05)}`);
 for (const v of logged) {
   const ratio = med(v, 'rps') / med(none, 'rps');
   const cpu = med(v, 'cpuUsPerReq') / med(none, 'cpuUsPerReq');
