@@ -3,7 +3,8 @@
 // with --deliveries none, with the embedded log (SQLite in a state folder of its own) and with
 // the log on Redis, measured alternately in the same rounds. Targets: P1 >= 0.95x and P2 >= 0.90x
 // the req/s of --deliveries none, on either store. After the rounds, the database file's bytes
-// per kept delivery are read (a GET of P1 keeps its headers, sealed).
+// per kept delivery are read (a GET of P1 keeps its headers, sealed). Each variant's line of CPU
+// per request ends with the Redis server's (INFO cpu), which runs on the same two cores.
 //
 //   node bench/scenarios/p16-deliveries.mjs [--quick] [--rounds N] [--duration S] [--connections C] [--redis URL]
 import { randomBytes } from 'node:crypto';
@@ -86,7 +87,12 @@ let fileBytes = null;
 try {
   for (const v of all) await warmup(v.url, o.connections);
   for (let round = 0; round < o.rounds; round++) {
-    for (const v of all) v.samples.push(await measureServer(v.server, v.url, { connections: o.connections, duration: o.duration }));
+    for (const v of all) {
+      const before = await redisCpuSeconds(o.redis);
+      const sample = await measureServer(v.server, v.url, { connections: o.connections, duration: o.duration });
+      sample.redisUsPerReq = sample.total > 0 ? (((await redisCpuSeconds(o.redis)) - before) * 1e6) / sample.total : NaN;
+      v.samples.push(sample);
+    }
   }
   await new Promise((resolve) => setTimeout(resolve, 500));
   // The embedded P1 log: its files' bytes over the deliveries it holds.
@@ -104,6 +110,22 @@ try {
   await Promise.all([...all.map((v) => v.server.stop()), upstream.stop()]);
   for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
   await removeKeys(o.redis, `${namespace}:*`);
+}
+
+/**
+ * The Redis server's CPU seconds so far (INFO cpu): what a variant costs Redis, which runs on the
+ * same two cores. Another client of the same Redis adds to it; the variants without Redis show
+ * how much.
+ */
+async function redisCpuSeconds(url) {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    const info = await redis.info('cpu');
+    const field = (name) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info)?.[1] ?? NaN);
+    return field('used_cpu_user') + field('used_cpu_sys');
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /**
@@ -142,7 +164,10 @@ for (const g of groups) {
       )} µs/req`,
     );
   }
-  for (const v of g.variants) console.log(`    ${v.name}: CPU µs per request by thread: ${threadBreakdown(v.samples, 0.5)}`);
+  for (const v of g.variants) {
+    const redisUs = median(v.samples.map((x) => x.redisUsPerReq));
+    console.log(`    ${v.name}: CPU µs per request by thread: ${threadBreakdown(v.samples, 0.5)}; Redis server ${redisUs.toFixed(1)}`);
+  }
   const [none, ...logged] = g.variants;
   for (const v of logged) {
     const ratio = med(v, 'rps') / med(none, 'rps');
