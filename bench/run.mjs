@@ -45,7 +45,7 @@ target. Each scenario also runs alone: node bench/scenarios/SCRIPT --help.
   -h, --help  this text
 
 Scenarios (bench/scenarios/):
-${SCENARIOS.map(([name, script, what]) => `  ${name.padEnd(4)}${script.padEnd(18)} ${what}`).join('\n')}
+${SCENARIOS.map(([name, script, what]) => `  ${name.padEnd(5)}${script.padEnd(19)} ${what}`).join('\n')}
 `;
 const { values, positionals } = commandLine(USAGE, { quick: { type: 'boolean', default: false } }, { positionals: true });
 const quick = values.quick;
